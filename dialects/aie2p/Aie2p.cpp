@@ -1,0 +1,25 @@
+//===- Aie2p.cpp - aie2p dialect: target contexts -------------------------===//
+
+#include "loom/Dialects.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::aie2p;
+
+#include "Aie2pDialect.cpp.inc"
+#define GET_OP_CLASSES
+#include "Aie2pOps.cpp.inc"
+
+void Aie2pDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "Aie2pOps.cpp.inc"
+      >();
+}
+
+LogicalResult TargetOp::verify() {
+  if (getKind() != "array" && getKind() != "core")
+    return emitOpError("target context kind must be `array` or `core`, got `")
+           << getKind() << "`";
+  return success();
+}

@@ -1,0 +1,106 @@
+//===- Buffer.cpp - buffer dialect: syntax and verifiers ------------------===//
+
+#include "loom/Dialects.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::buffer;
+
+#include "BufferDialect.cpp.inc"
+#define GET_TYPEDEF_CLASSES
+#include "BufferTypes.cpp.inc"
+#define GET_OP_CLASSES
+#include "BufferOps.cpp.inc"
+
+void BufferDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "BufferTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "BufferOps.cpp.inc"
+      >();
+}
+
+//===-- buffer.assume.alignment -------------------------------------------===//
+
+ParseResult AssumeAlignmentOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<UnresolvedOperand> buffers;
+  SmallVector<Type> types;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseOperandList(buffers) || parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColon() || parseLoomTypes(parser, types) ||
+      parser.resolveOperands(buffers, types, loc, result.operands))
+    return failure();
+  result.addTypes(types);
+  return success();
+}
+
+void AssumeAlignmentOp::print(OpAsmPrinter &p) {
+  p << ' ' << getBuffers();
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : ";
+  printLoomTypes(p, *this, getBuffers().getTypes());
+}
+
+static LogicalResult verifyAlignment(Operation *op, int64_t alignment, StringRef what) {
+  if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
+    return op->emitOpError(what) << " must be a positive power of two, got " << alignment;
+  return success();
+}
+
+LogicalResult AssumeAlignmentOp::verify() {
+  if (getBuffers().size() != getResults().size())
+    return emitOpError("has ") << getBuffers().size() << " operands but "
+                               << getResults().size() << " results";
+  if (getBuffers().empty())
+    return emitOpError("needs at least one buffer");
+  return verifyAlignment(*this, getMinimumAlignment(), "minimum_alignment");
+}
+
+//===-- buffer.alloca -----------------------------------------------------===//
+
+LogicalResult AllocaOp::verify() {
+  StringRef space = getSpace();
+  if (space == "workgroup" && !getPool())
+    return emitOpError("in workgroup memory needs the pool it allocates from: pool(%p)");
+  if (space == "private" && getPool())
+    return emitOpError("in private memory takes no pool");
+  if (space != "workgroup" && space != "private")
+    return emitOpError("memory space must be `workgroup` or `private`, got `") << space << "`";
+  return verifyAlignment(*this, getAlignment(), "alignment");
+}
+
+//===-- buffer.view -------------------------------------------------------===//
+
+ParseResult ViewOp::parse(OpAsmParser &parser, OperationState &result) {
+  UnresolvedOperand source, offset;
+  Type sourceType, resultType;
+  TypeListParser types(parser);
+  SmallVector<Value> dims;
+  if (parser.parseOperand(source) || parser.parseLSquare() || parser.parseOperand(offset) ||
+      parser.parseRSquare() || parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColon() || types.parse(sourceType) || parser.parseArrow() ||
+      types.parse(resultType) ||
+      parser.resolveOperand(source, sourceType, result.operands) ||
+      parser.resolveOperand(offset, buffer::OffsetType::get(parser.getContext()),
+                            result.operands) ||
+      types.resolve(result.operands))
+    return failure();
+  result.addTypes(resultType);
+  return success();
+}
+
+void ViewOp::print(OpAsmPrinter &p) {
+  p << ' ' << getSource() << '[' << getOffset() << ']';
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : ";
+  ValueRange dims = getTypeDims();
+  printLoomTypeWithDims(p, getSource().getType(), dims);
+  p << " -> ";
+  printLoomTypeWithDims(p, getResult().getType(), dims);
+}

@@ -1,0 +1,254 @@
+//===- Names.cpp - source names of values, and how Loom prints names ------===//
+//
+// MLIR's parser drops SSA names. Loom keeps them in locations: a result's
+// name is a NameLoc around its op's location (a FusedLoc tagged
+// "loom.results" holds one NameLoc per result for multi-result ops), a block
+// argument's name is a NameLoc around its own location. Locations survive
+// bytecode and generic MLIR, so names do too.
+//
+// Printing: every value gets an ordinal in module order (block arguments,
+// then op results, then nested regions). A value prints as its name when no
+// other value of the same top-level op has that name, as `name$ordinal` when
+// one does, and as `%ordinal` when it has no name. Blocks print as `^_bbN`,
+// N being the block's position in its region.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialects.h"
+
+#include "mlir/IR/AsmState.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace loom {
+
+static constexpr llvm::StringLiteral kResultsTag = "loom.results";
+// MLIR's printer prefixes names starting with a digit with `_`; ordinals are
+// printed under this marker and the marker is removed from the final text.
+static constexpr llvm::StringLiteral kOrdinalMarker = "__loom_ordinal_";
+
+static bool isIdChar(char c) {
+  return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.' || c == '-';
+}
+
+/// A source spelling of an SSA name, reduced to what Loom stores: numbered
+/// names are unnamed, and a `$N` disambiguator is the printer's, not the name.
+static StringRef baseName(StringRef spelling) {
+  if (spelling.empty() || llvm::all_of(spelling, llvm::isDigit))
+    return "";
+  size_t dollar = spelling.rfind('$');
+  if (dollar != StringRef::npos && dollar > 0 && dollar + 1 < spelling.size() &&
+      llvm::all_of(spelling.drop_front(dollar + 1), llvm::isDigit))
+    return spelling.take_front(dollar);
+  return spelling;
+}
+
+static const char *pointerAt(llvm::SourceMgr &sources, Location loc) {
+  auto fileLoc = llvm::dyn_cast<FileLineColLoc>(loc);
+  if (!fileLoc)
+    return nullptr;
+  unsigned id = sources.getMainFileID();
+  const llvm::MemoryBuffer *buffer = sources.getMemoryBuffer(id);
+  if (fileLoc.getFilename() != buffer->getBufferIdentifier())
+    return nullptr;
+  SMLoc smloc = sources.FindLocForLineAndColumn(id, fileLoc.getLine(), fileLoc.getColumn());
+  return smloc.getPointer();
+}
+
+/// The `%a, %b =` list in front of an op name at `opName`, on the same line.
+static SmallVector<StringRef> resultNamesBefore(const char *bufferStart, const char *opName) {
+  const char *lineStart = opName;
+  while (lineStart > bufferStart && lineStart[-1] != '\n')
+    --lineStart;
+  StringRef prefix = StringRef(lineStart, opName - lineStart).rtrim();
+  SmallVector<StringRef> names;
+  if (!prefix.consume_back("="))
+    return names;
+  SmallVector<StringRef> pieces;
+  prefix.split(pieces, ',');
+  for (StringRef piece : pieces) {
+    piece = piece.trim();
+    if (!piece.consume_front("%") || piece.contains(':'))
+      return {};
+    names.push_back(piece);
+  }
+  return names;
+}
+
+static StringRef nameAt(const char *text, const char *end) {
+  if (text >= end || *text != '%')
+    return "";
+  const char *start = ++text;
+  while (text < end && isIdChar(*text))
+    ++text;
+  return StringRef(start, text - start);
+}
+
+void attachSourceNames(ModuleOp module, llvm::SourceMgr &sources) {
+  MLIRContext *ctx = module.getContext();
+  const llvm::MemoryBuffer *buffer = sources.getMemoryBuffer(sources.getMainFileID());
+  const char *begin = buffer->getBufferStart(), *end = buffer->getBufferEnd();
+
+  module.walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (const char *at = pointerAt(sources, arg.getLoc())) {
+            StringRef name = baseName(nameAt(at, end));
+            if (!name.empty())
+              arg.setLoc(NameLoc::get(StringAttr::get(ctx, name), arg.getLoc()));
+          }
+    if (op->getNumResults() == 0)
+      return;
+    const char *at = pointerAt(sources, op->getLoc());
+    if (!at)
+      return;
+    SmallVector<StringRef> names = resultNamesBefore(begin, at);
+    if (names.size() != op->getNumResults())
+      return;
+    Location loc = op->getLoc();
+    if (names.size() == 1) {
+      StringRef name = baseName(names.front());
+      if (!name.empty())
+        op->setLoc(NameLoc::get(StringAttr::get(ctx, name), loc));
+      return;
+    }
+    SmallVector<Location> parts;
+    for (StringRef name : names)
+      parts.push_back(NameLoc::get(StringAttr::get(ctx, baseName(name)), loc));
+    op->setLoc(FusedLoc::get(parts, StringAttr::get(ctx, kResultsTag), ctx));
+  });
+}
+
+StringRef storedName(Value value) {
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
+    if (auto name = llvm::dyn_cast<NameLoc>(arg.getLoc()))
+      return name.getName().getValue();
+    return "";
+  }
+  auto result = llvm::cast<OpResult>(value);
+  Location loc = result.getOwner()->getLoc();
+  if (auto name = llvm::dyn_cast<NameLoc>(loc))
+    return result.getOwner()->getNumResults() == 1 ? name.getName().getValue() : "";
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {
+    auto tag = llvm::dyn_cast_if_present<StringAttr>(fused.getMetadata());
+    ArrayRef<Location> parts = fused.getLocations();
+    if (tag && tag.getValue() == kResultsTag && parts.size() == result.getOwner()->getNumResults())
+      if (auto name = llvm::dyn_cast<NameLoc>(parts[result.getResultNumber()]))
+        return name.getName().getValue();
+  }
+  return "";
+}
+
+namespace {
+/// The names chosen for one printing of a module.
+struct DisplayNames {
+  llvm::DenseMap<Value, std::string> names;
+};
+// Set while printLoomText runs; the naming hooks of the ops read it.
+thread_local const DisplayNames *activeNames = nullptr;
+
+void collectValues(Operation *op, SmallVectorImpl<Value> &values) {
+  for (Value result : op->getResults())
+    values.push_back(result);
+  for (Region &region : op->getRegions())
+    for (Block &block : region) {
+      for (BlockArgument arg : block.getArguments())
+        values.push_back(arg);
+      for (Operation &nested : block)
+        collectValues(&nested, values);
+    }
+}
+} // namespace
+
+static DisplayNames computeDisplayNames(ModuleOp module) {
+  DisplayNames display;
+  unsigned ordinal = 0;
+  for (Operation &top : module.getBody()->getOperations()) {
+    SmallVector<Value> values;
+    collectValues(&top, values);
+    llvm::StringMap<unsigned> uses;
+    for (Value value : values)
+      if (StringRef name = storedName(value); !name.empty())
+        ++uses[name];
+    for (Value value : values) {
+      StringRef name = storedName(value);
+      std::string shown;
+      if (name.empty())
+        shown = (kOrdinalMarker + Twine(ordinal)).str();
+      else if (uses[name] > 1)
+        shown = (name + "$" + Twine(ordinal)).str();
+      else
+        shown = name.str();
+      display.names[value] = std::move(shown);
+      ++ordinal;
+    }
+  }
+  return display;
+}
+
+static void nameValue(Value value, OpAsmSetValueNameFn setName) {
+  if (activeNames) {
+    auto it = activeNames->names.find(value);
+    if (it != activeNames->names.end()) {
+      setName(value, it->second);
+      return;
+    }
+  }
+  if (StringRef name = storedName(value); !name.empty())
+    setName(value, name);
+}
+
+void nameResults(Operation *op, OpAsmSetValueNameFn setName) {
+  for (Value result : op->getResults())
+    nameValue(result, setName);
+}
+
+void nameBlockArguments(Region &region, OpAsmSetValueNameFn setName) {
+  for (Block &block : region)
+    for (BlockArgument arg : block.getArguments())
+      nameValue(arg, setName);
+}
+
+void nameBlocks(Operation *op, OpAsmSetBlockNameFn setName) {
+  for (Region &region : op->getRegions()) {
+    unsigned index = 0;
+    for (Block &block : region)
+      setName(&block, ("_bb" + Twine(index++)).str());
+  }
+}
+
+void printLoomText(ModuleOp module, llvm::raw_ostream &os) {
+  DisplayNames display = computeDisplayNames(module);
+  std::string text;
+  {
+    llvm::raw_string_ostream out(text);
+    activeNames = &display;
+    OpPrintingFlags flags;
+    flags.assumeVerified();
+    AsmState state(module, flags);
+    bool first = true;
+    for (Operation &op : module.getBody()->getOperations()) {
+      if (!first)
+        out << "\n";
+      first = false;
+      op.print(out, state);
+      out << "\n";
+    }
+    activeNames = nullptr;
+  }
+  // Drop the ordinal marker: `%__loom_ordinal_43` prints as `%43`.
+  StringRef rest = text;
+  std::string marker = ("%" + kOrdinalMarker).str();
+  while (!rest.empty()) {
+    size_t at = rest.find(marker);
+    os << rest.take_front(at);
+    if (at == StringRef::npos)
+      break;
+    os << '%';
+    rest = rest.drop_front(at + marker.size());
+  }
+}
+
+} // namespace loom

@@ -1,0 +1,364 @@
+//===- Syntax.cpp - Loom type syntax, keywords, literals, fact lists ------===//
+
+#include "loom/Dialects.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mlir;
+
+namespace loom {
+
+static constexpr llvm::StringLiteral kTypeKeywords[] = {
+    "buffer", "offset", "pool",  "view",
+    "tile",   "channel", "read", "write",
+    "kernel.async.token", "kernel.async.group"};
+
+/// `2x[%n]x` ... stops before the element type.
+static ParseResult parseShape(OpAsmParser &parser, SmallVectorImpl<int64_t> &shape,
+                              SmallVectorImpl<UnresolvedOperand> *dims) {
+  for (;;) {
+    if (succeeded(parser.parseOptionalLSquare())) {
+      SMLoc loc = parser.getCurrentLocation();
+      UnresolvedOperand dim;
+      if (parser.parseOperand(dim) || parser.parseRSquare())
+        return failure();
+      if (!dims)
+        return parser.emitError(loc, "a dependent dimension `[%value]` is not allowed in this position");
+      dims->push_back(dim);
+      shape.push_back(ShapedType::kDynamic);
+    } else {
+      SMLoc loc = parser.getCurrentLocation();
+      int64_t size;
+      OptionalParseResult parsed = parser.parseOptionalInteger(size);
+      if (!parsed.has_value())
+        return success();
+      if (failed(*parsed))
+        return failure();
+      if (size < 0)
+        return parser.emitError(loc, "dimension size must be non-negative, got ") << size;
+      shape.push_back(size);
+    }
+    if (parser.parseXInDimensionList())
+      return failure();
+  }
+}
+
+static ParseResult parseShaped(OpAsmParser &parser, SmallVectorImpl<int64_t> &shape,
+                               Type &element, SmallVectorImpl<UnresolvedOperand> *dims) {
+  if (parser.parseLess() || parseShape(parser, shape, dims))
+    return failure();
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseType(element) || parser.parseGreater())
+    return failure();
+  if (!element.isIntOrIndexOrFloat())
+    return parser.emitError(loc, "element type must be an integer, index or float type, got ")
+           << element;
+  return success();
+}
+
+ParseResult parseLoomTypeWithDims(OpAsmParser &parser, Type &type,
+                                  SmallVectorImpl<UnresolvedOperand> *dims) {
+  MLIRContext *ctx = parser.getContext();
+  StringRef keyword;
+  SmallVector<StringRef> allowed(std::begin(kTypeKeywords), std::end(kTypeKeywords));
+  if (failed(parser.parseOptionalKeyword(&keyword, allowed)))
+    return parser.parseType(type);
+
+  if (keyword == "buffer")
+    type = buffer::BufferType::get(ctx);
+  else if (keyword == "offset")
+    type = buffer::OffsetType::get(ctx);
+  else if (keyword == "pool")
+    type = pipeline::PoolType::get(ctx);
+  else if (keyword == "kernel.async.token")
+    type = kernel::AsyncTokenType::get(ctx);
+  else if (keyword == "kernel.async.group")
+    type = kernel::AsyncGroupType::get(ctx);
+  else if (keyword == "view" || keyword == "tile") {
+    SmallVector<int64_t> shape;
+    Type element;
+    if (parseShaped(parser, shape, element, dims))
+      return failure();
+    if (keyword == "view")
+      type = view::ViewType::get(ctx, shape, element);
+    else
+      type = channel::TileType::get(ctx, shape, element);
+  } else {
+    if (parser.parseLess())
+      return failure();
+    SMLoc loc = parser.getCurrentLocation();
+    Type record;
+    if (parseLoomTypeWithDims(parser, record, dims) || parser.parseGreater())
+      return failure();
+    auto tile = llvm::dyn_cast<channel::TileType>(record);
+    if (!tile)
+      return parser.emitError(loc, "expected a record type `tile<...>`, got ") << record;
+    if (keyword == "channel")
+      type = channel::ChannelType::get(ctx, tile);
+    else if (keyword == "read")
+      type = channel::ReadType::get(ctx, tile);
+    else
+      type = channel::WriteType::get(ctx, tile);
+  }
+  return success();
+}
+
+static void printShape(OpAsmPrinter &printer, ArrayRef<int64_t> shape, ValueRange &dims) {
+  for (int64_t size : shape) {
+    if (ShapedType::isDynamic(size)) {
+      printer << '[';
+      if (dims.empty()) {
+        printer << '?';
+      } else {
+        printer.printOperand(dims.front());
+        dims = dims.drop_front();
+      }
+      printer << ']';
+    } else {
+      printer << size;
+    }
+    printer << 'x';
+  }
+}
+
+void printLoomTypeWithDims(OpAsmPrinter &printer, Type type, ValueRange &dims) {
+  llvm::TypeSwitch<Type>(type)
+      .Case<buffer::BufferType>([&](auto) { printer << "buffer"; })
+      .Case<buffer::OffsetType>([&](auto) { printer << "offset"; })
+      .Case<pipeline::PoolType>([&](auto) { printer << "pool"; })
+      .Case<kernel::AsyncTokenType>([&](auto) { printer << "kernel.async.token"; })
+      .Case<kernel::AsyncGroupType>([&](auto) { printer << "kernel.async.group"; })
+      .Case<view::ViewType>([&](view::ViewType t) {
+        printer << "view<";
+        printShape(printer, t.getShape(), dims);
+        printer << t.getElementType() << '>';
+      })
+      .Case<channel::TileType>([&](channel::TileType t) {
+        printer << "tile<";
+        printShape(printer, t.getShape(), dims);
+        printer << t.getElementType() << '>';
+      })
+      .Case<channel::ChannelType, channel::ReadType, channel::WriteType>([&](auto t) {
+        printer << (llvm::isa<channel::ChannelType>(t) ? "channel<"
+                    : llvm::isa<channel::ReadType>(t)  ? "read<"
+                                                        : "write<");
+        printLoomTypeWithDims(printer, t.getRecord(), dims);
+        printer << '>';
+      })
+      .Default([&](Type t) { printer << t; });
+}
+
+ParseResult TypeListParser::parseList(SmallVectorImpl<Type> &types) {
+  return parser.parseCommaSeparatedList([&]() { return parse(types.emplace_back()); });
+}
+
+ParseResult TypeListParser::parseParenList(SmallVectorImpl<Type> &types) {
+  return parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren,
+                                        [&]() { return parse(types.emplace_back()); });
+}
+
+ParseResult TypeListParser::resolve(SmallVectorImpl<Value> &operands) {
+  return parser.resolveOperands(dims, parser.getBuilder().getIndexType(), operands);
+}
+
+ParseResult parseLoomType(OpAsmParser &parser, Type &type) {
+  return parseLoomTypeWithDims(parser, type, nullptr);
+}
+
+void printLoomType(OpAsmPrinter &printer, Operation *, Type type) {
+  ValueRange none;
+  printLoomTypeWithDims(printer, type, none);
+}
+
+ParseResult parseLoomTypes(OpAsmParser &parser, SmallVectorImpl<Type> &types) {
+  return parser.parseCommaSeparatedList(
+      [&]() { return parseLoomType(parser, types.emplace_back()); });
+}
+
+void printLoomTypes(OpAsmPrinter &printer, Operation *op, TypeRange types) {
+  llvm::interleaveComma(types, printer, [&](Type type) { printLoomType(printer, op, type); });
+}
+
+ParseResult parseKeyword(OpAsmParser &parser, StringAttr &attr) {
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  attr = parser.getBuilder().getStringAttr(keyword);
+  return success();
+}
+
+void printKeyword(OpAsmPrinter &printer, Operation *, StringAttr attr) {
+  printer << attr.getValue();
+}
+
+std::string formatFloat(const llvm::APFloat &value) {
+  if (!value.isFinite()) {
+    SmallString<16> text;
+    value.toString(text);
+    return std::string(text);
+  }
+  double asDouble = value.convertToDouble();
+  std::string text;
+  for (int precision = 1; precision <= 17; ++precision) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, asDouble);
+    llvm::APFloat back(std::strtod(buffer, nullptr));
+    bool lost;
+    back.convert(value.getSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    if (back.bitwiseIsEqual(value)) {
+      text = buffer;
+      break;
+    }
+  }
+  // MLIR float literals need a fraction: `1e-10` is written `1.0e-10`.
+  if (text.find_first_of(".") == std::string::npos) {
+    size_t exponent = text.find_first_of("eE");
+    text.insert(exponent == std::string::npos ? text.size() : exponent, ".0");
+  }
+  return text;
+}
+
+ParseResult parseFloatLiteral(OpAsmParser &parser, FloatAttr &value, Type &type) {
+  SMLoc loc = parser.getCurrentLocation();
+  double literal;
+  if (parser.parseFloat(literal) || parser.parseColon() || parseLoomType(parser, type))
+    return failure();
+  Type element = type;
+  if (auto vector = llvm::dyn_cast<VectorType>(type))
+    element = vector.getElementType();
+  auto floatType = llvm::dyn_cast<FloatType>(element);
+  if (!floatType)
+    return parser.emitError(loc, "a float literal needs a float or vector-of-float type, got ")
+           << type;
+  llvm::APFloat converted(literal);
+  bool lost;
+  converted.convert(floatType.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  value = FloatAttr::get(floatType, converted);
+  return success();
+}
+
+void printFloatLiteral(OpAsmPrinter &printer, Operation *op, FloatAttr value, Type type) {
+  printer << formatFloat(value.getValue()) << " : ";
+  printLoomType(printer, op, type);
+}
+
+ParseResult parseIndexList(OpAsmParser &parser, SmallVectorImpl<UnresolvedOperand> &dynamic,
+                           SmallVectorImpl<int64_t> &positions) {
+  return parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+    UnresolvedOperand operand;
+    OptionalParseResult parsed = parser.parseOptionalOperand(operand);
+    if (parsed.has_value()) {
+      if (failed(*parsed))
+        return failure();
+      dynamic.push_back(operand);
+      positions.push_back(kDynamicPosition);
+      return success();
+    }
+    SMLoc loc = parser.getCurrentLocation();
+    int64_t position;
+    if (parser.parseInteger(position))
+      return failure();
+    if (position < 0)
+      return parser.emitError(loc, "position must be non-negative, got ") << position;
+    positions.push_back(position);
+    return success();
+  });
+}
+
+void printIndexList(OpAsmPrinter &printer, ValueRange dynamic, ArrayRef<int64_t> positions) {
+  printer << '[';
+  llvm::interleaveComma(positions, printer, [&](int64_t position) {
+    if (position == kDynamicPosition) {
+      printer.printOperand(dynamic.front());
+      dynamic = dynamic.drop_front();
+    } else {
+      printer << position;
+    }
+  });
+  printer << ']';
+}
+
+ParseResult parseFacts(OpAsmParser &parser, Facts &facts,
+                       std::optional<UnresolvedOperand> *subject) {
+  auto parseSubject = [&]() -> ParseResult {
+    if (!subject)
+      return success();
+    SMLoc loc = parser.getCurrentLocation();
+    UnresolvedOperand named;
+    if (parser.parseOperand(named) || parser.parseComma())
+      return failure();
+    if (*subject && ((*subject)->name != named.name || (*subject)->number != named.number))
+      return parser.emitError(loc, "a fact must name the value it describes (")
+             << (*subject)->name << "), got " << named.name;
+    *subject = named;
+    return success();
+  };
+  auto delimiter = subject ? OpAsmParser::Delimiter::Square : OpAsmParser::Delimiter::OptionalSquare;
+  return parser.parseCommaSeparatedList(delimiter, [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef kind;
+    if (parser.parseKeyword(&kind) || parser.parseLParen() || parseSubject())
+      return failure();
+    if (kind == "range") {
+      int64_t low, high;
+      if (facts.range)
+        return parser.emitError(loc, "duplicate `range` fact");
+      if (parser.parseInteger(low) || parser.parseComma() || parser.parseInteger(high))
+        return failure();
+      facts.range = {low, high};
+    } else if (kind == "multiple_of") {
+      int64_t divisor;
+      if (facts.multipleOf)
+        return parser.emitError(loc, "duplicate `multiple_of` fact");
+      if (parser.parseInteger(divisor))
+        return failure();
+      facts.multipleOf = divisor;
+    } else {
+      return parser.emitError(loc, "unknown fact `") << kind
+             << "`; expected `range` or `multiple_of`";
+    }
+    return parser.parseRParen();
+  });
+}
+
+void printFacts(OpAsmPrinter &printer, const Facts &facts, Value subject) {
+  printer << '[';
+  auto printSubject = [&]() {
+    if (subject) {
+      printer.printOperand(subject);
+      printer << ", ";
+    }
+  };
+  bool first = true;
+  if (facts.range) {
+    printer << "range(";
+    printSubject();
+    printer << facts.range->first << ", " << facts.range->second << ')';
+    first = false;
+  }
+  if (facts.multipleOf) {
+    if (!first)
+      printer << ", ";
+    printer << "multiple_of(";
+    printSubject();
+    printer << *facts.multipleOf << ')';
+  }
+  printer << ']';
+}
+
+LogicalResult verifyFacts(Operation *op, const Facts &facts) {
+  if (!facts.range && !facts.multipleOf)
+    return op->emitOpError("needs at least one fact");
+  if (facts.range && facts.range->first > facts.range->second)
+    return op->emitOpError("range is empty: ")
+           << facts.range->first << " > " << facts.range->second;
+  if (facts.multipleOf && *facts.multipleOf <= 0)
+    return op->emitOpError("multiple_of needs a positive divisor, got ") << *facts.multipleOf;
+  return success();
+}
+
+} // namespace loom

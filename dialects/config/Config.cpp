@@ -1,0 +1,84 @@
+//===- Config.cpp - config dialect: declarations and reads ----------------===//
+
+#include "loom/Dialects.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::config;
+
+#include "ConfigDialect.cpp.inc"
+#define GET_OP_CLASSES
+#include "ConfigOps.cpp.inc"
+
+void ConfigDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ConfigOps.cpp.inc"
+      >();
+}
+
+static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<uint64_t> divisor) {
+  Facts facts;
+  if (range && range->size() == 2)
+    facts.range = {(*range)[0], (*range)[1]};
+  if (divisor)
+    facts.multipleOf = static_cast<int64_t>(*divisor);
+  return facts;
+}
+
+// config.def @name : type [facts]
+ParseResult DefOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  Type type;
+  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(), result.attributes) ||
+      parser.parseColon() || parseLoomType(parser, type))
+    return failure();
+  result.addAttribute(getTypeAttrName(result.name), TypeAttr::get(type));
+  Facts facts;
+  if (parseFacts(parser, facts, nullptr))
+    return failure();
+  Builder &builder = parser.getBuilder();
+  if (facts.range)
+    result.addAttribute(getRangeAttrName(result.name),
+                        builder.getDenseI64ArrayAttr({facts.range->first, facts.range->second}));
+  if (facts.multipleOf)
+    result.addAttribute(getMultipleOfAttrName(result.name),
+                        builder.getI64IntegerAttr(*facts.multipleOf));
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void DefOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  p << " : ";
+  printLoomType(p, *this, getType());
+  Facts facts = factsOf(getRange(), getMultipleOf());
+  if (facts.range || facts.multipleOf) {
+    p << ' ';
+    printFacts(p, facts, Value());
+  }
+  p.printOptionalAttrDict((*this)->getAttrs(), {getSymNameAttrName(), getTypeAttrName(),
+                                                getRangeAttrName(), getMultipleOfAttrName()});
+}
+
+LogicalResult DefOp::verify() {
+  if (!getType().isIndex())
+    return emitOpError("configuration values are `index`, got ") << getType();
+  if (auto range = getRange(); range && range->size() != 2)
+    return emitOpError("range holds [low, high], got ") << range->size() << " values";
+  Facts facts = factsOf(getRange(), getMultipleOf());
+  if (!facts.range && !facts.multipleOf)
+    return success();
+  return verifyFacts(*this, facts);
+}
+
+LogicalResult GetOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto def = symbols.lookupNearestSymbolFrom<DefOp>(*this, getNameAttr());
+  if (!def)
+    return emitOpError("reads @") << getName()
+                                  << ", which no config.def declares in this module";
+  if (def.getType() != getType())
+    return emitOpError("reads @") << getName() << " as " << getType() << " but it is declared "
+                                  << def.getType();
+  return success();
+}

@@ -1,0 +1,178 @@
+//===- Scf.cpp - scf dialect: loops, conditionals, selection --------------===//
+
+#include "loom/Dialects.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::scf;
+
+#include "ScfDialect.cpp.inc"
+#define GET_OP_CLASSES
+#include "ScfOps.cpp.inc"
+
+void ScfDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ScfOps.cpp.inc"
+      >();
+}
+
+//===-- scf.for -----------------------------------------------------------===//
+// scf.for %i = [%lb to %ub step %s] [iter_args(%a = %x, ...) -> (T, ...)] {..}
+
+ParseResult ForOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &builder = parser.getBuilder();
+  Type index = builder.getIndexType();
+  SmallVector<OpAsmParser::Argument> regionArgs(1);
+  UnresolvedOperand lower, upper, step;
+  if (parser.parseArgument(regionArgs.front()) || parser.parseEqual() ||
+      parser.parseLSquare() || parser.parseOperand(lower) || parser.parseKeyword("to") ||
+      parser.parseOperand(upper) || parser.parseKeyword("step") || parser.parseOperand(step) ||
+      parser.parseRSquare())
+    return failure();
+  regionArgs.front().type = index;
+  if (parser.resolveOperand(lower, index, result.operands) ||
+      parser.resolveOperand(upper, index, result.operands) ||
+      parser.resolveOperand(step, index, result.operands))
+    return failure();
+
+  SmallVector<UnresolvedOperand> inits;
+  if (succeeded(parser.parseOptionalKeyword("iter_args"))) {
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
+          if (parser.parseArgument(regionArgs.emplace_back()) || parser.parseEqual() ||
+              parser.parseOperand(inits.emplace_back()))
+            return failure();
+          return success();
+        }))
+      return failure();
+    SmallVector<Type> types;
+    if (parser.parseArrow() || parser.parseLParen() || parseLoomTypes(parser, types) ||
+        parser.parseRParen())
+      return failure();
+    if (types.size() != inits.size())
+      return parser.emitError(loc, "iter_args has ")
+             << inits.size() << " values but " << types.size() << " result types";
+    for (auto [arg, type] : llvm::zip(llvm::drop_begin(regionArgs), types))
+      arg.type = type;
+    if (parser.resolveOperands(inits, types, loc, result.operands))
+      return failure();
+    result.addTypes(types);
+  }
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, regionArgs))
+    return failure();
+  ForOp::ensureTerminator(*body, builder, result.location);
+  return success();
+}
+
+void ForOp::print(OpAsmPrinter &p) {
+  Block &body = getBody().front();
+  p << ' ';
+  p.printOperand(body.getArgument(0));
+  p << " = [" << getLowerBound() << " to " << getUpperBound() << " step " << getStep() << ']';
+  if (!getInitArgs().empty()) {
+    p << " iter_args(";
+    llvm::interleaveComma(llvm::zip(body.getArguments().drop_front(), getInitArgs()), p,
+                          [&](auto pair) {
+                            p.printOperand(std::get<0>(pair));
+                            p << " = ";
+                            p.printOperand(std::get<1>(pair));
+                          });
+    p << ") -> (";
+    printLoomTypes(p, *this, getResultTypes());
+    p << ')';
+  }
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/!getInitArgs().empty());
+}
+
+LogicalResult ForOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 + getInitArgs().size())
+    return emitOpError("body takes the induction value and ")
+           << getInitArgs().size() << " loop-carried values, got " << body.getNumArguments()
+           << " arguments";
+  if (!body.getArgument(0).getType().isIndex())
+    return emitOpError("induction value must be `index`");
+  for (auto [index, pair] : llvm::enumerate(
+           llvm::zip(getInitArgs().getTypes(), body.getArguments().drop_front(), getResults()))) {
+    auto [init, arg, res] = pair;
+    if (init != arg.getType() || init != res.getType())
+      return emitOpError("loop-carried value #") << index << " has inconsistent types";
+  }
+  auto yield = llvm::cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return yield.emitOpError("yields ")
+           << yield.getValues().size() << " values that do not match the loop's "
+           << getNumResults() << " loop-carried values";
+  APInt step;
+  if (matchPattern(getStep(), m_ConstantInt(&step)) && step.getSExtValue() <= 0)
+    return emitOpError("step must be positive, got ") << step.getSExtValue();
+  return success();
+}
+
+//===-- scf.if ------------------------------------------------------------===//
+
+ParseResult IfOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &builder = parser.getBuilder();
+  UnresolvedOperand condition;
+  if (parser.parseOperand(condition) ||
+      parser.resolveOperand(condition, builder.getI1Type(), result.operands))
+    return failure();
+  if (succeeded(parser.parseOptionalArrow())) {
+    SmallVector<Type> types;
+    if (parser.parseLParen() || parseLoomTypes(parser, types) || parser.parseRParen())
+      return failure();
+    result.addTypes(types);
+  }
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  Region *thenRegion = result.addRegion();
+  Region *elseRegion = result.addRegion();
+  if (parser.parseRegion(*thenRegion))
+    return failure();
+  IfOp::ensureTerminator(*thenRegion, builder, result.location);
+  if (succeeded(parser.parseOptionalKeyword("else"))) {
+    if (parser.parseRegion(*elseRegion))
+      return failure();
+    IfOp::ensureTerminator(*elseRegion, builder, result.location);
+  }
+  return success();
+}
+
+void IfOp::print(OpAsmPrinter &p) {
+  p << ' ' << getCondition();
+  if (!getResults().empty()) {
+    p << " -> (";
+    printLoomTypes(p, *this, getResultTypes());
+    p << ')';
+  }
+  p.printOptionalAttrDict((*this)->getAttrs());
+  bool terminators = !getResults().empty();
+  p << ' ';
+  p.printRegion(getThenRegion(), false, terminators);
+  if (!getElseRegion().empty()) {
+    p << " else ";
+    p.printRegion(getElseRegion(), false, terminators);
+  }
+}
+
+LogicalResult IfOp::verify() {
+  if (getNumResults() != 0 && getElseRegion().empty())
+    return emitOpError("with results needs an else branch");
+  for (Region *region : {&getThenRegion(), &getElseRegion()}) {
+    if (region->empty())
+      continue;
+    auto yield = llvm::cast<YieldOp>(region->front().getTerminator());
+    if (yield.getValues().getTypes() != getResultTypes())
+      return yield.emitOpError("yields ")
+             << yield.getValues().size() << " values that do not match the "
+             << getNumResults() << " results of scf.if";
+  }
+  return success();
+}

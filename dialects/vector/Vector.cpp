@@ -1,0 +1,200 @@
+//===- Vector.cpp - vector dialect: loads, stores and lane arithmetic -----===//
+
+#include "loom/Dialects.h"
+#include "loom/ShapedTypes.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::vector;
+
+#include "VectorDialect.cpp.inc"
+#define GET_OP_CLASSES
+#include "VectorOps.cpp.inc"
+
+void VectorDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "VectorOps.cpp.inc"
+      >();
+}
+
+static VectorType vectorOf(Value value) { return llvm::cast<VectorType>(value.getType()); }
+
+static LogicalResult verifyOneDimensional(Operation *op, VectorType type) {
+  if (type.getRank() != 1 || type.isScalable())
+    return op->emitOpError("works on fixed one-dimensional vectors, got ") << type;
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto type = llvm::cast<VectorType>(getType());
+  if (getValueAttr().getType() != type.getElementType())
+    return emitOpError("value of type ") << getValueAttr().getType()
+                                         << " does not match the lane type "
+                                         << type.getElementType();
+  return verifyOneDimensional(*this, type);
+}
+
+//===-- vector.load / vector.store ----------------------------------------===//
+
+/// Vector accesses read or write consecutive elements of the innermost view
+/// dimension starting at the given position.
+static LogicalResult verifyVectorAccess(Operation *op, VectorType vector, Type viewType,
+                                        unsigned dynamicCount, ArrayRef<int64_t> positions) {
+  auto view = llvm::cast<view::ViewType>(viewType);
+  if (failed(verifyOneDimensional(op, vector)))
+    return failure();
+  if (vector.getElementType() != view.getElementType())
+    return op->emitOpError("vector lanes of ")
+           << vector.getElementType() << " do not match the view's " << view.getElementType();
+  if (failed(verifyAccess(op, view, dynamicCount, positions)))
+    return failure();
+  int64_t inner = view.getShape().back();
+  int64_t start = positions.back();
+  if (!ShapedType::isDynamic(inner) && start != kDynamicPosition &&
+      start + vector.getNumElements() > inner)
+    return op->emitOpError("accesses elements ")
+           << start << ".." << start + vector.getNumElements() - 1
+           << " of an innermost dimension of size " << inner;
+  return success();
+}
+
+ParseResult LoadOp::parse(OpAsmParser &parser, OperationState &result) {
+  UnresolvedOperand view;
+  SmallVector<UnresolvedOperand> indices;
+  SmallVector<int64_t> positions;
+  Type viewType, resultType;
+  TypeListParser types(parser);
+  if (parseAccess(parser, view, indices, positions) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      types.parse(viewType) || parser.parseArrow() || types.parse(resultType) ||
+      parser.resolveOperand(view, viewType, result.operands) ||
+      parser.resolveOperands(indices, parser.getBuilder().getIndexType(), result.operands) ||
+      types.resolve(result.operands))
+    return failure();
+  result.addAttribute(getStaticIndicesAttrName(result.name),
+                      parser.getBuilder().getDenseI64ArrayAttr(positions));
+  result.addAttribute(getOperandSegmentSizesAttrName(result.name),
+                      parser.getBuilder().getDenseI32ArrayAttr(
+                          {1, static_cast<int32_t>(indices.size()),
+                           static_cast<int32_t>(types.size())}));
+  result.addTypes(resultType);
+  return success();
+}
+
+void LoadOp::print(OpAsmPrinter &p) {
+  p << ' ' << getView();
+  printIndexList(p, getIndices(), getStaticIndices());
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getStaticIndicesAttrName(), getOperandSegmentSizesAttrName()});
+  p << " : ";
+  ValueRange dims = getTypeDims();
+  printLoomTypeWithDims(p, getView().getType(), dims);
+  p << " -> ";
+  printLoomTypeWithDims(p, getResult().getType(), dims);
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyVectorAccess(*this, vectorOf(getResult()), getView().getType(),
+                            getIndices().size(), getStaticIndices());
+}
+
+ParseResult StoreOp::parse(OpAsmParser &parser, OperationState &result) {
+  UnresolvedOperand value, view;
+  SmallVector<UnresolvedOperand> indices;
+  SmallVector<int64_t> positions;
+  Type valueType, viewType;
+  TypeListParser types(parser);
+  if (parser.parseOperand(value) || parser.parseComma() ||
+      parseAccess(parser, view, indices, positions) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      types.parse(valueType) || parser.parseComma() || types.parse(viewType) ||
+      parser.resolveOperand(value, valueType, result.operands) ||
+      parser.resolveOperand(view, viewType, result.operands) ||
+      parser.resolveOperands(indices, parser.getBuilder().getIndexType(), result.operands) ||
+      types.resolve(result.operands))
+    return failure();
+  result.addAttribute(getStaticIndicesAttrName(result.name),
+                      parser.getBuilder().getDenseI64ArrayAttr(positions));
+  result.addAttribute(getOperandSegmentSizesAttrName(result.name),
+                      parser.getBuilder().getDenseI32ArrayAttr(
+                          {1, 1, static_cast<int32_t>(indices.size()),
+                           static_cast<int32_t>(types.size())}));
+  return success();
+}
+
+void StoreOp::print(OpAsmPrinter &p) {
+  p << ' ' << getValue() << ", " << getView();
+  printIndexList(p, getIndices(), getStaticIndices());
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getStaticIndicesAttrName(), getOperandSegmentSizesAttrName()});
+  p << " : ";
+  ValueRange dims = getTypeDims();
+  printLoomTypeWithDims(p, getValue().getType(), dims);
+  p << ", ";
+  printLoomTypeWithDims(p, getView().getType(), dims);
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyVectorAccess(*this, vectorOf(getValue()), getView().getType(),
+                            getIndices().size(), getStaticIndices());
+}
+
+//===-- arithmetic --------------------------------------------------------===//
+
+LogicalResult Dot2FOp::verify() {
+  VectorType inputs = vectorOf(getLhs()), accumulator = vectorOf(getAccumulator());
+  if (failed(verifyOneDimensional(*this, inputs)) ||
+      failed(verifyOneDimensional(*this, accumulator)))
+    return failure();
+  if (!inputs.getElementType().isBF16() || !accumulator.getElementType().isF32())
+    return emitOpError("multiplies bf16 lanes into an f32 accumulator, got ")
+           << inputs << " and " << accumulator;
+  if (inputs.getNumElements() != 2 * accumulator.getNumElements())
+    return emitOpError("needs two input lanes per accumulator lane: ")
+           << inputs.getNumElements() << " inputs for " << accumulator.getNumElements()
+           << " accumulator lanes";
+  return success();
+}
+
+LogicalResult SplatOp::verify() { return verifyOneDimensional(*this, vectorOf(getResult())); }
+
+LogicalResult InterleaveOp::verify() {
+  VectorType input = vectorOf(getLhs()), result = vectorOf(getResult());
+  if (getMode() != 0)
+    return emitOpError("supports interleave mode 0 (alternate lanes), got ") << getMode();
+  if (result.getElementType() != input.getElementType() ||
+      result.getNumElements() != 2 * input.getNumElements())
+    return emitOpError("result must hold both inputs' lanes: expected ")
+           << VectorType::get({2 * input.getNumElements()}, input.getElementType()) << ", got "
+           << result;
+  return verifyOneDimensional(*this, input);
+}
+
+static LogicalResult verifyConvert(Operation *op, bool narrow) {
+  VectorType input = vectorOf(op->getOperand(0)), result = vectorOf(op->getResult(0));
+  if (input.getShape() != result.getShape())
+    return op->emitOpError("converts lane by lane: ") << input << " and " << result
+                                                      << " differ in shape";
+  unsigned from = input.getElementType().getIntOrFloatBitWidth();
+  unsigned to = result.getElementType().getIntOrFloatBitWidth();
+  if (narrow ? to >= from : to <= from)
+    return op->emitOpError(narrow ? "must narrow: " : "must widen: ")
+           << input << " to " << result;
+  return success();
+}
+
+LogicalResult FPTruncOp::verify() { return verifyConvert(*this, /*narrow=*/true); }
+LogicalResult ExtFOp::verify() { return verifyConvert(*this, /*narrow=*/false); }
+
+LogicalResult ExtractOp::verify() {
+  VectorType input = vectorOf(getInput());
+  if (getPosition().size() != 1)
+    return emitOpError("takes one lane position, got ") << getPosition().size();
+  int64_t lane = getPosition().front();
+  if (lane < 0 || lane >= input.getNumElements())
+    return emitOpError("lane ") << lane << " is out of bounds for " << input;
+  if (getResult().getType() != input.getElementType())
+    return emitOpError("result type must be the lane type ") << input.getElementType();
+  return success();
+}

@@ -1,0 +1,142 @@
+//===- Vector.td - the vector dialect -------------------------------------===//
+//
+// Fixed-width vectors (MLIR's builtin `vector<NxT>`): constants, loads and
+// stores through views, lane arithmetic and the paired-lane dot product.
+//
+//===----------------------------------------------------------------------===//
+
+include "common/LoomBase.td"
+
+def Vector_Dialect : Dialect {
+  let name = "vector";
+  let cppNamespace = "::loom::vector";
+  let summary = "Fixed-width vector arithmetic and view access";
+}
+
+class Vector_Op<string mnemonic, list<Trait> traits = []>
+    : Loom_Op<Vector_Dialect, mnemonic, traits>;
+
+def Vector_ConstantOp : Vector_Op<"constant", [ConstantLike, Pure]> {
+  let summary = "A vector with every lane equal to one float constant";
+  let description = "`%quarters = vector.constant 0.25 : vector<16xbf16>`";
+  let arguments = (ins Loom_FloatAttr:$value);
+  let results = (outs Loom_FloatVector:$result);
+  let assemblyFormat = "custom<FloatLiteral>($value, type($result)) attr-dict";
+  let hasVerifier = 1;
+}
+
+def Vector_LoadOp : Vector_Op<"load", [Loom_DependentTypeOpInterface, AttrSizedOperandSegments]> {
+  let summary = "Load consecutive elements of a view's innermost dimension";
+  let description = [{
+    ```
+    %w = vector.load %weight_values[%row, %position] : view<2x[%n]xbf16> -> vector<32xbf16>
+    ```
+  }];
+  let arguments = (ins Loom_ViewType:$view, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$static_indices, Variadic<Index>:$type_dims);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = loomNaming # [{
+    ::llvm::SmallVector<::mlir::Value> getTypedValues() { return {getView(), getResult()}; }
+  }];
+}
+
+def Vector_StoreOp : Vector_Op<"store", [Loom_DependentTypeOpInterface, AttrSizedOperandSegments]> {
+  let summary = "Store a vector into consecutive elements of a view";
+  let description = [{
+    ```
+    vector.store %accumulator, %scratch_view[0] : vector<16xf32>, view<16xf32>
+    ```
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$value, Loom_ViewType:$view,
+                       Variadic<Index>:$indices, DenseI64ArrayAttr:$static_indices,
+                       Variadic<Index>:$type_dims);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = loomNaming # [{
+    ::llvm::SmallVector<::mlir::Value> getTypedValues() { return {getValue(), getView()}; }
+  }];
+}
+
+def Vector_Dot2FOp : Vector_Op<"dot2f", [Pure, AllTypesMatch<["lhs", "rhs"]>,
+    AllTypesMatch<["accumulator", "result"]>]> {
+  let summary = "Paired-lane dot product accumulated in F32";
+  let description = [{
+    ```
+    %next = vector.dot2f %x, %w, %acc : vector<32xbf16>, vector<32xbf16>, vector<16xf32>
+    ```
+    Lane i of the result is acc[i] + x[2i] * w[2i] + x[2i+1] * w[2i+1], with
+    exact products and F32 rounding in that order (see docs/semantics.md).
+  }];
+  let arguments = (ins Loom_FloatVector:$lhs, Loom_FloatVector:$rhs, Loom_FloatVector:$accumulator);
+  let results = (outs Loom_FloatVector:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $accumulator attr-dict `:` custom<LoomType>(type($lhs)) `,`
+    custom<LoomType>(type($rhs)) `,` custom<LoomType>(type($accumulator))
+  }];
+  let hasVerifier = 1;
+}
+
+def Vector_SplatOp : Vector_Op<"splat", [Pure,
+    TypesMatchWith<"input is the result's element type", "result", "input",
+                   "::llvm::cast<::mlir::VectorType>($_self).getElementType()">]> {
+  let summary = "A vector with every lane equal to a scalar";
+  let description = "`%gate = vector.splat %g : vector<16xbf16>`";
+  let arguments = (ins AnyType:$input);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = "$input attr-dict `:` custom<LoomType>(type($result))";
+  let hasVerifier = 1;
+}
+
+def Vector_InterleaveOp : Vector_Op<"interleave", [Pure, AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "Interleave the lanes of two vectors";
+  let description = [{
+    ```
+    %pairs = vector.interleave<0> %a, %b : vector<16xbf16>, vector<16xbf16> -> vector<32xbf16>
+    ```
+    Mode 0: result[2i] = a[i], result[2i+1] = b[i].
+  }];
+  let arguments = (ins I64Attr:$mode, AnyVectorOfNonZeroRank:$lhs, AnyVectorOfNonZeroRank:$rhs);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    `<` $mode `>` $lhs `,` $rhs attr-dict `:` custom<LoomType>(type($lhs)) `,`
+    custom<LoomType>(type($rhs)) `->` custom<LoomType>(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+class Vector_ConvertOp<string mnemonic, string what> : Vector_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let arguments = (ins Loom_FloatVector:$input);
+  let results = (outs Loom_FloatVector:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` custom<LoomType>(type($input)) `to` custom<LoomType>(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Vector_FPTruncOp : Vector_ConvertOp<"fptrunc", "Round each lane to a narrower float type (nearest even)">;
+def Vector_ExtFOp : Vector_ConvertOp<"extf", "Widen each lane to a wider float type (exact)">;
+
+class Vector_BinaryOp<string mnemonic, string what>
+    : Vector_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what;
+  let arguments = (ins Loom_FloatVector:$lhs, Loom_FloatVector:$rhs);
+  let results = (outs Loom_FloatVector:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` custom<LoomType>(type($result))";
+}
+
+def Vector_AddFOp : Vector_BinaryOp<"addf", "Lane-wise IEEE addition">;
+def Vector_MulFOp : Vector_BinaryOp<"mulf", "Lane-wise IEEE multiplication">;
+
+def Vector_ExtractOp : Vector_Op<"extract", [Pure]> {
+  let summary = "Extract one lane";
+  let description = "`%r = vector.extract %v[0] : vector<16xbf16> -> bf16`";
+  let arguments = (ins AnyVectorOfNonZeroRank:$input, DenseI64ArrayAttr:$position);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $input $position attr-dict `:` custom<LoomType>(type($input)) `->` custom<LoomType>(type($result))
+  }];
+  let hasVerifier = 1;
+}

@@ -1,0 +1,185 @@
+//===- View.cpp - view dialect: the view type, loads and stores -----------===//
+
+#include "loom/Dialects.h"
+#include "loom/ShapedTypes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace loom;
+using namespace loom::view;
+
+#include "ViewDialect.cpp.inc"
+#define GET_TYPEDEF_CLASSES
+#include "ViewTypes.cpp.inc"
+#define GET_OP_CLASSES
+#include "ViewOps.cpp.inc"
+
+void ViewDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "ViewTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "ViewOps.cpp.inc"
+      >();
+}
+
+namespace loom {
+
+LogicalResult parseShapeAndElement(AsmParser &parser, SmallVectorImpl<int64_t> &shape,
+                                   Type &element) {
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/true, /*withTrailingX=*/true))
+    return failure();
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseType(element) || parser.parseGreater())
+    return failure();
+  if (!element.isIntOrIndexOrFloat())
+    return parser.emitError(loc, "element type must be an integer, index or float type");
+  return success();
+}
+
+void printShapeAndElement(AsmPrinter &printer, ArrayRef<int64_t> shape, Type element) {
+  printer << '<';
+  for (int64_t size : shape) {
+    if (ShapedType::isDynamic(size))
+      printer << '?';
+    else
+      printer << size;
+    printer << 'x';
+  }
+  printer << element << '>';
+}
+
+ParseResult parseAccess(OpAsmParser &parser, UnresolvedOperand &view,
+                        SmallVectorImpl<UnresolvedOperand> &indices,
+                        SmallVectorImpl<int64_t> &positions) {
+  return failure(parser.parseOperand(view) || parseIndexList(parser, indices, positions));
+}
+
+LogicalResult verifyAccess(Operation *op, Type viewType, unsigned dynamicCount,
+                           ArrayRef<int64_t> positions) {
+  auto view = llvm::cast<view::ViewType>(viewType);
+  if (positions.size() != view.getShape().size())
+    return op->emitOpError("needs ")
+           << view.getShape().size() << " positions for a rank-" << view.getShape().size()
+           << " view, got " << positions.size();
+  unsigned dynamic = llvm::count(positions, kDynamicPosition);
+  if (dynamic != dynamicCount)
+    return op->emitOpError("position list and position operands disagree");
+  for (auto [position, size] : llvm::zip(positions, view.getShape()))
+    if (position != kDynamicPosition && !ShapedType::isDynamic(size) && position >= size)
+      return op->emitOpError("position ") << position << " is out of bounds for dimension of size "
+                                          << size;
+  return success();
+}
+
+} // namespace loom
+
+Type ViewType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type element;
+  if (failed(parseShapeAndElement(parser, shape, element)))
+    return {};
+  return ViewType::get(parser.getContext(), shape, element);
+}
+
+void ViewType::print(AsmPrinter &printer) const {
+  printShapeAndElement(printer, getShape(), getElementType());
+}
+
+unsigned ViewType::getNumDynamicDims() const { return countDynamicDims(*this); }
+
+//===-- view.load / view.store --------------------------------------------===//
+
+ParseResult LoadOp::parse(OpAsmParser &parser, OperationState &result) {
+  UnresolvedOperand view;
+  SmallVector<UnresolvedOperand> indices;
+  SmallVector<int64_t> positions;
+  Type viewType, resultType;
+  TypeListParser types(parser);
+  SmallVector<Value> operands;
+  if (parseAccess(parser, view, indices, positions) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      types.parse(viewType) || parser.parseArrow() || types.parse(resultType) ||
+      parser.resolveOperand(view, viewType, result.operands) ||
+      parser.resolveOperands(indices, parser.getBuilder().getIndexType(), result.operands) ||
+      types.resolve(result.operands))
+    return failure();
+  result.addAttribute(getStaticIndicesAttrName(result.name),
+                      parser.getBuilder().getDenseI64ArrayAttr(positions));
+  result.addAttribute(getOperandSegmentSizesAttrName(result.name),
+                      parser.getBuilder().getDenseI32ArrayAttr(
+                          {1, static_cast<int32_t>(indices.size()),
+                           static_cast<int32_t>(types.size())}));
+  result.addTypes(resultType);
+  return success();
+}
+
+void LoadOp::print(OpAsmPrinter &p) {
+  p << ' ' << getView();
+  printIndexList(p, getIndices(), getStaticIndices());
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getStaticIndicesAttrName(), getOperandSegmentSizesAttrName()});
+  p << " : ";
+  ValueRange dims = getTypeDims();
+  printLoomTypeWithDims(p, getView().getType(), dims);
+  p << " -> ";
+  printLoomTypeWithDims(p, getResult().getType(), dims);
+}
+
+LogicalResult LoadOp::verify() {
+  auto view = llvm::cast<ViewType>(getView().getType());
+  if (getResult().getType() != view.getElementType())
+    return emitOpError("result type ") << getResult().getType()
+                                       << " must be the view's element type "
+                                       << view.getElementType();
+  return verifyAccess(*this, view, getIndices().size(), getStaticIndices());
+}
+
+ParseResult StoreOp::parse(OpAsmParser &parser, OperationState &result) {
+  UnresolvedOperand value, view;
+  SmallVector<UnresolvedOperand> indices;
+  SmallVector<int64_t> positions;
+  Type valueType, viewType;
+  TypeListParser types(parser);
+  if (parser.parseOperand(value) || parser.parseComma() ||
+      parseAccess(parser, view, indices, positions) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      types.parse(valueType) || parser.parseComma() || types.parse(viewType) ||
+      parser.resolveOperand(value, valueType, result.operands) ||
+      parser.resolveOperand(view, viewType, result.operands) ||
+      parser.resolveOperands(indices, parser.getBuilder().getIndexType(), result.operands) ||
+      types.resolve(result.operands))
+    return failure();
+  result.addAttribute(getStaticIndicesAttrName(result.name),
+                      parser.getBuilder().getDenseI64ArrayAttr(positions));
+  result.addAttribute(getOperandSegmentSizesAttrName(result.name),
+                      parser.getBuilder().getDenseI32ArrayAttr(
+                          {1, 1, static_cast<int32_t>(indices.size()),
+                           static_cast<int32_t>(types.size())}));
+  return success();
+}
+
+void StoreOp::print(OpAsmPrinter &p) {
+  p << ' ' << getValue() << ", " << getView();
+  printIndexList(p, getIndices(), getStaticIndices());
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getStaticIndicesAttrName(), getOperandSegmentSizesAttrName()});
+  p << " : ";
+  ValueRange dims = getTypeDims();
+  printLoomTypeWithDims(p, getValue().getType(), dims);
+  p << ", ";
+  printLoomTypeWithDims(p, getView().getType(), dims);
+}
+
+LogicalResult StoreOp::verify() {
+  auto view = llvm::cast<ViewType>(getView().getType());
+  if (getValue().getType() != view.getElementType())
+    return emitOpError("stored type ") << getValue().getType()
+                                       << " must be the view's element type "
+                                       << view.getElementType();
+  return verifyAccess(*this, view, getIndices().size(), getStaticIndices());
+}

@@ -1,0 +1,66 @@
+//===- View.td - the view dialect -----------------------------------------===//
+//
+// Typed, shaped access to bytes: the `view` type and scalar loads/stores.
+//
+//===----------------------------------------------------------------------===//
+
+include "common/LoomBase.td"
+
+def View_Dialect : Dialect {
+  let name = "view";
+  let cppNamespace = "::loom::view";
+  let summary = "Shaped views of storage and scalar element access";
+  let useDefaultTypePrinterParser = 1;
+}
+
+def View_ViewType : TypeDef<View_Dialect, "View"> {
+  let mnemonic = "view";
+  let summary = "A shaped, typed view of storage it does not own";
+  let description = [{
+    In Loom text a dynamic dimension is written as the SSA value that holds
+    it (`view<2x[%input_size]xbf16>`); the type itself records `?` and the
+    op that spells the type keeps the value as an operand. Generic form:
+    `!view.view<2x?xbf16>`.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    unsigned getNumDynamicDims() const;
+  }];
+}
+
+class View_Op<string mnemonic, list<Trait> traits = []>
+    : Loom_Op<View_Dialect, mnemonic, traits>;
+
+def View_LoadOp : View_Op<"load", [Loom_DependentTypeOpInterface, AttrSizedOperandSegments]> {
+  let summary = "Load one element of a view";
+  let description = [{
+    ```
+    %part = view.load %scratch_view[%lane] : view<16xf32> -> f32
+    ```
+  }];
+  let arguments = (ins Loom_ViewType:$view, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$static_indices, Variadic<Index>:$type_dims);
+  let results = (outs AnyType:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = loomNaming # [{
+    ::llvm::SmallVector<::mlir::Value> getTypedValues() { return {getView(), getResult()}; }
+  }];
+}
+
+def View_StoreOp : View_Op<"store", [Loom_DependentTypeOpInterface, AttrSizedOperandSegments]> {
+  let summary = "Store one element into a view";
+  let description = [{
+    ```
+    view.store %result_f32, %output_values[0] : f32, view<1xf32>
+    ```
+  }];
+  let arguments = (ins AnyType:$value, Loom_ViewType:$view, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$static_indices, Variadic<Index>:$type_dims);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = loomNaming # [{
+    ::llvm::SmallVector<::mlir::Value> getTypedValues() { return {getValue(), getView()}; }
+  }];
+}
