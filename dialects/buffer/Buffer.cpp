@@ -32,17 +32,22 @@ ParseResult AssumeAlignmentOp::parse(OpAsmParser &parser, OperationState &result
   SmallVector<UnresolvedOperand> buffers;
   SmallVector<Type> types;
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseOperandList(buffers) || parser.parseOptionalAttrDict(result.attributes) ||
+  IntegerAttr alignment;
+  if (parser.parseOperandList(buffers) || parser.parseLBrace() ||
+      parser.parseKeyword("minimum_alignment") || parser.parseEqual() ||
+      parser.parseAttribute(alignment, parser.getBuilder().getI64Type()) ||
+      parser.parseRBrace() || parser.parseOptionalAttrDict(result.attributes) ||
       parser.parseColon() || parseLoomTypes(parser, types) ||
       parser.resolveOperands(buffers, types, loc, result.operands))
     return failure();
+  result.addAttribute(getMinimumAlignmentAttrName(result.name), alignment);
   result.addTypes(types);
   return success();
 }
 
 void AssumeAlignmentOp::print(OpAsmPrinter &p) {
-  p << ' ' << getBuffers();
-  p.printOptionalAttrDict((*this)->getAttrs());
+  p << ' ' << getBuffers() << " {minimum_alignment = " << getMinimumAlignment() << '}';
+  p.printOptionalAttrDict((*this)->getAttrs(), {getMinimumAlignmentAttrName()});
   p << " : ";
   printLoomTypes(p, *this, getBuffers().getTypes());
 }

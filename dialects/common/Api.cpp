@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Comments.h"
 #include "loom/Dialects.h"
 
 #include "mlir-c/IR.h"
@@ -27,6 +28,9 @@ struct Session {
   std::string diagnostics;
   llvm::raw_string_ostream stream;
   SourceMgrDiagnosticHandler handler;
+  /// Comments of the Loom text parsed last, by the ops they belong to.
+  loom::Comments comments;
+  ModuleOp commented;
 };
 } // namespace
 
@@ -72,18 +76,26 @@ MlirModule loomSessionParse(void *opaque, MlirContext ctx, MlirStringRef content
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(single, config);
   if (!module)
     return MlirModule{nullptr};
-  if (loomNames)
+  if (loomNames) {
     loom::attachSourceNames(*module, single);
+    session->comments = loom::collectComments(*module, unwrap(contents));
+    session->commented = *module;
+  }
   return wrap(module.release());
 }
 
 MlirLogicalResult loomVerify(MlirOperation op) { return wrap(verify(unwrap(op))); }
 
-/// Print a module as Loom text (top-level ops, Loom names).
-void loomPrintText(MlirModule module, MlirStringCallback callback, void *userData) {
+/// Print a module as Loom text (top-level ops, Loom names). With a session,
+/// the comments of the text it parsed that module from are kept.
+void loomPrintText(void *opaque, MlirModule module, MlirStringCallback callback,
+                   void *userData) {
+  auto *session = static_cast<Session *>(opaque);
+  const loom::Comments *comments =
+      session && session->commented == unwrap(module) ? &session->comments : nullptr;
   std::string text;
   llvm::raw_string_ostream os(text);
-  loom::printLoomText(unwrap(module), os);
+  loom::printLoomText(unwrap(module), os, comments);
   os.flush();
   callback(wrap(StringRef(text)), userData);
 }

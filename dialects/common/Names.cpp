@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Comments.h"
 #include "loom/Dialects.h"
 
 #include "mlir/IR/AsmState.h"
@@ -219,25 +220,47 @@ void nameBlocks(Operation *op, OpAsmSetBlockNameFn setName) {
   }
 }
 
-void printLoomText(ModuleOp module, llvm::raw_ostream &os) {
+void printLoomText(ModuleOp module, llvm::raw_ostream &os, const Comments *comments) {
   DisplayNames display = computeDisplayNames(module);
   std::string text;
+  AsmState::LocationMap where;
   {
     llvm::raw_string_ostream out(text);
     activeNames = &display;
     OpPrintingFlags flags;
     flags.assumeVerified();
-    AsmState state(module, flags);
+    AsmState state(module, flags, &where);
+    // Op lines are counted per printed top-level op; shift them to the file.
+    llvm::DenseMap<Operation *, unsigned> firstLine;
+    unsigned line = 1;
     bool first = true;
     for (Operation &op : module.getBody()->getOperations()) {
-      if (!first)
+      if (!first) {
         out << "\n";
+        ++line;
+      }
       first = false;
-      op.print(out, state);
-      out << "\n";
+      firstLine[&op] = line;
+      std::string piece;
+      llvm::raw_string_ostream pieceStream(piece);
+      op.print(pieceStream, state);
+      out << piece << "\n";
+      line += llvm::count(piece, '\n') + 1;
     }
     activeNames = nullptr;
+    for (auto &[op, position] : where) {
+      Operation *top = op;
+      if (!module->isProperAncestor(top))
+        continue;
+      while (top->getParentOp() != module.getOperation())
+        top = top->getParentOp();
+      position.first += firstLine[top] - 1;
+    }
   }
+  // Strands stand apart from the construction code around them.
+  llvm::DenseSet<Operation *> blankBefore;
+  module.walk([&](pipeline::StrandOp strand) { blankBefore.insert(strand); });
+  text = layoutText(text, comments, where, blankBefore);
   // Drop the ordinal marker: `%__loom_ordinal_43` prints as `%43`.
   StringRef rest = text;
   std::string marker = ("%" + kOrdinalMarker).str();

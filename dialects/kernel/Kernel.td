@@ -74,7 +74,7 @@ def Kernel_AsyncWaitOp : Kernel_Op<"async.wait"> {
   }];
   let arguments = (ins Loom_GroupType:$group, I64Attr:$newer_groups);
   let assemblyFormat = [{
-    $group attr-dict `:` custom<LoomType>(type($group))
+    $group ` ` `{` `newer_groups` `=` $newer_groups `}` attr-dict `:` custom<LoomType>(type($group))
   }];
   let hasVerifier = 1;
 }

@@ -64,7 +64,7 @@ def Pipeline_MemoryOp : Pipeline_Op<"memory", [Pure]> {
   let arguments = (ins StrAttr:$space, DenseI64ArrayAttr:$coordinates);
   let results = (outs Loom_PoolType:$result);
   let assemblyFormat = [{
-    `<` custom<Keyword>($space) `>` $coordinates attr-dict `:` custom<LoomType>(type($result))
+    `<` custom<Keyword>($space) `>` `` $coordinates attr-dict `:` custom<LoomType>(type($result))
   }];
   let hasVerifier = 1;
 }

@@ -136,7 +136,7 @@ def Vector_ExtractOp : Vector_Op<"extract", [Pure]> {
   let arguments = (ins AnyVectorOfNonZeroRank:$input, DenseI64ArrayAttr:$position);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
-    $input $position attr-dict `:` custom<LoomType>(type($input)) `->` custom<LoomType>(type($result))
+    $input `` $position attr-dict `:` custom<LoomType>(type($input)) `->` custom<LoomType>(type($result))
   }];
   let hasVerifier = 1;
 }

@@ -37,7 +37,10 @@ void attachSourceNames(mlir::ModuleOp module, llvm::SourceMgr &sources);
 llvm::StringRef storedName(Value value);
 /// Print the module body in Loom text: top-level ops without the module
 /// wrapper, blank lines between them, Loom value and block names.
-void printLoomText(mlir::ModuleOp module, llvm::raw_ostream &os);
+/// With `comments`, the source comments collected at parse time are put back.
+struct Comments;
+void printLoomText(mlir::ModuleOp module, llvm::raw_ostream &os,
+                   const Comments *comments = nullptr);
 
 void nameResults(Operation *op, mlir::OpAsmSetValueNameFn setName);
 void nameBlockArguments(mlir::Region &region, mlir::OpAsmSetValueNameFn setName);

@@ -1,0 +1,101 @@
+//! Loom's generic MLIR form.
+//!
+//! Loom's `func`, `scf`, `index` and `vector` dialects share their names with
+//! upstream MLIR dialects that stock tools (`mlir-opt`) always register, and
+//! some op names collide (`index.constant`, `vector.load`, `scf.for`). In the
+//! generic form written by `--to=mlir`, ops of those dialects are therefore
+//! spelled `"loom.func.def"`, `"loom.index.constant"`, ...: an unregistered
+//! `loom` namespace that `mlir-opt --allow-unregistered-dialect` accepts.
+//! Reading generic MLIR maps the names back.
+
+const RENAMED: &[&str] = &["func", "scf", "index", "vector"];
+const PREFIX: &str = "loom.";
+
+/// Where a generic op line's quoted name starts (after indentation and an
+/// optional `%results =`), if the line is an op line.
+fn op_name_start(line: &str) -> Option<usize> {
+    let indent = line.len() - line.trim_start().len();
+    let rest = &line[indent..];
+    if rest.starts_with('"') {
+        return Some(indent + 1);
+    }
+    if rest.starts_with('%') {
+        let eq = rest.find(" = \"")?;
+        // Result lists hold only `%name`, `%name:N` and commas.
+        if rest[..eq]
+            .chars()
+            .all(|c| c.is_alphanumeric() || "%:,_$.- #".contains(c))
+        {
+            return Some(indent + eq + 4);
+        }
+    }
+    None
+}
+
+fn map_lines(text: &str, map: impl Fn(&str) -> Option<usize>, insert: bool) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for line in text.split_inclusive('\n') {
+        match op_name_start(line) {
+            Some(at) if map(&line[at..]).is_some() => {
+                out.push_str(&line[..at]);
+                if insert {
+                    out.push_str(PREFIX);
+                    out.push_str(&line[at..]);
+                } else {
+                    out.push_str(&line[at + PREFIX.len()..]);
+                }
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// Generic MLIR as printed by MLIR -> Loom's generic form.
+pub fn export(text: &str) -> String {
+    map_lines(
+        text,
+        |name| {
+            RENAMED
+                .iter()
+                .find(|d| name.starts_with(&format!("{d}.")))
+                .map(|_| 0)
+        },
+        true,
+    )
+}
+
+/// Loom's generic form -> generic MLIR that the Loom dialects parse.
+pub fn import(text: &str) -> String {
+    map_lines(
+        text,
+        |name| {
+            RENAMED
+                .iter()
+                .find(|d| name.starts_with(&format!("{PREFIX}{d}.")))
+                .map(|_| 0)
+        },
+        false,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renames_only_colliding_op_names() {
+        let text = "  %0 = \"index.constant\"() <{value = 1 : i64}> : () -> index\n  \"channel.publish\"(%1) : (!channel.write<!channel.tile<1xf32>>) -> ()\n  %a:2 = \"scf.for\"(%x) ({\n";
+        let exported = export(text);
+        assert!(exported.contains("\"loom.index.constant\""));
+        assert!(exported.contains("\"channel.publish\""));
+        assert!(exported.contains("%a:2 = \"loom.scf.for\""));
+        assert_eq!(import(&exported), text);
+    }
+
+    #[test]
+    fn leaves_strings_and_locations_alone() {
+        let text = "#loc1 = loc(\"func.x\"(#loc))\n  %0 = \"pipeline.memory\"() {note = \"index.constant\"} : () -> !pipeline.pool\n";
+        assert_eq!(export(text), text);
+    }
+}

@@ -1,0 +1,57 @@
+//! Atomic output: a tool never leaves a partial file behind. Output goes to a
+//! temporary file in the target's directory, which is renamed over the
+//! target only once everything has been written.
+
+use crate::Failure;
+use std::io::Write;
+use std::path::Path;
+
+/// Write `bytes` to `path` (`-` is standard output) atomically.
+pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
+    if path == "-" {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(bytes)
+            .and_then(|()| stdout.flush())
+            .map_err(|e| Failure(format!("<stdout>: error: cannot write: {e}")));
+    }
+    let target = Path::new(path);
+    let dir = match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let fail = |e: std::io::Error| Failure(format!("{path}: error: cannot write: {e}"));
+    let mut temp = tempfile::Builder::new()
+        .prefix(".loom-")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    temp.write_all(bytes).map_err(fail)?;
+    temp.as_file().sync_all().map_err(fail)?;
+    // Keep the permissions of a file that is being replaced.
+    if let Ok(meta) = std::fs::metadata(target) {
+        std::fs::set_permissions(temp.path(), meta.permissions()).map_err(fail)?;
+    }
+    temp.persist(target).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_the_target_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.loom");
+        std::fs::write(&path, "old").unwrap();
+        write_atomically(path.to_str().unwrap(), b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn reports_a_missing_directory() {
+        let err = write_atomically("/nonexistent-dir/x.loom", b"x").unwrap_err();
+        assert!(err.0.starts_with("/nonexistent-dir/x.loom: error: cannot write"));
+    }
+}

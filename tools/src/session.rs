@@ -1,0 +1,161 @@
+//! An MLIR context with the Loom dialects, plus the sources it parsed so
+//! that every diagnostic can show `file:line:col`, the source line and a
+//! caret, as MLIR's own tools do.
+
+use crate::format::{Format, InputForm};
+use crate::{generic, Failure};
+use loom_dialects::ffi;
+use melior::dialect::DialectRegistry;
+use melior::ir::Module;
+use melior::Context;
+use mlir_sys::{mlirOperationWriteBytecode, MlirStringRef};
+use std::ffi::c_void;
+
+pub struct Session {
+    context: Context,
+    raw: *mut c_void,
+}
+
+/// A parsed, verified module and the form it was read from.
+pub struct SourceModule<'c> {
+    pub module: Module<'c>,
+    pub form: InputForm,
+}
+
+unsafe extern "C" fn append(text: MlirStringRef, user_data: *mut c_void) {
+    // SAFETY: `user_data` is the `Vec<u8>` passed by `collect`, and MLIR
+    // hands over `length` valid bytes at `data`.
+    unsafe {
+        let out = &mut *(user_data as *mut Vec<u8>);
+        out.extend_from_slice(std::slice::from_raw_parts(text.data as *const u8, text.length));
+    }
+}
+
+/// Run a C printing function that reports its text through a callback.
+fn collect(print: impl FnOnce(mlir_sys::MlirStringCallback, *mut c_void)) -> Vec<u8> {
+    let mut out = Vec::new();
+    print(Some(append), &mut out as *mut Vec<u8> as *mut c_void);
+    out
+}
+
+fn string_ref(bytes: &[u8]) -> MlirStringRef {
+    MlirStringRef {
+        data: bytes.as_ptr() as *const _,
+        length: bytes.len(),
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Session {
+    pub fn new() -> Self {
+        let registry = DialectRegistry::new();
+        loom_dialects::register(&registry);
+        let context = Context::new();
+        context.append_dialect_registry(&registry);
+        context.load_all_available_dialects();
+        // One thread: deterministic diagnostics order and no pool start-up.
+        context.enable_multi_threading(false);
+        // SAFETY: the context outlives the session object (dropped after it).
+        let raw = unsafe { ffi::loomSessionCreate(context.to_raw()) };
+        Session { context, raw }
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// Diagnostics reported since the last call, as MLIR formats them.
+    pub fn take_diagnostics(&self) -> String {
+        // SAFETY: `raw` is a live session.
+        let bytes = collect(|cb, ud| unsafe { ffi::loomSessionTakeDiagnostics(self.raw, cb, ud) });
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Parse and verify `bytes` named `name`, in whichever form they are.
+    pub fn parse(&self, bytes: &[u8], name: &str) -> Result<SourceModule<'_>, Failure> {
+        let form = InputForm::detect(bytes);
+        let imported;
+        let contents = match form {
+            InputForm::Generic => match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    imported = generic::import(text);
+                    imported.as_bytes()
+                }
+                Err(e) => {
+                    return Err(Failure(format!(
+                        "{name}: error: input is neither UTF-8 text nor MLIR bytecode: {e}"
+                    )))
+                }
+            },
+            _ => bytes,
+        };
+        // SAFETY: all handles are live; the C side copies `contents`.
+        let raw = unsafe {
+            ffi::loomSessionParse(
+                self.raw,
+                self.context.to_raw(),
+                string_ref(contents),
+                string_ref(name.as_bytes()),
+                form == InputForm::Text,
+            )
+        };
+        if raw.ptr.is_null() {
+            let mut diagnostics = self.take_diagnostics();
+            if diagnostics.is_empty() {
+                diagnostics = format!("{name}: error: cannot parse input\n");
+            }
+            return Err(Failure(diagnostics));
+        }
+        // SAFETY: a non-null module freshly created in this context.
+        let module = unsafe { Module::from_raw(raw) };
+        Ok(SourceModule { module, form })
+    }
+
+    /// Verify a module, reporting problems through the session.
+    pub fn verify(&self, module: &Module) -> Result<(), Failure> {
+        // SAFETY: the module's operation is live.
+        let result = unsafe { ffi::loomVerify(module.as_operation().to_raw()) };
+        if result.value == 0 {
+            return Err(Failure(self.take_diagnostics()));
+        }
+        Ok(())
+    }
+
+    /// Print `module` in `format`. Loom text keeps the comments of the text
+    /// the module was parsed from when `keep_comments` is set.
+    pub fn print(&self, module: &Module, format: Format, keep_comments: bool) -> Vec<u8> {
+        match format {
+            Format::Text => {
+                let session = if keep_comments {
+                    self.raw
+                } else {
+                    std::ptr::null_mut()
+                };
+                // SAFETY: live module; a null session means "no comments".
+                collect(|cb, ud| unsafe { ffi::loomPrintText(session, module.to_raw(), cb, ud) })
+            }
+            Format::Generic => {
+                // SAFETY: live module.
+                let text =
+                    collect(|cb, ud| unsafe { ffi::loomPrintGeneric(module.to_raw(), cb, ud) });
+                generic::export(&String::from_utf8_lossy(&text)).into_bytes()
+            }
+            Format::Bytecode => collect(|cb, ud| {
+                // SAFETY: live operation; the callback appends the bytes.
+                unsafe { mlirOperationWriteBytecode(module.as_operation().to_raw(), cb, ud) }
+            }),
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once, before the context.
+        unsafe { ffi::loomSessionDestroy(self.raw) }
+    }
+}
