@@ -28,9 +28,6 @@ struct Session {
   std::string diagnostics;
   llvm::raw_string_ostream stream;
   SourceMgrDiagnosticHandler handler;
-  /// Comments of the Loom text parsed last, by the ops they belong to.
-  loom::Comments comments;
-  ModuleOp commented;
 };
 } // namespace
 
@@ -78,24 +75,18 @@ MlirModule loomSessionParse(void *opaque, MlirContext ctx, MlirStringRef content
     return MlirModule{nullptr};
   if (loomNames) {
     loom::attachSourceNames(*module, single);
-    session->comments = loom::collectComments(*module, unwrap(contents));
-    session->commented = *module;
+    loom::attachComments(*module, unwrap(contents));
   }
   return wrap(module.release());
 }
 
 MlirLogicalResult loomVerify(MlirOperation op) { return wrap(verify(unwrap(op))); }
 
-/// Print a module as Loom text (top-level ops, Loom names). With a session,
-/// the comments of the text it parsed that module from are kept.
-void loomPrintText(void *opaque, MlirModule module, MlirStringCallback callback,
-                   void *userData) {
-  auto *session = static_cast<Session *>(opaque);
-  const loom::Comments *comments =
-      session && session->commented == unwrap(module) ? &session->comments : nullptr;
+/// Print a module as Loom text (top-level ops, Loom names, comments).
+void loomPrintText(MlirModule module, MlirStringCallback callback, void *userData) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  loom::printLoomText(unwrap(module), os, comments);
+  loom::printLoomText(unwrap(module), os);
   os.flush();
   callback(wrap(StringRef(text)), userData);
 }

@@ -1,11 +1,13 @@
 //===- Comments.cpp - keep source comments through loom-format -------------===//
 //
-// MLIR's lexer drops comments. At parse time each `//` comment is attached to
-// an op: a full-line comment to the next op that starts after it, an
-// end-of-line comment to the op that starts on its line. At print time the
-// printer reports where each op landed (AsmState's location map) and the
-// comments are put back there, indented like the op. Comments after the last
-// op stay at the end of the file.
+// MLIR's lexer drops comments. After parsing, each `//` comment is attached
+// to an op: a full-line comment to the next op that starts after it, an
+// end-of-line comment to the op that starts on its line, comments after the
+// last op to the module. They are kept in the op's location (a FusedLoc
+// whose metadata is {loom.before = [...], loom.after = "..."}), so they
+// survive bytecode and generic MLIR. At print time the printer reports where
+// each op landed (AsmState's location map) and the comments go back there,
+// indented like the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,8 +55,56 @@ static std::optional<unsigned> lineOf(Location loc) {
   return std::nullopt;
 }
 
-Comments collectComments(ModuleOp module, StringRef source) {
-  Comments comments;
+static constexpr llvm::StringLiteral kBefore = "loom.before", kAfter = "loom.after";
+
+static DictionaryAttr commentMetadata(Location loc) {
+  auto fused = llvm::dyn_cast<FusedLoc>(loc);
+  if (!fused)
+    return nullptr;
+  auto dict = llvm::dyn_cast_if_present<DictionaryAttr>(fused.getMetadata());
+  if (!dict || (!dict.get(kBefore) && !dict.get(kAfter)))
+    return nullptr;
+  return dict;
+}
+
+Location withoutComments(Location loc) {
+  if (commentMetadata(loc))
+    return llvm::cast<FusedLoc>(loc).getLocations().front();
+  return loc;
+}
+
+OpComments commentsOf(Location loc) {
+  OpComments comments;
+  DictionaryAttr dict = commentMetadata(loc);
+  if (!dict)
+    return comments;
+  if (auto before = dict.getAs<ArrayAttr>(kBefore))
+    for (Attribute text : before)
+      comments.before.push_back(llvm::cast<StringAttr>(text).str());
+  if (auto after = dict.getAs<StringAttr>(kAfter))
+    comments.after = after.str();
+  return comments;
+}
+
+static void store(Operation *op, const OpComments &comments) {
+  MLIRContext *ctx = op->getContext();
+  Builder builder(ctx);
+  SmallVector<NamedAttribute> entries;
+  if (!comments.before.empty()) {
+    SmallVector<Attribute> texts;
+    for (const std::string &text : comments.before)
+      texts.push_back(builder.getStringAttr(text));
+    entries.push_back(builder.getNamedAttr(kBefore, builder.getArrayAttr(texts)));
+  }
+  if (!comments.after.empty())
+    entries.push_back(builder.getNamedAttr(kAfter, builder.getStringAttr(comments.after)));
+  if (entries.empty())
+    return;
+  op->setLoc(FusedLoc::get(ctx, {withoutComments(op->getLoc())},
+                           builder.getDictionaryAttr(entries)));
+}
+
+void attachComments(ModuleOp module, StringRef source) {
   // Ops by the line they start on, in source order.
   std::map<unsigned, Operation *> starts;
   module.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -63,6 +113,7 @@ Comments collectComments(ModuleOp module, StringRef source) {
     if (auto line = lineOf(op->getLoc()))
       starts.emplace(*line, op);
   });
+  std::map<Operation *, OpComments> found;
   SmallVector<StringRef> lines;
   source.split(lines, '\n');
   for (auto [index, line] : llvm::enumerate(lines)) {
@@ -71,25 +122,23 @@ Comments collectComments(ModuleOp module, StringRef source) {
     if (!column)
       continue;
     std::string text = line.drop_front(*column).rtrim().str();
-    if (line.take_front(*column).trim().empty()) {
-      auto next = starts.upper_bound(number);
-      if (next == starts.end())
-        comments.trailing.push_back(text);
-      else
-        comments.before[next->second].push_back(text);
-    } else if (auto here = starts.find(number); here != starts.end()) {
-      comments.endOfLine[here->second] = text;
-    } else {
-      // A comment after a closing brace or a block label: keep it above the
-      // next op rather than drop it.
-      auto next = starts.upper_bound(number);
-      if (next == starts.end())
-        comments.trailing.push_back(text);
-      else
-        comments.before[next->second].push_back(text);
+    bool fullLine = line.take_front(*column).trim().empty();
+    auto here = starts.find(number);
+    if (!fullLine && here != starts.end()) {
+      found[here->second].after = text;
+      continue;
     }
+    // A full-line comment, or one after a closing brace or a block label:
+    // it goes above the next op (the module holds the ones after the last).
+    auto next = starts.upper_bound(number);
+    OpComments &group = found[next == starts.end() ? module.getOperation() : next->second];
+    // A blank line in front of a comment group separates it; keep that.
+    if (fullLine && index > 0 && lines[index - 1].trim().empty())
+      group.before.push_back("");
+    group.before.push_back(text);
   }
-  return comments;
+  for (auto &[op, comments] : found)
+    store(op, comments);
 }
 
 /// MLIR annotates block labels with their predecessors (`^bb1:  // pred:
@@ -107,8 +156,7 @@ static StringRef withoutPredecessors(StringRef line) {
   return line;
 }
 
-std::string layoutText(StringRef printed, const Comments *comments,
-                       const AsmState::LocationMap &where,
+std::string layoutText(ModuleOp module, StringRef printed, const AsmState::LocationMap &where,
                        const llvm::DenseSet<Operation *> &blankBefore) {
   // Line (1-based) of the printed text -> what to put above / after it.
   std::map<unsigned, std::vector<std::string>> above;
@@ -117,14 +165,12 @@ std::string layoutText(StringRef printed, const Comments *comments,
   for (Operation *op : blankBefore)
     if (auto it = where.find(op); it != where.end())
       blank.insert(it->second.first);
-  if (comments) {
-    for (auto &[op, texts] : comments->before)
-      if (auto it = where.find(op); it != where.end())
-        for (const std::string &text : texts)
-          above[it->second.first].push_back(text);
-    for (auto &[op, text] : comments->endOfLine)
-      if (auto it = where.find(op); it != where.end())
-        after[it->second.first] = text;
+  for (auto &[op, position] : where) {
+    OpComments comments = commentsOf(op->getLoc());
+    auto &lineAbove = above[position.first];
+    lineAbove.insert(lineAbove.end(), comments.before.begin(), comments.before.end());
+    if (!comments.after.empty())
+      after[position.first] = comments.after;
   }
 
   std::string out;
@@ -137,8 +183,17 @@ std::string layoutText(StringRef printed, const Comments *comments,
       out += '\n';
     if (auto it = above.find(number); it != above.end()) {
       StringRef indent = line.take_front(line.size() - line.ltrim().size());
-      for (const std::string &text : it->second)
+      for (const std::string &text : it->second) {
+        if (text.empty()) {
+          // Keep a separating blank line, unless one is already there or the
+          // comment opens a region.
+          StringRef sofar(out);
+          if (!sofar.empty() && !sofar.ends_with("\n\n") && !sofar.rtrim().ends_with("{"))
+            out += '\n';
+          continue;
+        }
         out += (indent + text + "\n").str();
+      }
     }
     out += line.str();
     if (auto it = after.find(number); it != after.end())
@@ -146,8 +201,8 @@ std::string layoutText(StringRef printed, const Comments *comments,
     if (index + 1 < lines.size())
       out += '\n';
   }
-  if (comments)
-    for (const std::string &text : comments->trailing)
+  for (const std::string &text : commentsOf(module->getLoc()).before)
+    if (!text.empty() || !StringRef(out).ends_with("\n\n"))
       out += text + "\n";
   return out;
 }

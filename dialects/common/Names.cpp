@@ -6,10 +6,10 @@
 // argument's name is a NameLoc around its own location. Locations survive
 // bytecode and generic MLIR, so names do too.
 //
-// Printing: every value gets an ordinal in module order (block arguments,
-// then op results, then nested regions). A value prints as its name when no
-// other value of the same top-level op has that name, as `name$ordinal` when
-// one does, and as `%ordinal` when it has no name. Blocks print as `^_bbN`,
+// Printing: every value gets an ordinal in module order (op results, then
+// the block arguments and ops of its regions). A value prints as its name,
+// as `name$ordinal` when a value it can see (or that can see it) has the
+// same name, and as `%ordinal` when it has no name. Blocks print as `^_bbN`,
 // N being the block's position in its region.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +18,7 @@
 #include "loom/Dialects.h"
 
 #include "mlir/IR/AsmState.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -129,7 +130,7 @@ StringRef storedName(Value value) {
     return "";
   }
   auto result = llvm::cast<OpResult>(value);
-  Location loc = result.getOwner()->getLoc();
+  Location loc = withoutComments(result.getOwner()->getLoc());
   if (auto name = llvm::dyn_cast<NameLoc>(loc))
     return result.getOwner()->getNumResults() == 1 ? name.getName().getValue() : "";
   if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {
@@ -163,22 +164,79 @@ void collectValues(Operation *op, SmallVectorImpl<Value> &values) {
 }
 } // namespace
 
+/// Values defined directly in `region`: its block arguments and the results
+/// of the ops of its blocks.
+static void definedIn(Region &region, SmallVectorImpl<Value> &values) {
+  for (Block &block : region) {
+    for (BlockArgument arg : block.getArguments())
+      values.push_back(arg);
+    for (Operation &op : block)
+      for (Value result : op.getResults())
+        values.push_back(result);
+  }
+}
+
+/// Names defined in `region` and every region nested in it, with counts.
+static void countSubtree(Region &region, llvm::StringMap<unsigned> &counts) {
+  SmallVector<Value> values;
+  definedIn(region, values);
+  for (Value value : values)
+    if (StringRef name = storedName(value); !name.empty())
+      ++counts[name];
+  for (Block &block : region)
+    for (Operation &op : block)
+      for (Region &nested : op.getRegions())
+        countSubtree(nested, counts);
+}
+
+/// Mark the values of `region` (and nested regions) whose name is also used
+/// by a value they can see or that can see them: in the same region, an
+/// enclosing one, or a nested one. Sibling regions may share names.
+static void markConflicts(Region &region, const llvm::StringMap<unsigned> &enclosing,
+                          llvm::DenseSet<Value> &conflicting) {
+  llvm::StringMap<unsigned> subtree;
+  countSubtree(region, subtree);
+  SmallVector<Value> values;
+  definedIn(region, values);
+  llvm::StringMap<unsigned> here;
+  for (Value value : values)
+    if (StringRef name = storedName(value); !name.empty())
+      ++here[name];
+  for (Value value : values) {
+    StringRef name = storedName(value);
+    if (name.empty())
+      continue;
+    // subtree counts this region and everything below it.
+    if (enclosing.count(name) || subtree.lookup(name) > 1)
+      conflicting.insert(value);
+  }
+  llvm::StringMap<unsigned> visible = enclosing;
+  for (auto &entry : here)
+    visible[entry.getKey()] += entry.getValue();
+  for (Block &block : region)
+    for (Operation &op : block)
+      for (Region &nested : op.getRegions()) {
+        // Names of a nested value that an enclosing value also uses.
+        markConflicts(nested, visible, conflicting);
+      }
+}
+
 static DisplayNames computeDisplayNames(ModuleOp module) {
   DisplayNames display;
+  llvm::DenseSet<Value> conflicting;
+  for (Operation &top : module.getBody()->getOperations())
+    for (Region &region : top.getRegions())
+      markConflicts(region, {}, conflicting);
   unsigned ordinal = 0;
   for (Operation &top : module.getBody()->getOperations()) {
     SmallVector<Value> values;
     collectValues(&top, values);
-    llvm::StringMap<unsigned> uses;
-    for (Value value : values)
-      if (StringRef name = storedName(value); !name.empty())
-        ++uses[name];
     for (Value value : values) {
       StringRef name = storedName(value);
       std::string shown;
       if (name.empty())
         shown = (kOrdinalMarker + Twine(ordinal)).str();
-      else if (uses[name] > 1)
+      else if (conflicting.contains(value))
         shown = (name + "$" + Twine(ordinal)).str();
       else
         shown = name.str();
@@ -220,7 +278,7 @@ void nameBlocks(Operation *op, OpAsmSetBlockNameFn setName) {
   }
 }
 
-void printLoomText(ModuleOp module, llvm::raw_ostream &os, const Comments *comments) {
+void printLoomText(ModuleOp module, llvm::raw_ostream &os) {
   DisplayNames display = computeDisplayNames(module);
   std::string text;
   AsmState::LocationMap where;
@@ -260,7 +318,7 @@ void printLoomText(ModuleOp module, llvm::raw_ostream &os, const Comments *comme
   // Strands stand apart from the construction code around them.
   llvm::DenseSet<Operation *> blankBefore;
   module.walk([&](pipeline::StrandOp strand) { blankBefore.insert(strand); });
-  text = layoutText(text, comments, where, blankBefore);
+  text = layoutText(module, text, where, blankBefore);
   // Drop the ordinal marker: `%__loom_ordinal_43` prints as `%43`.
   StringRef rest = text;
   std::string marker = ("%" + kOrdinalMarker).str();

@@ -59,7 +59,7 @@ ParseResult ForOp::parse(OpAsmParser &parser, OperationState &result) {
       return failure();
     result.addTypes(types);
   }
-  if (parser.parseOptionalAttrDict(result.attributes))
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
   Region *body = result.addRegion();
   if (parser.parseRegion(*body, regionArgs))
@@ -85,7 +85,7 @@ void ForOp::print(OpAsmPrinter &p) {
     printLoomTypes(p, *this, getResultTypes());
     p << ')';
   }
-  p.printOptionalAttrDict((*this)->getAttrs());
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs());
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/!getInitArgs().empty());
@@ -130,7 +130,7 @@ ParseResult IfOp::parse(OpAsmParser &parser, OperationState &result) {
       return failure();
     result.addTypes(types);
   }
-  if (parser.parseOptionalAttrDict(result.attributes))
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
   Region *thenRegion = result.addRegion();
   Region *elseRegion = result.addRegion();
@@ -152,7 +152,7 @@ void IfOp::print(OpAsmPrinter &p) {
     printLoomTypes(p, *this, getResultTypes());
     p << ')';
   }
-  p.printOptionalAttrDict((*this)->getAttrs());
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs());
   bool terminators = !getResults().empty();
   p << ' ';
   p.printRegion(getThenRegion(), false, terminators);

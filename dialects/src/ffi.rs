@@ -23,12 +23,7 @@ extern "C" {
         loom_names: bool,
     ) -> MlirModule;
     pub fn loomVerify(op: MlirOperation) -> MlirLogicalResult;
-    pub fn loomPrintText(
-        session: *mut c_void,
-        module: MlirModule,
-        callback: MlirStringCallback,
-        user_data: *mut c_void,
-    );
+    pub fn loomPrintText(module: MlirModule, callback: MlirStringCallback, user_data: *mut c_void);
     pub fn loomPrintGeneric(
         module: MlirModule,
         callback: MlirStringCallback,

@@ -7,6 +7,7 @@ pub mod format;
 pub mod generic;
 pub mod output;
 pub mod session;
+pub mod split;
 
 pub use format::{Format, InputForm};
 pub use session::{Session, SourceModule};

@@ -126,18 +126,12 @@ impl Session {
         Ok(())
     }
 
-    /// Print `module` in `format`. Loom text keeps the comments of the text
-    /// the module was parsed from when `keep_comments` is set.
-    pub fn print(&self, module: &Module, format: Format, keep_comments: bool) -> Vec<u8> {
+    /// Print `module` in `format`.
+    pub fn print(&self, module: &Module, format: Format) -> Vec<u8> {
         match format {
             Format::Text => {
-                let session = if keep_comments {
-                    self.raw
-                } else {
-                    std::ptr::null_mut()
-                };
-                // SAFETY: live module; a null session means "no comments".
-                collect(|cb, ud| unsafe { ffi::loomPrintText(session, module.to_raw(), cb, ud) })
+                // SAFETY: live module.
+                collect(|cb, ud| unsafe { ffi::loomPrintText(module.to_raw(), cb, ud) })
             }
             Format::Generic => {
                 // SAFETY: live module.

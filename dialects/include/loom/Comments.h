@@ -13,18 +13,24 @@
 
 namespace loom {
 
-struct Comments {
-  std::map<mlir::Operation *, std::vector<std::string>> before;
-  std::map<mlir::Operation *, std::string> endOfLine;
-  std::vector<std::string> trailing;
+/// The comments attached to an op (or, for the module, the ones after the
+/// last op). They live in the op's location, so bytecode and generic MLIR
+/// keep them.
+struct OpComments {
+  std::vector<std::string> before; // "" marks a separating blank line
+  std::string after;               // an end-of-line comment
 };
 
 /// Attach the `//` comments of `source` to the ops of `module` parsed from it.
-Comments collectComments(mlir::ModuleOp module, llvm::StringRef source);
+void attachComments(mlir::ModuleOp module, llvm::StringRef source);
+/// The comments stored in `loc`, and the location without them.
+OpComments commentsOf(mlir::Location loc);
+mlir::Location withoutComments(mlir::Location loc);
+
 /// The final layout of printed Loom text: predecessor notes dropped from
-/// block labels, a blank line above each op of `blankBefore`, and the
-/// `comments` (if any) put back, using where the printer placed each op.
-std::string layoutText(llvm::StringRef printed, const Comments *comments,
+/// block labels, a blank line above each op of `blankBefore`, and the ops'
+/// comments put back, using where the printer placed each op.
+std::string layoutText(mlir::ModuleOp module, llvm::StringRef printed,
                        const mlir::AsmState::LocationMap &where,
                        const llvm::DenseSet<mlir::Operation *> &blankBefore);
 

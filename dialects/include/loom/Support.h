@@ -37,10 +37,7 @@ void attachSourceNames(mlir::ModuleOp module, llvm::SourceMgr &sources);
 llvm::StringRef storedName(Value value);
 /// Print the module body in Loom text: top-level ops without the module
 /// wrapper, blank lines between them, Loom value and block names.
-/// With `comments`, the source comments collected at parse time are put back.
-struct Comments;
-void printLoomText(mlir::ModuleOp module, llvm::raw_ostream &os,
-                   const Comments *comments = nullptr);
+void printLoomText(mlir::ModuleOp module, llvm::raw_ostream &os);
 
 void nameResults(Operation *op, mlir::OpAsmSetValueNameFn setName);
 void nameBlockArguments(mlir::Region &region, mlir::OpAsmSetValueNameFn setName);

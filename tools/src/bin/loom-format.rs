@@ -30,7 +30,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let bytes = read_input(&args.input)?;
     let name = if args.input == "-" { "<stdin>" } else { &args.input };
     let source = session.parse(&bytes, name)?;
-    let canonical = session.print(&source.module, args.to, true);
+    let canonical = session.print(&source.module, args.to);
 
     if args.check || args.in_place {
         if source.form != InputForm::Text {

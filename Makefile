@@ -1,0 +1,58 @@
+# Loom: the two commands a newcomer needs are `make demo` and `make check`.
+# Both install what is missing (Debian packages, a Python venv with lit) and
+# build first; running them again does nothing that is already done.
+
+LLVM_PREFIX ?= /usr/lib/llvm-22
+VENV        := .venv
+LIT_VERSION := 23.1.5
+CARGO       ?= cargo
+PROFILE     ?= dev
+BIN         := target/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))
+
+# Debian 12 packages: LLVM/MLIR 22 (static C API libraries, mlir-tblgen,
+# FileCheck), what MLIR links against, and libclang for mlir-sys' bindgen.
+DEB_PACKAGES := libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools \
+                libpolly-22-dev libclang-dev libzstd-dev libz3-dev libxml2-dev \
+                zlib1g-dev g++ python3-venv diffutils
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps build demo check test-unit test-lit lint bench fuzz clean
+
+all: build
+
+deps: $(VENV)/.lit-$(LIT_VERSION)
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+$(VENV)/.lit-$(LIT_VERSION):
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check lit==$(LIT_VERSION)
+	touch $@
+
+build: deps
+	$(CARGO) build --profile $(PROFILE) --bins
+
+demo: build
+	@LOOM_BIN=$(BIN) ./scripts/demo.sh
+
+check: build
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --profile $(PROFILE) --all-targets -- -D warnings
+	$(CARGO) test --profile $(PROFILE)
+	LOOM_BIN_DIR=$(abspath $(BIN)) $(VENV)/bin/lit -sv test
+
+bench:
+	$(MAKE) build PROFILE=release
+	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench.sh
+
+clean:
+	$(CARGO) clean
+	rm -rf $(VENV)
