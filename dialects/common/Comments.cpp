@@ -136,6 +136,10 @@ void attachComments(ModuleOp module, StringRef source) {
     if (fullLine && index > 0 && lines[index - 1].trim().empty())
       group.before.push_back("");
     group.before.push_back(text);
+    // ... and a blank line after it, between the comments and the op.
+    if (fullLine && index + 1 < lines.size() && lines[index + 1].trim().empty() &&
+        next != starts.end())
+      group.before.push_back("");
   }
   for (auto &[op, comments] : found)
     store(op, comments);
