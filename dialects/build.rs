@@ -73,7 +73,7 @@ fn main() {
         }
         build.file(manifest.join(dir).join(format!("{stem}.cpp")));
     }
-    for file in ["Syntax.cpp", "Names.cpp", "Dims.cpp", "Signature.cpp", "Comments.cpp", "Api.cpp"] {
+    for file in ["Syntax.cpp", "Names.cpp", "Dims.cpp", "Signature.cpp", "Comments.cpp", "Ownership.cpp", "Api.cpp"] {
         build.file(manifest.join("common").join(file));
     }
 

@@ -29,7 +29,7 @@ class Channel_RecordType<string name, string typeMnemonic, string what>
   let mnemonic = typeMnemonic;
   let summary = what;
   let parameters = (ins "::loom::channel::TileType":$record);
-  let assemblyFormat = "`<` $record `>`";
+  let assemblyFormat = "`<` qualified($record) `>`";
 }
 
 def Channel_ChannelType : Channel_RecordType<"Channel", "channel",

@@ -43,7 +43,12 @@ void loomRegisterDialects(MlirDialectRegistry registry) {
                            loom::config::ConfigDialect>();
 }
 
-void *loomSessionCreate(MlirContext ctx) { return new Session(unwrap(ctx)); }
+void *loomSessionCreate(MlirContext ctx) {
+  // Diagnostics point at the source line; a dump of the op in generic form
+  // after each one would only repeat it less readably.
+  unwrap(ctx)->printOpOnDiagnostic(false);
+  return new Session(unwrap(ctx));
+}
 
 void loomSessionDestroy(void *session) { delete static_cast<Session *>(session); }
 
@@ -63,7 +68,9 @@ MlirModule loomSessionParse(void *opaque, MlirContext ctx, MlirStringRef content
   auto *session = static_cast<Session *>(opaque);
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(unwrap(contents), unwrap(name));
   unsigned id = session->sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  ParserConfig config(unwrap(ctx), /*verifyAfterParse=*/true);
+  // Verify only once names and comments are attached, so diagnostics can
+  // name values as the source does.
+  ParserConfig config(unwrap(ctx), /*verifyAfterParse=*/false);
   // The parser reads the most recently added buffer through a SourceMgr that
   // holds only it, while diagnostics resolve locations through the session's.
   llvm::SourceMgr single;
@@ -77,6 +84,8 @@ MlirModule loomSessionParse(void *opaque, MlirContext ctx, MlirStringRef content
     loom::attachSourceNames(*module, single);
     loom::attachComments(*module, unwrap(contents));
   }
+  if (failed(verify(*module)))
+    return MlirModule{nullptr};
   return wrap(module.release());
 }
 

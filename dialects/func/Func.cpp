@@ -188,3 +188,9 @@ LogicalResult ReturnOp::verify() {
                                     << " but the function returns " << std::get<1>(pair);
   return success();
 }
+
+LogicalResult DefOp::verifyRegions() {
+  if (getBody().empty())
+    return success();
+  return verifyOwnership(getBody());
+}

@@ -139,3 +139,5 @@ LogicalResult StrandOp::verify() {
       return emitOpError("worker strides must be at least 1, got ") << stride;
   return success();
 }
+
+LogicalResult DefOp::verifyRegions() { return verifyOwnership(getBody()); }

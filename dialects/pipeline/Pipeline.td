@@ -47,6 +47,7 @@ def Pipeline_DefOp : Pipeline_Op<"def", [IsolatedFromAbove, Symbol,
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = loomNaming # [{
     static ::mlir::RegionKind getRegionKind(unsigned) { return ::mlir::RegionKind::SSACFG; }
   }];

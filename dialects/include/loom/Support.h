@@ -58,6 +58,14 @@ mlir::LogicalResult verifyTypeDims(Operation *op);
 /// The dimension values of the `index`-th typed value of a dependent op.
 ValueRange typeDimsOf(Operation *op, unsigned typedIndex);
 
+//===-- Ownership (Ownership.cpp) -----------------------------------------===//
+
+/// Check the channel ownership rules on a function or pipeline body: every
+/// write/read obligation is published/released exactly once on every path,
+/// no payload view is used after that, and copies into (out of) a record
+/// have completed before it is published (released).
+mlir::LogicalResult verifyOwnership(mlir::Region &body);
+
 //===-- Syntax (Syntax.cpp) -----------------------------------------------===//
 
 /// A Loom type: the bare names `buffer`, `offset`, `pool`,

@@ -1,0 +1,431 @@
+//===- Ownership.cpp - channel ownership rules -----------------------------===//
+//
+// A forward analysis over a function or pipeline body. Each `write<..>` of a
+// channel.reserve and `read<..>` of a channel.acquire is an obligation:
+//  - it is consumed exactly once on every path (channel.publish for writes,
+//    channel.release for reads, or passing it to a func.call, which moves it);
+//  - its payload view is not used once it is consumed;
+//  - a copy into a write's payload has completed (grouped, then waited for)
+//    before the publish, and a copy out of a read's payload before the
+//    release;
+//  - it is consumed in the region that owns it: not inside a loop body or a
+//    strand that may run zero or several times, and in both branches of an
+//    scf.if or neither; it never travels through block arguments, yields or
+//    loop-carried values.
+// Structured regions are analysed as single-block scopes; multi-block (cfg)
+// regions with a fixpoint over their blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialects.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/PostOrderIterator.h"
+#include "mlir/IR/RegionGraphTraits.h"
+
+#include <queue>
+
+using namespace mlir;
+
+namespace loom {
+namespace {
+
+enum class Held { Owned, Consumed };
+struct ObligationState {
+  Held held = Held::Owned;
+  Operation *consumer = nullptr;
+  bool operator==(const ObligationState &o) const { return held == o.held; }
+};
+
+enum class Progress { Pending = 0, Grouped = 1, Complete = 2 };
+struct CopyState {
+  Progress progress = Progress::Pending;
+  unsigned group = 0;
+  bool operator==(const CopyState &o) const { return progress == o.progress && group == o.group; }
+};
+
+struct State {
+  llvm::MapVector<Value, ObligationState> obligations;
+  llvm::MapVector<Value, CopyState> copies; // token -> progress
+  llvm::DenseMap<Value, unsigned> groups;   // group -> commit sequence
+  unsigned nextGroup = 1;
+
+  bool operator==(const State &o) const {
+    auto sameMap = [](const auto &a, const auto &b) {
+      if (a.size() != b.size())
+        return false;
+      for (auto &[key, value] : a) {
+        auto it = b.find(key);
+        if (it == b.end() || !(it->second == value))
+          return false;
+      }
+      return true;
+    };
+    return sameMap(obligations, o.obligations) && sameMap(copies, o.copies) &&
+           sameMap(groups, o.groups);
+  }
+};
+
+bool isObligation(Type type) { return llvm::isa<channel::ReadType, channel::WriteType>(type); }
+
+std::string describe(Value value) {
+  StringRef name = storedName(value);
+  std::string kind = llvm::isa<channel::WriteType>(value.getType()) ? "write obligation"
+                     : llvm::isa<channel::ReadType>(value.getType()) ? "read obligation"
+                                                                      : "value";
+  if (name.empty())
+    return "the " + kind;
+  return "the " + kind + " %" + name.str();
+}
+
+StringRef consumeVerb(Value obligation) {
+  return llvm::isa<channel::WriteType>(obligation.getType()) ? "published" : "released";
+}
+
+class Checker {
+public:
+  LogicalResult function(Region &body);
+
+private:
+  LogicalResult region(Region &region, State &state, Operation *scope);
+  LogicalResult block(Block &block, State &state);
+  LogicalResult op(Operation *op, State &state);
+  LogicalResult nested(Operation *op, State &state);
+  LogicalResult useOperands(Operation *op, State &state);
+  LogicalResult consume(Operation *op, Value obligation, State &state);
+  LogicalResult copiesComplete(Operation *op, Value obligation, State &state);
+  LogicalResult leaks(const State &state, const State &outer, Operation *at, StringRef where);
+  LogicalResult join(State &into, const State &from, Block *at, bool &changed);
+  InFlightDiagnostic noteDefinition(InFlightDiagnostic diag, Value obligation);
+
+  llvm::DenseMap<Value, Value> payloadOwner; // payload view -> obligation
+  llvm::DenseMap<Value, kernel::AsyncCopyOp> copyOf;
+};
+
+InFlightDiagnostic Checker::noteDefinition(InFlightDiagnostic diag, Value obligation) {
+  if (Operation *def = obligation.getDefiningOp())
+    diag.attachNote(def->getLoc()) << "the obligation was created here";
+  else
+    diag.attachNote(obligation.getLoc()) << "the obligation arrives as this argument";
+  return diag;
+}
+
+LogicalResult Checker::useOperands(Operation *op, State &state) {
+  for (Value operand : op->getOperands()) {
+    Value obligation = operand;
+    bool payload = false;
+    if (!isObligation(operand.getType())) {
+      auto owner = payloadOwner.find(operand);
+      if (owner == payloadOwner.end())
+        continue;
+      obligation = owner->second;
+      payload = true;
+    }
+    auto it = state.obligations.find(obligation);
+    if (it == state.obligations.end() || it->second.held != Held::Consumed)
+      continue;
+    InFlightDiagnostic diag =
+        payload ? op->emitOpError("uses the payload view of ")
+                      << describe(obligation) << " after its record was "
+                      << consumeVerb(obligation)
+                : op->emitOpError("uses ") << describe(obligation) << ", which was already "
+                                           << consumeVerb(obligation);
+    diag.attachNote(it->second.consumer->getLoc())
+        << "it was " << consumeVerb(obligation) << " here";
+    return noteDefinition(std::move(diag), obligation);
+  }
+  return success();
+}
+
+LogicalResult Checker::copiesComplete(Operation *at, Value obligation, State &state) {
+  bool write = llvm::isa<channel::WriteType>(obligation.getType());
+  for (auto &[token, copy] : state.copies) {
+    if (copy.progress == Progress::Complete)
+      continue;
+    kernel::AsyncCopyOp op = copyOf.lookup(token);
+    Value view = write ? op.getDestination() : op.getSource();
+    auto owner = payloadOwner.find(view);
+    if (owner == payloadOwner.end() || owner->second != obligation)
+      continue;
+    InFlightDiagnostic diag =
+        at->emitOpError(write ? "publishes " : "releases ")
+        << describe(obligation) << " before the copy " << (write ? "into" : "out of")
+        << " its record has completed; "
+        << (copy.progress == Progress::Pending
+                ? "the copy's token is not in any kernel.async.group"
+                : "no kernel.async.wait on its group precedes this point");
+    diag.attachNote(op.getLoc()) << "the copy starts here";
+    return noteDefinition(std::move(diag), obligation);
+  }
+  return success();
+}
+
+LogicalResult Checker::consume(Operation *op, Value obligation, State &state) {
+  ObligationState &entry = state.obligations[obligation];
+  entry.held = Held::Consumed;
+  entry.consumer = op;
+  return success();
+}
+
+LogicalResult Checker::op(Operation *op, State &state) {
+  if (failed(useOperands(op, state)))
+    return failure();
+  if (op->getNumRegions() != 0)
+    return nested(op, state);
+
+  if (auto reserve = llvm::dyn_cast<channel::ReserveOp>(op)) {
+    state.obligations[reserve.getObligation()] = {};
+    payloadOwner[reserve.getPayload()] = reserve.getObligation();
+  } else if (auto acquire = llvm::dyn_cast<channel::AcquireOp>(op)) {
+    state.obligations[acquire.getObligation()] = {};
+    payloadOwner[acquire.getPayload()] = acquire.getObligation();
+  } else if (auto publish = llvm::dyn_cast<channel::PublishOp>(op)) {
+    if (failed(copiesComplete(op, publish.getObligation(), state)))
+      return failure();
+    return consume(op, publish.getObligation(), state);
+  } else if (auto release = llvm::dyn_cast<channel::ReleaseOp>(op)) {
+    if (failed(copiesComplete(op, release.getObligation(), state)))
+      return failure();
+    return consume(op, release.getObligation(), state);
+  } else if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
+    // Passing an obligation to a function moves it there.
+    for (Value arg : call.getArgs())
+      if (isObligation(arg.getType()))
+        (void)consume(op, arg, state);
+  } else if (auto copy = llvm::dyn_cast<kernel::AsyncCopyOp>(op)) {
+    state.copies[copy.getToken()] = {};
+    copyOf[copy.getToken()] = copy;
+  } else if (auto group = llvm::dyn_cast<kernel::AsyncGroupOp>(op)) {
+    unsigned sequence = state.nextGroup++;
+    for (Value token : group.getTokens()) {
+      CopyState &copy = state.copies[token];
+      if (copy.progress == Progress::Pending)
+        copy = {Progress::Grouped, sequence};
+    }
+    state.groups[group.getGroup()] = sequence;
+  } else if (auto wait = llvm::dyn_cast<kernel::AsyncWaitOp>(op)) {
+    // Waiting for a group completes it and every group committed before it.
+    unsigned sequence = state.groups.lookup(wait.getGroup());
+    for (auto &entry : state.copies)
+      if (entry.second.progress == Progress::Grouped && entry.second.group <= sequence)
+        entry.second.progress = Progress::Complete;
+  } else if (llvm::isa<func::ReturnOp>(op)) {
+    if (failed(leaks(state, State{}, op, "this return")))
+      return failure();
+  }
+  if (op->hasTrait<OpTrait::IsTerminator>()) {
+    for (Value operand : op->getOperands())
+      if (isObligation(operand.getType()))
+        return noteDefinition(op->emitOpError("passes ")
+                                  << describe(operand)
+                                  << " to another block or region; obligations must be "
+                                     "consumed in the region that owns them",
+                              operand);
+  }
+  return success();
+}
+
+LogicalResult Checker::leaks(const State &state, const State &outer, Operation *at,
+                             StringRef where) {
+  for (auto &[obligation, entry] : state.obligations) {
+    if (entry.held != Held::Owned || outer.obligations.count(obligation))
+      continue;
+    InFlightDiagnostic diag = at->emitOpError("reaches ")
+                              << where << " while " << describe(obligation) << " is still owned: "
+                              << "it must be " << consumeVerb(obligation)
+                              << " on every path";
+    return noteDefinition(std::move(diag), obligation);
+  }
+  return success();
+}
+
+LogicalResult Checker::nested(Operation *op, State &state) {
+  bool repeats = llvm::isa<scf::ForOp, pipeline::StrandOp>(op);
+  SmallVector<State> exits;
+  SmallVector<llvm::SmallDenseSet<Value>> consumedOuter;
+  for (Region &region : op->getRegions()) {
+    if (region.empty()) {
+      exits.push_back(state);
+      consumedOuter.emplace_back();
+      continue;
+    }
+    State inner = state;
+    if (failed(this->region(region, inner, op)))
+      return failure();
+    llvm::SmallDenseSet<Value> consumed;
+    for (auto &[obligation, entry] : state.obligations) {
+      if (entry.held != Held::Owned || inner.obligations.lookup(obligation).held != Held::Consumed)
+        continue;
+      if (repeats) {
+        InFlightDiagnostic diag =
+            inner.obligations.lookup(obligation).consumer->emitOpError()
+            << "consumes " << describe(obligation) << " inside " << op->getName()
+            << ", whose body may run zero or several times; consume it where it was created";
+        return noteDefinition(std::move(diag), obligation);
+      }
+      consumed.insert(obligation);
+    }
+    consumedOuter.push_back(std::move(consumed));
+    exits.push_back(std::move(inner));
+  }
+  if (auto ifOp = llvm::dyn_cast<scf::IfOp>(op)) {
+    if (ifOp.getElseRegion().empty()) {
+      exits.push_back(state);
+      consumedOuter.emplace_back();
+    }
+    for (Value obligation : consumedOuter[0])
+      if (!consumedOuter[1].contains(obligation))
+        return noteDefinition(op->emitOpError("consumes ")
+                                  << describe(obligation)
+                                  << " in its then branch but not in its else branch",
+                              obligation);
+    for (Value obligation : consumedOuter[1])
+      if (!consumedOuter[0].contains(obligation))
+        return noteDefinition(op->emitOpError("consumes ")
+                                  << describe(obligation)
+                                  << " in its else branch but not in its then branch",
+                              obligation);
+  }
+  // After the op: outer obligations as the branches left them; copies at
+  // the least progress any path guarantees (a loop body may not run).
+  State after = state;
+  for (const State &exit : exits) {
+    for (auto &[obligation, entry] : exit.obligations)
+      if (after.obligations.count(obligation) && entry.held == Held::Consumed)
+        after.obligations[obligation] = entry;
+    for (auto &[token, copy] : exit.copies) {
+      auto it = after.copies.find(token);
+      if (it == after.copies.end())
+        after.copies[token] = repeats ? CopyState{} : copy;
+      else if (copy.progress < it->second.progress)
+        it->second = copy;
+    }
+    for (auto &[group, sequence] : exit.groups)
+      after.groups[group] = std::max(after.groups.lookup(group), sequence);
+    after.nextGroup = std::max(after.nextGroup, exit.nextGroup);
+  }
+  state = std::move(after);
+  return success();
+}
+
+LogicalResult Checker::block(Block &block, State &state) {
+  for (Operation &nestedOp : block)
+    if (failed(op(&nestedOp, state)))
+      return failure();
+  return success();
+}
+
+LogicalResult Checker::join(State &into, const State &from, Block *at, bool &changed) {
+  State merged = into;
+  for (auto &[obligation, entry] : into.obligations) {
+    auto other = from.obligations.find(obligation);
+    if (other == from.obligations.end())
+      continue;
+    if (other->second.held != entry.held) {
+      Operation *consumer = entry.consumer ? entry.consumer : other->second.consumer;
+      InFlightDiagnostic diag = emitError(at->front().getLoc())
+                                << describe(obligation) << " is " << consumeVerb(obligation)
+                                << " on some paths reaching this block but not on others";
+      diag.attachNote(consumer->getLoc()) << "a path " << (consumeVerb(obligation))
+                                           << " it here";
+      return noteDefinition(std::move(diag), obligation);
+    }
+  }
+  // An obligation only one path knows is out of scope here: it must be done.
+  auto outOfScope = [&](const State &a, const State &b) -> LogicalResult {
+    for (auto &[obligation, entry] : a.obligations)
+      if (!b.obligations.count(obligation) && entry.held == Held::Owned)
+        return noteDefinition(emitError(at->front().getLoc())
+                                  << "a path reaches this block while " << describe(obligation)
+                                  << " is still owned and can no longer be "
+                                  << consumeVerb(obligation),
+                              obligation);
+    return success();
+  };
+  if (failed(outOfScope(into, from)) || failed(outOfScope(from, into)))
+    return failure();
+  merged.obligations.remove_if([&](const auto &entry) { return !from.obligations.count(entry.first); });
+  for (auto &[token, copy] : from.copies) {
+    auto it = merged.copies.find(token);
+    if (it == merged.copies.end())
+      continue;
+    if (copy.progress < it->second.progress)
+      it->second = copy;
+    else if (copy.progress == it->second.progress)
+      it->second.group = std::max(it->second.group, copy.group);
+  }
+  merged.copies.remove_if([&](const auto &entry) { return !from.copies.count(entry.first); });
+  for (auto &[group, sequence] : from.groups)
+    merged.groups[group] = std::max(merged.groups.lookup(group), sequence);
+  merged.nextGroup = std::max(merged.nextGroup, from.nextGroup);
+  changed = !(merged == into);
+  into = std::move(merged);
+  return success();
+}
+
+LogicalResult Checker::region(Region &region, State &state, Operation *scope) {
+  State outer = state;
+  for (Block &b : region)
+    for (BlockArgument arg : b.getArguments())
+      if (isObligation(arg.getType())) {
+        if (b.isEntryBlock() && llvm::isa<func::DefOp>(scope)) {
+          state.obligations[arg] = {};
+          continue;
+        }
+        return emitError(arg.getLoc())
+               << "obligations cannot be block arguments or loop-carried values; consume "
+                  "them in the region that owns them";
+      }
+  if (region.hasOneBlock()) {
+    if (failed(block(region.front(), state)))
+      return failure();
+    if (llvm::isa<func::DefOp>(scope))
+      return success(); // func.return checks what is still owned
+    return leaks(state, outer, scope, "the end of its body");
+  }
+  // A control-flow graph: iterate block entry states to a fixpoint, taking
+  // blocks in reverse post-order so that joins see all forward paths first.
+  llvm::DenseMap<Block *, unsigned> order;
+  for (Block *b : llvm::ReversePostOrderTraversal<Block *>(&region.front()))
+    order[b] = order.size();
+  auto later = [&](Block *a, Block *b) { return order.lookup(a) > order.lookup(b); };
+  llvm::DenseMap<Block *, State> entry;
+  entry[&region.front()] = state;
+  std::priority_queue<Block *, std::vector<Block *>, decltype(later)> worklist(later);
+  worklist.push(&region.front());
+  unsigned budget = 64 * static_cast<unsigned>(region.getBlocks().size()) + 64;
+  while (!worklist.empty()) {
+    if (budget-- == 0)
+      return scope->emitOpError("ownership analysis did not converge");
+    Block *current = worklist.top();
+    worklist.pop();
+    State s = entry[current];
+    if (failed(block(*current, s)))
+      return failure();
+    for (Block *successor : current->getSuccessors()) {
+      auto it = entry.find(successor);
+      if (it == entry.end()) {
+        entry[successor] = s;
+        worklist.push(successor);
+        continue;
+      }
+      bool changed = false;
+      if (failed(join(it->second, s, successor, changed)))
+        return failure();
+      if (changed)
+        worklist.push(successor);
+    }
+  }
+  return success();
+}
+
+LogicalResult Checker::function(Region &body) {
+  State state;
+  return region(body, state, body.getParentOp());
+}
+
+} // namespace
+
+LogicalResult verifyOwnership(Region &body) { return Checker().function(body); }
+
+} // namespace loom
