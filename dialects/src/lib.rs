@@ -2,6 +2,7 @@
 //! to C++ by `build.rs`, registered into an MLIR context through melior.
 
 pub mod ffi;
+pub mod ops;
 
 use melior::dialect::DialectRegistry;
 

@@ -5,6 +5,7 @@
 
 pub mod format;
 pub mod generic;
+pub mod limits;
 pub mod output;
 pub mod session;
 pub mod split;

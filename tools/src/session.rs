@@ -79,6 +79,7 @@ impl Session {
     /// Parse and verify `bytes` named `name`, in whichever form they are.
     pub fn parse(&self, bytes: &[u8], name: &str) -> Result<SourceModule<'_>, Failure> {
         let form = InputForm::detect(bytes);
+        crate::limits::check_nesting(name, bytes)?;
         let imported;
         let contents = match form {
             InputForm::Generic => match std::str::from_utf8(bytes) {
@@ -151,5 +152,59 @@ impl Drop for Session {
     fn drop(&mut self) {
         // SAFETY: created in `new`, destroyed once, before the context.
         unsafe { ffi::loomSessionDestroy(self.raw) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loom_dialects::ops;
+    use melior::ir::attribute::IntegerAttribute;
+    use melior::ir::r#type::IntegerType;
+    use melior::ir::{BlockLike, Location, Type};
+
+    const FILL: &str = "func.def @f(%n: index, %v: view<[%n]xbf16>) {\n  %c0 = index.constant 0 : index\n  func.return\n}\n";
+
+    #[test]
+    fn text_bytecode_and_generic_forms_round_trip() {
+        let session = Session::new();
+        let source = session.parse(FILL.as_bytes(), "fill.loom").unwrap();
+        assert_eq!(source.form, InputForm::Text);
+        let text = session.print(&source.module, Format::Text);
+        assert_eq!(String::from_utf8(text).unwrap(), FILL);
+        for format in [Format::Bytecode, Format::Generic] {
+            let bytes = session.print(&source.module, format);
+            let again = session.parse(&bytes, "again").unwrap();
+            assert_ne!(again.form, InputForm::Text);
+            assert_eq!(session.print(&again.module, Format::Text), FILL.as_bytes());
+        }
+    }
+
+    #[test]
+    fn parse_errors_are_reported_with_the_source_line() {
+        let session = Session::new();
+        let err = session
+            .parse(b"func.def @f() {\n  %x = index.nope 1 : index\n}\n", "bad.loom")
+            .err()
+            .unwrap();
+        assert!(
+            err.0.starts_with("bad.loom:2:8: error: custom op 'index.nope' is unknown\n  %x = index.nope 1 : index\n       ^"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn typed_wrappers_build_loom_ops() {
+        let session = Session::new();
+        let context = session.context();
+        let location = Location::unknown(context);
+        let module = Module::new(location);
+        let index = Type::index(context);
+        let value = IntegerAttribute::new(IntegerType::new(context, 64).into(), 7);
+        let constant = ops::index::constant(context, index, value, location);
+        module.body().append_operation(constant.into());
+        assert!(session.verify(&module).is_ok());
+        let text = String::from_utf8(session.print(&module, Format::Text)).unwrap();
+        assert_eq!(text, "%0 = index.constant 7 : index\n");
     }
 }

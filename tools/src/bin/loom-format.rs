@@ -69,7 +69,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
+    match loom_driver::limits::run_with_stack(move || run(&args)) {
         Ok(code) => code,
         Err(failure) => {
             eprint!("{failure}");

@@ -61,7 +61,7 @@ fn run(args: &Args) -> Result<(), Failure> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
+    match loom_driver::limits::run_with_stack(move || run(&args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             eprint!("{failure}");
