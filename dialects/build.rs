@@ -49,12 +49,24 @@ fn main() {
             .arg(out)
             .status()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", tblgen.display()));
-        assert!(status.success(), "mlir-tblgen {args:?} failed on {}", td.display());
+        assert!(
+            status.success(),
+            "mlir-tblgen {args:?} failed on {}",
+            td.display()
+        );
     };
 
     let base = manifest.join("common/LoomBase.td");
-    run(&base, &["-gen-op-interface-decls"], &gen.join("LoomInterfaces.h.inc"));
-    run(&base, &["-gen-op-interface-defs"], &gen.join("LoomInterfaces.cpp.inc"));
+    run(
+        &base,
+        &["-gen-op-interface-decls"],
+        &gen.join("LoomInterfaces.h.inc"),
+    );
+    run(
+        &base,
+        &["-gen-op-interface-defs"],
+        &gen.join("LoomInterfaces.cpp.inc"),
+    );
 
     let mut build = cc::Build::new();
     for (dir, stem, name, has_types) in DIALECTS {
@@ -62,18 +74,42 @@ fn main() {
         let td = manifest.join(dir).join(format!("{stem}.td"));
         let out = |suffix: &str| gen.join(format!("{stem}{suffix}"));
         let dialect_flag = format!("-dialect={name}");
-        run(&td, &["-gen-dialect-decls", &dialect_flag], &out("Dialect.h.inc"));
-        run(&td, &["-gen-dialect-defs", &dialect_flag], &out("Dialect.cpp.inc"));
+        run(
+            &td,
+            &["-gen-dialect-decls", &dialect_flag],
+            &out("Dialect.h.inc"),
+        );
+        run(
+            &td,
+            &["-gen-dialect-defs", &dialect_flag],
+            &out("Dialect.cpp.inc"),
+        );
         run(&td, &["-gen-op-decls"], &out("Ops.h.inc"));
         run(&td, &["-gen-op-defs"], &out("Ops.cpp.inc"));
         if *has_types {
             let types_flag = format!("-typedefs-dialect={name}");
-            run(&td, &["-gen-typedef-decls", &types_flag], &out("Types.h.inc"));
-            run(&td, &["-gen-typedef-defs", &types_flag], &out("Types.cpp.inc"));
+            run(
+                &td,
+                &["-gen-typedef-decls", &types_flag],
+                &out("Types.h.inc"),
+            );
+            run(
+                &td,
+                &["-gen-typedef-defs", &types_flag],
+                &out("Types.cpp.inc"),
+            );
         }
         build.file(manifest.join(dir).join(format!("{stem}.cpp")));
     }
-    for file in ["Syntax.cpp", "Names.cpp", "Dims.cpp", "Signature.cpp", "Comments.cpp", "Ownership.cpp", "Api.cpp"] {
+    for file in [
+        "Syntax.cpp",
+        "Names.cpp",
+        "Dims.cpp",
+        "Signature.cpp",
+        "Comments.cpp",
+        "Ownership.cpp",
+        "Api.cpp",
+    ] {
         build.file(manifest.join("common").join(file));
     }
 

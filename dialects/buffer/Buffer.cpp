@@ -46,7 +46,8 @@ ParseResult AssumeAlignmentOp::parse(OpAsmParser &parser, OperationState &result
 }
 
 void AssumeAlignmentOp::print(OpAsmPrinter &p) {
-  p << ' ' << getBuffers() << " {minimum_alignment = " << getMinimumAlignment() << '}';
+  p << ' ' << getBuffers() << " {minimum_alignment = " << getMinimumAlignmentAttr().getInt()
+    << '}';
   p.printOptionalAttrDict((*this)->getAttrs(), {getMinimumAlignmentAttrName()});
   p << " : ";
   printLoomTypes(p, *this, getBuffers().getTypes());
@@ -64,7 +65,7 @@ LogicalResult AssumeAlignmentOp::verify() {
                                << getResults().size() << " results";
   if (getBuffers().empty())
     return emitOpError("needs at least one buffer");
-  return verifyAlignment(*this, getMinimumAlignment(), "minimum_alignment");
+  return verifyAlignment(*this, getMinimumAlignmentAttr().getInt(), "minimum_alignment");
 }
 
 //===-- buffer.alloca -----------------------------------------------------===//
@@ -77,7 +78,7 @@ LogicalResult AllocaOp::verify() {
     return emitOpError("in private memory takes no pool");
   if (space != "workgroup" && space != "private")
     return emitOpError("memory space must be `workgroup` or `private`, got `") << space << "`";
-  return verifyAlignment(*this, getAlignment(), "alignment");
+  return verifyAlignment(*this, getAlignmentAttr().getInt(), "alignment");
 }
 
 //===-- buffer.view -------------------------------------------------------===//

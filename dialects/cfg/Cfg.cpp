@@ -66,6 +66,16 @@ void BrOp::print(OpAsmPrinter &p) {
   p.printOptionalAttrDict((*this)->getAttrs());
 }
 
+LogicalResult BrOp::verify() {
+  return verifyNoDependentTypes(*this, getDestOperands().getTypes(), "pass to a block");
+}
+
+LogicalResult CondBrOp::verify() {
+  if (failed(verifyNoDependentTypes(*this, getTrueOperands().getTypes(), "pass to a block")))
+    return failure();
+  return verifyNoDependentTypes(*this, getFalseOperands().getTypes(), "pass to a block");
+}
+
 SuccessorOperands BrOp::getSuccessorOperands(unsigned) {
   return SuccessorOperands(getDestOperandsMutable());
 }

@@ -26,6 +26,7 @@ def Cfg_BrOp : Cfg_Op<"br", [Pure, Terminator,
   let arguments = (ins Variadic<AnyType>:$dest_operands);
   let successors = (successor AnySuccessor:$dest);
   let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 def Cfg_CondBrOp : Cfg_Op<"cond_br", [Pure, Terminator, AttrSizedOperandSegments,
@@ -41,4 +42,5 @@ def Cfg_CondBrOp : Cfg_Op<"cond_br", [Pure, Terminator, AttrSizedOperandSegments
                        Variadic<AnyType>:$false_operands);
   let successors = (successor AnySuccessor:$true_dest, AnySuccessor:$false_dest);
   let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }

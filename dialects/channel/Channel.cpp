@@ -148,12 +148,13 @@ static void printAdmit(Op op, OpAsmPrinter &p) {
 }
 
 template <typename Obligation, typename Op>
-static LogicalResult verifyAdmit(Op op, StringRef obligationName) {
+static LogicalResult verifyAdmit(Op op) {
   TileType record = llvm::cast<ChannelType>(op.getChannel().getType()).getRecord();
   auto obligation = llvm::dyn_cast<Obligation>(op.getObligation().getType());
   if (!obligation || obligation.getRecord() != record)
     return op.emitOpError("first result must be ")
-           << obligationName << "<" << record << ">, got " << op.getObligation().getType();
+           << Obligation::get(op.getContext(), record) << ", got "
+           << op.getObligation().getType();
   if (op.getPayload().getType() != payloadType(record))
     return op.emitOpError("payload must be a view of one record (")
            << payloadType(record) << "), got " << op.getPayload().getType();
@@ -168,13 +169,13 @@ ParseResult ReserveOp::parse(OpAsmParser &parser, OperationState &result) {
   return parseAdmit<WriteType>(parser, result);
 }
 void ReserveOp::print(OpAsmPrinter &p) { printAdmit(*this, p); }
-LogicalResult ReserveOp::verify() { return verifyAdmit<WriteType>(*this, "write"); }
+LogicalResult ReserveOp::verify() { return verifyAdmit<WriteType>(*this); }
 
 ParseResult AcquireOp::parse(OpAsmParser &parser, OperationState &result) {
   return parseAdmit<ReadType>(parser, result);
 }
 void AcquireOp::print(OpAsmPrinter &p) { printAdmit(*this, p); }
-LogicalResult AcquireOp::verify() { return verifyAdmit<ReadType>(*this, "read"); }
+LogicalResult AcquireOp::verify() { return verifyAdmit<ReadType>(*this); }
 
 //===-- channel.publish / channel.release ---------------------------------===//
 

@@ -102,6 +102,16 @@ bool sameDim(Value a, Value b) {
          left.getSExtValue() == right.getSExtValue();
 }
 
+LogicalResult verifyNoDependentTypes(Operation *op, TypeRange types, StringRef what) {
+  for (Type type : types)
+    if (countDynamicDims(type) != 0)
+      return op->emitOpError("cannot ")
+             << what << " a value of dependent type " << type
+             << ": nothing there can name its dimensions; pass the value where it is used "
+                "instead";
+  return success();
+}
+
 LogicalResult verifyTypeDims(Operation *op) {
   auto dependent = llvm::cast<DependentTypeOpInterface>(op);
   SmallVector<Value> typed = dependent.getTypedValues();

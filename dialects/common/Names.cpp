@@ -58,24 +58,45 @@ static const char *pointerAt(llvm::SourceMgr &sources, Location loc) {
   return smloc.getPointer();
 }
 
-/// The `%a, %b =` list in front of an op name at `opName`, on the same line.
+/// The `%a, %b =` list in front of an op name at `opName` (possibly on
+/// earlier lines). A group `%p:2` names each of its results `p`.
 static SmallVector<StringRef> resultNamesBefore(const char *bufferStart, const char *opName) {
-  const char *lineStart = opName;
-  while (lineStart > bufferStart && lineStart[-1] != '\n')
-    --lineStart;
-  StringRef prefix = StringRef(lineStart, opName - lineStart).rtrim();
-  SmallVector<StringRef> names;
-  if (!prefix.consume_back("="))
-    return names;
-  SmallVector<StringRef> pieces;
-  prefix.split(pieces, ',');
-  for (StringRef piece : pieces) {
-    piece = piece.trim();
-    if (!piece.consume_front("%") || piece.contains(':'))
+  const char *at = opName;
+  auto skipSpace = [&]() {
+    while (at > bufferStart && llvm::isSpace(at[-1]))
+      --at;
+  };
+  skipSpace();
+  SmallVector<StringRef> reversed;
+  if (at == bufferStart || at[-1] != '=')
+    return {};
+  --at;
+  for (;;) {
+    skipSpace();
+    // An optional `:N` group count, then the name itself.
+    const char *end = at;
+    while (at > bufferStart && llvm::isDigit(at[-1]))
+      --at;
+    unsigned repeat = 1;
+    if (at > bufferStart && at[-1] == ':' && at != end) {
+      StringRef(at, end - at).getAsInteger(10, repeat);
+      end = --at;
+    } else {
+      at = end;
+    }
+    while (at > bufferStart && isIdChar(at[-1]))
+      --at;
+    if (at == bufferStart || at[-1] != '%' || at == end)
       return {};
-    names.push_back(piece);
+    for (unsigned i = 0; i < repeat; ++i)
+      reversed.push_back(StringRef(at, end - at));
+    --at;
+    skipSpace();
+    if (at == bufferStart || at[-1] != ',')
+      break;
+    --at;
   }
-  return names;
+  return SmallVector<StringRef>(llvm::reverse(reversed));
 }
 
 static StringRef nameAt(const char *text, const char *end) {

@@ -18,9 +18,14 @@ ParseResult parseSignatureArguments(OpAsmParser &parser, Signature &signature) {
   return parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
     OpAsmParser::Argument &arg = signature.arguments.emplace_back();
     auto &names = signature.argumentDimNames.emplace_back();
-    if (parser.parseArgument(arg) || parser.parseColon() ||
-        parseLoomTypeWithDims(parser, arg.type, &names))
+    if (parser.parseArgument(arg) || parser.parseColon())
       return failure();
+    SMLoc loc = parser.getCurrentLocation();
+    if (parseLoomTypeWithDims(parser, arg.type, &names))
+      return failure();
+    if (countDynamicDims(arg.type) != names.size())
+      return parser.emitError(loc, "each dependent dimension of ")
+             << arg.type << " must name an argument: write `[%arg]` in place of `?`";
     return success();
   });
 }
@@ -118,33 +123,64 @@ void printSignatureResults(OpAsmPrinter &printer, Block &entry, TypeRange result
   printer << ')';
 }
 
-LogicalResult verifySignature(Operation *op, FunctionType type, Block &entry,
-                              ArrayRef<int64_t> argDims) {
-  if (entry.getNumArguments() != type.getNumInputs())
-    return op->emitOpError("entry block has ")
-           << entry.getNumArguments() << " arguments but the signature has "
-           << type.getNumInputs();
-  unsigned expected = 0;
-  for (auto [index, arg] : llvm::enumerate(entry.getArguments())) {
-    if (arg.getType() != type.getInput(index))
-      return op->emitOpError("entry block argument #")
-             << index << " has type " << arg.getType() << " but the signature says "
-             << type.getInput(index);
-    expected += countDynamicDims(arg.getType());
+void printDeclarationSignature(OpAsmPrinter &printer, FunctionType type,
+                               ArrayRef<int64_t> argDims, ArrayRef<std::string> names) {
+  unsigned next = 0;
+  auto printType = [&](Type type) {
+    renderLoomType(printer.getStream(), type, [&]() {
+      if (next < argDims.size())
+        printer << '%' << names[argDims[next++]];
+      else
+        printer << '?';
+    });
+  };
+  printer << '(';
+  llvm::interleaveComma(llvm::enumerate(type.getInputs()), printer, [&](auto entry) {
+    printer << '%' << names[entry.index()] << ": ";
+    printType(entry.value());
+  });
+  printer << ')';
+  if (!type.getResults().empty()) {
+    printer << " -> (";
+    llvm::interleaveComma(type.getResults(), printer, printType);
+    printer << ')';
   }
+}
+
+LogicalResult verifySignatureTypes(Operation *op, FunctionType type, ArrayRef<int64_t> argDims) {
+  unsigned expected = 0;
+  for (Type input : type.getInputs())
+    expected += countDynamicDims(input);
   for (Type result : type.getResults())
-    expected += countDynamicDims(result);
+    if (countDynamicDims(result) != 0)
+      return op->emitOpError("result type ")
+             << result << " has dependent dimensions; results cannot name arguments yet";
   if (argDims.size() != expected)
     return op->emitOpError("arg_dims has ")
            << argDims.size() << " entries but the signature has " << expected
            << " dependent dimensions";
   for (int64_t index : argDims) {
-    if (index < 0 || index >= entry.getNumArguments())
-      return op->emitOpError("arg_dims names argument #")
-             << index << ", which does not exist";
-    if (!llvm::isa<IndexType>(entry.getArgument(index).getType()))
+    if (index < 0 || static_cast<size_t>(index) >= type.getNumInputs())
+      return op->emitOpError("arg_dims names argument #") << index << ", which does not exist";
+    if (!llvm::isa<IndexType>(type.getInput(index)))
       return op->emitOpError("dimension argument #") << index << " must be `index`";
   }
+  return success();
+}
+
+LogicalResult verifySignature(Operation *op, FunctionType type, Block &entry,
+                              ArrayRef<int64_t> argDims) {
+  if (failed(verifySignatureTypes(op, type, argDims)))
+    return failure();
+  if (entry.getNumArguments() != type.getNumInputs())
+    return op->emitOpError("entry block has ")
+           << entry.getNumArguments() << " arguments but the signature has "
+           << type.getNumInputs();
+  for (auto [index, arg] : llvm::enumerate(entry.getArguments()))
+    if (arg.getType() != type.getInput(index))
+      return op->emitOpError("entry block argument #")
+             << index << " has type " << arg.getType() << " but the signature says "
+             << type.getInput(index);
   return success();
 }
 

@@ -21,6 +21,10 @@ static constexpr llvm::StringLiteral kTypeKeywords[] = {
 static ParseResult parseShape(OpAsmParser &parser, SmallVectorImpl<int64_t> &shape,
                               SmallVectorImpl<UnresolvedOperand> *dims) {
   for (;;) {
+    if (succeeded(parser.parseOptionalQuestion()))
+      return parser.emitError(parser.getCurrentLocation(),
+                              "a dynamic dimension names the value that holds it: write "
+                              "`[%value]` instead of `?`");
     if (succeeded(parser.parseOptionalLSquare())) {
       SMLoc loc = parser.getCurrentLocation();
       UnresolvedOperand dim;
@@ -107,49 +111,56 @@ ParseResult parseLoomTypeWithDims(OpAsmParser &parser, Type &type,
   return success();
 }
 
-static void printShape(OpAsmPrinter &printer, ArrayRef<int64_t> shape, ValueRange &dims) {
+static void renderShape(raw_ostream &os, ArrayRef<int64_t> shape,
+                        llvm::function_ref<void()> printDim) {
   for (int64_t size : shape) {
     if (ShapedType::isDynamic(size)) {
-      printer << '[';
-      if (dims.empty()) {
-        printer << '?';
-      } else {
-        printer.printOperand(dims.front());
-        dims = dims.drop_front();
-      }
-      printer << ']';
+      os << '[';
+      printDim();
+      os << ']';
     } else {
-      printer << size;
+      os << size;
     }
-    printer << 'x';
+    os << 'x';
   }
 }
 
-void printLoomTypeWithDims(OpAsmPrinter &printer, Type type, ValueRange &dims) {
+void renderLoomType(raw_ostream &os, Type type, llvm::function_ref<void()> printDim) {
   llvm::TypeSwitch<Type>(type)
-      .Case<buffer::BufferType>([&](auto) { printer << "buffer"; })
-      .Case<buffer::OffsetType>([&](auto) { printer << "offset"; })
-      .Case<pipeline::PoolType>([&](auto) { printer << "pool"; })
-      .Case<kernel::AsyncTokenType>([&](auto) { printer << "kernel.async.token"; })
-      .Case<kernel::AsyncGroupType>([&](auto) { printer << "kernel.async.group"; })
+      .Case<buffer::BufferType>([&](auto) { os << "buffer"; })
+      .Case<buffer::OffsetType>([&](auto) { os << "offset"; })
+      .Case<pipeline::PoolType>([&](auto) { os << "pool"; })
+      .Case<kernel::AsyncTokenType>([&](auto) { os << "kernel.async.token"; })
+      .Case<kernel::AsyncGroupType>([&](auto) { os << "kernel.async.group"; })
       .Case<view::ViewType>([&](view::ViewType t) {
-        printer << "view<";
-        printShape(printer, t.getShape(), dims);
-        printer << t.getElementType() << '>';
+        os << "view<";
+        renderShape(os, t.getShape(), printDim);
+        os << t.getElementType() << '>';
       })
       .Case<channel::TileType>([&](channel::TileType t) {
-        printer << "tile<";
-        printShape(printer, t.getShape(), dims);
-        printer << t.getElementType() << '>';
+        os << "tile<";
+        renderShape(os, t.getShape(), printDim);
+        os << t.getElementType() << '>';
       })
       .Case<channel::ChannelType, channel::ReadType, channel::WriteType>([&](auto t) {
-        printer << (llvm::isa<channel::ChannelType>(t) ? "channel<"
-                    : llvm::isa<channel::ReadType>(t)  ? "read<"
-                                                        : "write<");
-        printLoomTypeWithDims(printer, t.getRecord(), dims);
-        printer << '>';
+        os << (llvm::isa<channel::ChannelType>(t) ? "channel<"
+               : llvm::isa<channel::ReadType>(t)  ? "read<"
+                                                   : "write<");
+        renderLoomType(os, t.getRecord(), printDim);
+        os << '>';
       })
-      .Default([&](Type t) { printer << t; });
+      .Default([&](Type t) { os << t; });
+}
+
+void printLoomTypeWithDims(OpAsmPrinter &printer, Type type, ValueRange &dims) {
+  renderLoomType(printer.getStream(), type, [&]() {
+    if (dims.empty()) {
+      printer << '?';
+      return;
+    }
+    printer.printOperand(dims.front());
+    dims = dims.drop_front();
+  });
 }
 
 ParseResult TypeListParser::parseList(SmallVectorImpl<Type> &types) {
@@ -196,10 +207,11 @@ void printKeyword(OpAsmPrinter &printer, Operation *, StringAttr attr) {
 }
 
 std::string formatFloat(const llvm::APFloat &value) {
+  // Infinities and NaNs have no decimal spelling: print their bits.
   if (!value.isFinite()) {
     SmallString<16> text;
-    value.toString(text);
-    return std::string(text);
+    value.bitcastToAPInt().toStringUnsigned(text, 16);
+    return "0x" + std::string(text.str().upper());
   }
   double asDouble = value.convertToDouble();
   std::string text;
@@ -224,8 +236,15 @@ std::string formatFloat(const llvm::APFloat &value) {
 
 ParseResult parseFloatLiteral(OpAsmParser &parser, FloatAttr &value, Type &type) {
   SMLoc loc = parser.getCurrentLocation();
-  double literal;
-  if (parser.parseFloat(literal) || parser.parseColon() || parseLoomType(parser, type))
+  // `0x...` spells the bits of the value, as in MLIR; anything else is a
+  // decimal literal rounded to the type.
+  const char *at = loc.getPointer(); // the buffer is NUL-terminated
+  bool bits = at[0] == '0' && (at[1] == 'x' || at[1] == 'X');
+  APInt pattern;
+  double literal = 0;
+  if (bits ? parser.parseInteger(pattern) : parser.parseFloat(literal))
+    return failure();
+  if (parser.parseColon() || parseLoomType(parser, type))
     return failure();
   Type element = type;
   if (auto vector = llvm::dyn_cast<VectorType>(type))
@@ -234,9 +253,20 @@ ParseResult parseFloatLiteral(OpAsmParser &parser, FloatAttr &value, Type &type)
   if (!floatType)
     return parser.emitError(loc, "a float literal needs a float or vector-of-float type, got ")
            << type;
+  const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+  if (bits) {
+    unsigned width = floatType.getWidth();
+    if (pattern.getActiveBits() > width)
+      return parser.emitError(loc, "bit pattern is wider than ") << width << " bits";
+    value = FloatAttr::get(floatType, APFloat(semantics, pattern.zextOrTrunc(width)));
+    return success();
+  }
   llvm::APFloat converted(literal);
   bool lost;
-  converted.convert(floatType.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  llvm::APFloat::opStatus status =
+      converted.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+  if (status & llvm::APFloat::opOverflow)
+    return parser.emitError(loc, "literal is out of the range of ") << floatType;
   value = FloatAttr::get(floatType, converted);
   return success();
 }

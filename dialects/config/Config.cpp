@@ -17,7 +17,7 @@ void ConfigDialect::initialize() {
       >();
 }
 
-static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<uint64_t> divisor) {
+static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<int64_t> divisor) {
   Facts facts;
   if (range && range->size() == 2)
     facts.range = {(*range)[0], (*range)[1]};
@@ -52,7 +52,7 @@ void DefOp::print(OpAsmPrinter &p) {
   p.printSymbolName(getSymName());
   p << " : ";
   printLoomType(p, *this, getType());
-  Facts facts = factsOf(getRange(), getMultipleOf());
+  Facts facts = factsOf(getRange(), divisor());
   if (facts.range || facts.multipleOf) {
     p << ' ';
     printFacts(p, facts, Value());
@@ -66,7 +66,7 @@ LogicalResult DefOp::verify() {
     return emitOpError("configuration values are `index`, got ") << getType();
   if (auto range = getRange(); range && range->size() != 2)
     return emitOpError("range holds [low, high], got ") << range->size() << " values";
-  Facts facts = factsOf(getRange(), getMultipleOf());
+  Facts facts = factsOf(getRange(), divisor());
   if (!facts.range && !facts.multipleOf)
     return success();
   return verifyFacts(*this, facts);

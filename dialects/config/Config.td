@@ -30,6 +30,13 @@ def Config_DefOp : Config_Op<"def", [Symbol]> {
                        OptionalAttr<I64Attr>:$multiple_of);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let extraClassDeclaration = loomNaming # [{
+    std::optional<int64_t> divisor() {
+      if (auto attr = getMultipleOfAttr())
+        return attr.getInt();
+      return std::nullopt;
+    }
+  }];
 }
 
 def Config_GetOp : Config_Op<"get", [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {

@@ -20,6 +20,9 @@ void FuncDialect::initialize() {
 
 //===-- func.def ----------------------------------------------------------===//
 
+/// The argument attribute that keeps a declaration's argument names.
+static constexpr llvm::StringLiteral kArgumentName = "loom.name";
+
 ParseResult DefOp::parse(OpAsmParser &parser, OperationState &result) {
   Builder &builder = parser.getBuilder();
   if (parseVisibility(parser, result.attributes))
@@ -44,6 +47,15 @@ ParseResult DefOp::parse(OpAsmParser &parser, OperationState &result) {
   OptionalParseResult parsed = parser.parseOptionalRegion(*body, signature.arguments);
   if (parsed.has_value() && failed(*parsed))
     return failure();
+  if (!parsed.has_value() && !signature.arguments.empty()) {
+    // A declaration has no argument values to carry the names: keep them as
+    // argument attributes so that the dimensions print as written.
+    SmallVector<Attribute> names;
+    for (const OpAsmParser::Argument &arg : signature.arguments)
+      names.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+          kArgumentName, builder.getStringAttr(arg.ssaName.name.drop_front()))));
+    result.addAttribute(getArgAttrsAttrName(result.name), builder.getArrayAttr(names));
+  }
   return success();
 }
 
@@ -56,11 +68,14 @@ void DefOp::print(OpAsmPrinter &p) {
   p << ' ';
   p.printSymbolName(getSymName());
   if (getBody().empty()) {
-    // A declaration: print the types of its signature with `%argN` names.
-    p << '(';
-    llvm::interleaveComma(getFunctionType().getInputs(), p,
-                          [&](Type type) { printLoomType(p, *this, type); });
-    p << ')';
+    // A declaration has no argument values: name them `%argN` so that the
+    // dependent dimensions can refer to them.
+    SmallVector<std::string> names;
+    for (unsigned i = 0; i < getFunctionType().getNumInputs(); ++i) {
+      auto name = getArgAttrOfType<StringAttr>(i, kArgumentName);
+      names.push_back(name ? name.str() : "arg" + std::to_string(i));
+    }
+    printDeclarationSignature(p, getFunctionType(), getArgDims(), names);
   } else {
     Block &entry = getBody().front();
     printSignatureArguments(p, entry.getArguments(), getArgDims());
@@ -78,7 +93,7 @@ void DefOp::print(OpAsmPrinter &p) {
 
 LogicalResult DefOp::verify() {
   if (getBody().empty())
-    return success();
+    return verifySignatureTypes(*this, getFunctionType(), getArgDims());
   return verifySignature(*this, getFunctionType(), getBody().front(), getArgDims());
 }
 
@@ -177,6 +192,8 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
 //===-- func.return -------------------------------------------------------===//
 
 LogicalResult ReturnOp::verify() {
+  if (failed(verifyNoDependentTypes(*this, getValues().getTypes(), "return")))
+    return failure();
   auto def = (*this)->getParentOfType<DefOp>();
   ArrayRef<Type> results = def.getFunctionType().getResults();
   if (getValues().size() != results.size())

@@ -30,8 +30,9 @@ Operation *IndexDialect::materializeConstant(OpBuilder &builder, Attribute value
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
 
 LogicalResult ConstantOp::verify() {
-  if (getType().isInteger(1) && getValue() != 0 && getValue() != 1)
-    return emitOpError("an i1 constant must be 0 or 1, got ") << getValue();
+  int64_t value = getValueAttr().getInt();
+  if (getType().isInteger(1) && value != 0 && value != 1)
+    return emitOpError("an i1 constant must be 0 or 1, got ") << value;
   return success();
 }
 
@@ -143,7 +144,7 @@ ParseResult AssumeOp::parse(OpAsmParser &parser, OperationState &result) {
   return success();
 }
 
-static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<uint64_t> divisor) {
+static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<int64_t> divisor) {
   Facts facts;
   if (range && range->size() == 2)
     facts.range = {(*range)[0], (*range)[1]};
@@ -154,7 +155,7 @@ static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<uint6
 
 void AssumeOp::print(OpAsmPrinter &p) {
   p << ' ' << getInput() << ' ';
-  printFacts(p, factsOf(getRange(), getMultipleOf()), getInput());
+  printFacts(p, factsOf(getRange(), divisor()), getInput());
   p.printOptionalAttrDict((*this)->getAttrs(), {getRangeAttrName(), getMultipleOfAttrName()});
   p << " : ";
   printLoomType(p, *this, getType());
@@ -163,5 +164,5 @@ void AssumeOp::print(OpAsmPrinter &p) {
 LogicalResult AssumeOp::verify() {
   if (auto range = getRange(); range && range->size() != 2)
     return emitOpError("range holds [low, high], got ") << range->size() << " values";
-  return verifyFacts(*this, factsOf(getRange(), getMultipleOf()));
+  return verifyFacts(*this, factsOf(getRange(), divisor()));
 }

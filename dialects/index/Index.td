@@ -96,4 +96,11 @@ def Index_AssumeOp : Index_Op<"assume", [Pure, AllTypesMatch<["input", "result"]
   let results = (outs Loom_IndexLike:$result);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let extraClassDeclaration = loomNaming # [{
+    std::optional<int64_t> divisor() {
+      if (auto attr = getMultipleOfAttr())
+        return attr.getInt();
+      return std::nullopt;
+    }
+  }];
 }

@@ -125,7 +125,8 @@ LogicalResult AsyncGroupOp::verify() {
 }
 
 LogicalResult AsyncWaitOp::verify() {
-  if (getNewerGroups() < 0)
-    return emitOpError("newer_groups must be non-negative, got ") << getNewerGroups();
+  int64_t newer = getNewerGroupsAttr().getInt();
+  if (newer < 0)
+    return emitOpError("newer_groups must be non-negative, got ") << newer;
   return success();
 }

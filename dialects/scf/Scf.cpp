@@ -92,6 +92,8 @@ void ForOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult ForOp::verify() {
+  if (failed(verifyNoDependentTypes(*this, getResultTypes(), "carry")))
+    return failure();
   Block &body = getBody().front();
   if (body.getNumArguments() != 1 + getInitArgs().size())
     return emitOpError("body takes the induction value and ")
@@ -105,11 +107,13 @@ LogicalResult ForOp::verify() {
     if (init != arg.getType() || init != res.getType())
       return emitOpError("loop-carried value #") << index << " has inconsistent types";
   }
-  auto yield = llvm::cast<YieldOp>(body.getTerminator());
+  auto yield = llvm::dyn_cast<YieldOp>(body.empty() ? nullptr : &body.back());
+  if (!yield)
+    return emitOpError("body must end with scf.yield");
   if (yield.getValues().getTypes() != getResultTypes())
-    return yield.emitOpError("yields ")
-           << yield.getValues().size() << " values that do not match the loop's "
-           << getNumResults() << " loop-carried values";
+    return yield.emitOpError("yields (")
+           << yield.getValues().getTypes() << ") but the loop carries (" << getResultTypes()
+           << ")";
   APInt step;
   if (matchPattern(getStep(), m_ConstantInt(&step)) && step.getSExtValue() <= 0)
     return emitOpError("step must be positive, got ") << step.getSExtValue();
@@ -163,16 +167,21 @@ void IfOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult IfOp::verify() {
+  if (failed(verifyNoDependentTypes(*this, getResultTypes(), "yield")))
+    return failure();
   if (getNumResults() != 0 && getElseRegion().empty())
     return emitOpError("with results needs an else branch");
   for (Region *region : {&getThenRegion(), &getElseRegion()}) {
     if (region->empty())
       continue;
-    auto yield = llvm::cast<YieldOp>(region->front().getTerminator());
+    Block &block = region->front();
+    auto yield = llvm::dyn_cast<YieldOp>(block.empty() ? nullptr : &block.back());
+    if (!yield)
+      return emitOpError("branches must end with scf.yield");
     if (yield.getValues().getTypes() != getResultTypes())
-      return yield.emitOpError("yields ")
-             << yield.getValues().size() << " values that do not match the "
-             << getNumResults() << " results of scf.if";
+      return yield.emitOpError("yields (")
+             << yield.getValues().getTypes() << ") but scf.if results are ("
+             << getResultTypes() << ")";
   }
   return success();
 }

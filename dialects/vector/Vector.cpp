@@ -44,6 +44,8 @@ static LogicalResult verifyVectorAccess(Operation *op, VectorType vector, Type v
   auto view = llvm::cast<view::ViewType>(viewType);
   if (failed(verifyOneDimensional(op, vector)))
     return failure();
+  if (view.getShape().empty())
+    return op->emitOpError("needs a view of rank 1 or more to access vectors, got ") << view;
   if (vector.getElementType() != view.getElementType())
     return op->emitOpError("vector lanes of ")
            << vector.getElementType() << " do not match the view's " << view.getElementType();
@@ -161,8 +163,9 @@ LogicalResult SplatOp::verify() { return verifyOneDimensional(*this, vectorOf(ge
 
 LogicalResult InterleaveOp::verify() {
   VectorType input = vectorOf(getLhs()), result = vectorOf(getResult());
-  if (getMode() != 0)
-    return emitOpError("supports interleave mode 0 (alternate lanes), got ") << getMode();
+  if (getModeAttr().getInt() != 0)
+    return emitOpError("supports interleave mode 0 (alternate lanes), got ")
+           << getModeAttr().getInt();
   if (result.getElementType() != input.getElementType() ||
       result.getNumElements() != 2 * input.getNumElements())
     return emitOpError("result must hold both inputs' lanes: expected ")
@@ -189,6 +192,8 @@ LogicalResult ExtFOp::verify() { return verifyConvert(*this, /*narrow=*/false); 
 
 LogicalResult ExtractOp::verify() {
   VectorType input = vectorOf(getInput());
+  if (failed(verifyOneDimensional(*this, input)))
+    return failure();
   if (getPosition().size() != 1)
     return emitOpError("takes one lane position, got ") << getPosition().size();
   int64_t lane = getPosition().front();

@@ -20,7 +20,15 @@ pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let fail = |e: std::io::Error| Failure(format!("{path}: error: cannot write: {e}"));
+    // Report the OS error alone: the temporary file's name means nothing to
+    // the user.
+    let fail = |e: std::io::Error| {
+        let reason = e.raw_os_error().map_or_else(
+            || e.kind().to_string(),
+            |code| std::io::Error::from_raw_os_error(code).to_string(),
+        );
+        Failure(format!("{path}: error: cannot write: {reason}"))
+    };
     let mut temp = tempfile::Builder::new()
         .prefix(".loom-")
         .tempfile_in(dir)
@@ -52,6 +60,9 @@ mod tests {
     #[test]
     fn reports_a_missing_directory() {
         let err = write_atomically("/nonexistent-dir/x.loom", b"x").unwrap_err();
-        assert!(err.0.starts_with("/nonexistent-dir/x.loom: error: cannot write"));
+        assert_eq!(
+            err.0,
+            "/nonexistent-dir/x.loom: error: cannot write: No such file or directory (os error 2)"
+        );
     }
 }

@@ -10,6 +10,7 @@ use melior::ir::Module;
 use melior::Context;
 use mlir_sys::{mlirOperationWriteBytecode, MlirStringRef};
 use std::ffi::c_void;
+use std::os::fd::FromRawFd;
 
 pub struct Session {
     context: Context,
@@ -27,7 +28,10 @@ unsafe extern "C" fn append(text: MlirStringRef, user_data: *mut c_void) {
     // hands over `length` valid bytes at `data`.
     unsafe {
         let out = &mut *(user_data as *mut Vec<u8>);
-        out.extend_from_slice(std::slice::from_raw_parts(text.data as *const u8, text.length));
+        out.extend_from_slice(std::slice::from_raw_parts(
+            text.data as *const u8,
+            text.length,
+        ));
     }
 }
 
@@ -95,6 +99,9 @@ impl Session {
             },
             _ => bytes,
         };
+        if form == InputForm::Bytecode {
+            self.probe_bytecode(contents, name)?;
+        }
         // SAFETY: all handles are live; the C side copies `contents`.
         let raw = unsafe {
             ffi::loomSessionParse(
@@ -115,6 +122,81 @@ impl Session {
         // SAFETY: a non-null module freshly created in this context.
         let module = unsafe { Module::from_raw(raw) };
         Ok(SourceModule { module, form })
+    }
+
+    /// MLIR's bytecode reader trusts its input more than a command-line tool
+    /// may: some corruptions abort the process or corrupt its heap. Read the
+    /// bytes in a forked child first. Only input the child read successfully
+    /// is read again here; otherwise the child's diagnostics (or the way it
+    /// died) are the report, and this process never touches the bad bytes.
+    fn probe_bytecode(&self, contents: &[u8], name: &str) -> Result<(), Failure> {
+        let mut fds = [0; 2];
+        // SAFETY: the child only parses from memory it inherited, writes its
+        // diagnostics to the pipe and leaves with `_exit`, running no
+        // destructors; the parent only reads the pipe and waits.
+        unsafe {
+            if libc::pipe(fds.as_mut_ptr()) != 0 {
+                return Ok(()); // no probe possible: parse directly
+            }
+            let pid = libc::fork();
+            if pid < 0 {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+                return Ok(());
+            }
+            if pid == 0 {
+                libc::close(fds[0]);
+                let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+                if null >= 0 {
+                    libc::dup2(null, 2);
+                }
+                let module = ffi::loomSessionParse(
+                    self.raw,
+                    self.context.to_raw(),
+                    string_ref(contents),
+                    string_ref(name.as_bytes()),
+                    false,
+                );
+                if !module.ptr.is_null() {
+                    libc::_exit(0);
+                }
+                let diagnostics = self.take_diagnostics();
+                let mut rest = diagnostics.as_bytes();
+                while !rest.is_empty() {
+                    let n = libc::write(fds[1], rest.as_ptr().cast(), rest.len());
+                    if n <= 0 {
+                        break;
+                    }
+                    rest = &rest[n as usize..];
+                }
+                libc::_exit(1);
+            }
+            libc::close(fds[1]);
+            let mut reader = std::fs::File::from_raw_fd(fds[0]);
+            let mut diagnostics = String::new();
+            let _ = std::io::Read::read_to_string(&mut reader, &mut diagnostics);
+            let mut status = 0;
+            while libc::waitpid(pid, &mut status, 0) < 0 {
+                if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break;
+                }
+            }
+            if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+                return Ok(());
+            }
+            if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 1 && !diagnostics.is_empty()
+            {
+                return Err(Failure(diagnostics));
+            }
+            let how = if libc::WIFSIGNALED(status) {
+                format!("signal {}", libc::WTERMSIG(status))
+            } else {
+                format!("exit status {}", libc::WEXITSTATUS(status))
+            };
+            Err(Failure(format!(
+                "{name}: error: malformed MLIR bytecode: MLIR's bytecode reader failed on it ({how})\n"
+            )))
+        }
     }
 
     /// Verify a module, reporting problems through the session.
@@ -184,7 +266,10 @@ mod tests {
     fn parse_errors_are_reported_with_the_source_line() {
         let session = Session::new();
         let err = session
-            .parse(b"func.def @f() {\n  %x = index.nope 1 : index\n}\n", "bad.loom")
+            .parse(
+                b"func.def @f() {\n  %x = index.nope 1 : index\n}\n",
+                "bad.loom",
+            )
             .err()
             .unwrap();
         assert!(

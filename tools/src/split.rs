@@ -39,6 +39,13 @@ mod tests {
     #[test]
     fn keeps_line_numbers() {
         let chunks = split_input(b"a\n// -----\nb\nc\n  // -----  \nd");
-        assert_eq!(chunks, vec![b"a\n".to_vec(), b"\n\nb\nc\n".to_vec(), b"\n\n\n\n\nd".to_vec()]);
+        assert_eq!(
+            chunks,
+            vec![
+                b"a\n".to_vec(),
+                b"\n\nb\nc\n".to_vec(),
+                b"\n\n\n\n\nd".to_vec()
+            ]
+        );
     }
 }

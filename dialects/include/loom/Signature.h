@@ -35,6 +35,14 @@ void printSignatureArguments(OpAsmPrinter &printer, mlir::Block::BlockArgListTyp
                              llvm::ArrayRef<int64_t> argDims);
 void printSignatureResults(OpAsmPrinter &printer, mlir::Block &entry, TypeRange results,
                            llvm::ArrayRef<int64_t> argDims);
+/// The signature alone (declarations): arg_dims consistent with the types.
+mlir::LogicalResult verifySignatureTypes(Operation *op, mlir::FunctionType type,
+                                         llvm::ArrayRef<int64_t> argDims);
+/// `(%n: index, %v: view<[%n]xf32>) -> (...)` for a declaration, with one
+/// name per argument.
+void printDeclarationSignature(OpAsmPrinter &printer, mlir::FunctionType type,
+                               llvm::ArrayRef<int64_t> argDims,
+                               llvm::ArrayRef<std::string> names);
 mlir::LogicalResult verifySignature(Operation *op, mlir::FunctionType type, mlir::Block &entry,
                                     llvm::ArrayRef<int64_t> argDims);
 

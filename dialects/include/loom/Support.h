@@ -53,6 +53,9 @@ unsigned countDynamicDims(Type type);
 std::optional<llvm::SmallVector<Value>> dimsOf(Value value);
 /// Two dimension values are the same dimension: one value, or equal constants.
 bool sameDim(Value a, Value b);
+/// Values of dependent types cannot be returned, yielded or passed to
+/// blocks: nothing there could name their dimensions.
+mlir::LogicalResult verifyNoDependentTypes(Operation *op, TypeRange types, llvm::StringRef what);
 /// The shared verifier of DependentTypeOpInterface.
 mlir::LogicalResult verifyTypeDims(Operation *op);
 /// The dimension values of the `index`-th typed value of a dependent op.
@@ -74,6 +77,8 @@ mlir::LogicalResult verifyOwnership(mlir::Region &body);
 /// `[%v]` dimensions are appended to `dims`; without `dims` they are refused.
 ParseResult parseLoomTypeWithDims(OpAsmParser &parser, Type &type,
                                   llvm::SmallVectorImpl<UnresolvedOperand> *dims);
+/// Write a Loom type; `printDim` writes each dynamic dimension's name.
+void renderLoomType(llvm::raw_ostream &os, Type type, llvm::function_ref<void()> printDim);
 /// Print a Loom type, naming its dynamic dimensions with the front of `dims`
 /// (which advances past them).
 void printLoomTypeWithDims(OpAsmPrinter &printer, Type type, ValueRange &dims);

@@ -6,7 +6,11 @@ use loom_driver::{output, read_input, Failure, Format, InputForm, Session};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "loom-format", version, about = "Check, format and convert Loom modules")]
+#[command(
+    name = "loom-format",
+    version,
+    about = "Check, format and convert Loom modules"
+)]
 struct Args {
     /// Input: Loom text, generic MLIR or MLIR bytecode (detected); `-` for stdin.
     #[arg(default_value = "-")]
@@ -28,7 +32,11 @@ struct Args {
 fn run(args: &Args) -> Result<ExitCode, Failure> {
     let session = Session::new();
     let bytes = read_input(&args.input)?;
-    let name = if args.input == "-" { "<stdin>" } else { &args.input };
+    let name = if args.input == "-" {
+        "<stdin>"
+    } else {
+        &args.input
+    };
     let source = session.parse(&bytes, name)?;
     let canonical = session.print(&source.module, args.to);
 

@@ -7,7 +7,11 @@ use loom_driver::{output, read_input, split, Failure, Format, Session};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "loom-opt", version, about = "Parse, verify and print Loom modules")]
+#[command(
+    name = "loom-opt",
+    version,
+    about = "Parse, verify and print Loom modules"
+)]
 struct Args {
     /// Input: Loom text, generic MLIR or MLIR bytecode (detected); `-` for stdin.
     #[arg(default_value = "-")]
@@ -25,7 +29,11 @@ struct Args {
 
 fn run(args: &Args) -> Result<(), Failure> {
     let bytes = read_input(&args.input)?;
-    let name = if args.input == "-" { "<stdin>" } else { &args.input };
+    let name = if args.input == "-" {
+        "<stdin>"
+    } else {
+        &args.input
+    };
     let chunks = if args.split_input_file {
         split::split_input(&bytes)
     } else {
