@@ -1,9 +1,9 @@
 //===- Names.cpp - source names of values, and how Loom prints names ------===//
 //
 // MLIR's parser drops SSA names. Loom keeps them in locations: a result's
-// name is a NameLoc around its op's location (a FusedLoc tagged
-// "loom.results" holds one NameLoc per result for multi-result ops), a block
-// argument's name is a NameLoc around its own location. Locations survive
+// name is a NameLoc around its op's location (for multi-result ops, a
+// FusedLoc whose metadata is ["loom.results", name...]), a block argument's
+// name is a NameLoc around its own location. Locations survive
 // bytecode and generic MLIR, so names do too.
 //
 // Printing: every value gets an ordinal in module order (op results, then
@@ -27,7 +27,8 @@ namespace loom {
 
 static constexpr llvm::StringLiteral kResultsTag = "loom.results";
 // MLIR's printer prefixes names starting with a digit with `_`; ordinals are
-// printed under this marker and the marker is removed from the final text.
+// printed under a marker that no source name starts with, and the marker is
+// removed from the final text.
 static constexpr llvm::StringLiteral kOrdinalMarker = "__loom_ordinal_";
 
 static bool isIdChar(char c) {
@@ -137,10 +138,12 @@ void attachSourceNames(ModuleOp module, llvm::SourceMgr &sources) {
         op->setLoc(NameLoc::get(StringAttr::get(ctx, name), loc));
       return;
     }
-    SmallVector<Location> parts;
+    // One name per result in the metadata (locations would be uniqued, and
+    // `%p:2` gives two results the same name).
+    SmallVector<Attribute> tagged{StringAttr::get(ctx, kResultsTag)};
     for (StringRef name : names)
-      parts.push_back(NameLoc::get(StringAttr::get(ctx, baseName(name)), loc));
-    op->setLoc(FusedLoc::get(parts, StringAttr::get(ctx, kResultsTag), ctx));
+      tagged.push_back(StringAttr::get(ctx, baseName(name)));
+    op->setLoc(FusedLoc::get(ctx, {loc}, ArrayAttr::get(ctx, tagged)));
   });
 }
 
@@ -155,11 +158,13 @@ StringRef storedName(Value value) {
   if (auto name = llvm::dyn_cast<NameLoc>(loc))
     return result.getOwner()->getNumResults() == 1 ? name.getName().getValue() : "";
   if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {
-    auto tag = llvm::dyn_cast_if_present<StringAttr>(fused.getMetadata());
-    ArrayRef<Location> parts = fused.getLocations();
-    if (tag && tag.getValue() == kResultsTag && parts.size() == result.getOwner()->getNumResults())
-      if (auto name = llvm::dyn_cast<NameLoc>(parts[result.getResultNumber()]))
-        return name.getName().getValue();
+    auto tagged = llvm::dyn_cast_if_present<ArrayAttr>(fused.getMetadata());
+    if (tagged && tagged.size() == result.getOwner()->getNumResults() + 1) {
+      auto tag = llvm::dyn_cast<StringAttr>(tagged[0]);
+      auto name = llvm::dyn_cast<StringAttr>(tagged[result.getResultNumber() + 1]);
+      if (tag && tag.getValue() == kResultsTag && name)
+        return name.getValue();
+    }
   }
   return "";
 }
@@ -168,6 +173,7 @@ namespace {
 /// The names chosen for one printing of a module.
 struct DisplayNames {
   llvm::DenseMap<Value, std::string> names;
+  std::string marker; // printed in front of ordinals, removed afterwards
 };
 // Set while printLoomText runs; the naming hooks of the ops read it.
 thread_local const DisplayNames *activeNames = nullptr;
@@ -244,6 +250,18 @@ static void markConflicts(Region &region, const llvm::StringMap<unsigned> &enclo
 
 static DisplayNames computeDisplayNames(ModuleOp module) {
   DisplayNames display;
+  SmallVector<StringRef> stored;
+  module.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      stored.push_back(storedName(result));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          stored.push_back(storedName(arg));
+  });
+  display.marker = kOrdinalMarker.str();
+  while (llvm::any_of(stored, [&](StringRef name) { return name.starts_with(display.marker); }))
+    display.marker += "x_";
   llvm::DenseSet<Value> conflicting;
   for (Operation &top : module.getBody()->getOperations())
     for (Region &region : top.getRegions())
@@ -256,7 +274,7 @@ static DisplayNames computeDisplayNames(ModuleOp module) {
       StringRef name = storedName(value);
       std::string shown;
       if (name.empty())
-        shown = (kOrdinalMarker + Twine(ordinal)).str();
+        shown = display.marker + std::to_string(ordinal);
       else if (conflicting.contains(value))
         shown = (name + "$" + Twine(ordinal)).str();
       else
@@ -342,7 +360,7 @@ void printLoomText(ModuleOp module, llvm::raw_ostream &os) {
   text = layoutText(module, text, where, blankBefore);
   // Drop the ordinal marker: `%__loom_ordinal_43` prints as `%43`.
   StringRef rest = text;
-  std::string marker = ("%" + kOrdinalMarker).str();
+  std::string marker = "%" + display.marker;
   while (!rest.empty()) {
     size_t at = rest.find(marker);
     os << rest.take_front(at);

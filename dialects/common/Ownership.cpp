@@ -124,14 +124,15 @@ LogicalResult Checker::useOperands(Operation *op, State &state) {
     auto it = state.obligations.find(obligation);
     if (it == state.obligations.end() || it->second.held != Held::Consumed)
       continue;
+    Operation *consumer = it->second.consumer;
+    StringRef verb = llvm::isa<func::CallOp>(consumer) ? "moved into a call"
+                                                       : consumeVerb(obligation);
     InFlightDiagnostic diag =
         payload ? op->emitOpError("uses the payload view of ")
-                      << describe(obligation) << " after its record was "
-                      << consumeVerb(obligation)
+                      << describe(obligation) << " after its record was " << verb
                 : op->emitOpError("uses ") << describe(obligation) << ", which was already "
-                                           << consumeVerb(obligation);
-    diag.attachNote(it->second.consumer->getLoc())
-        << "it was " << consumeVerb(obligation) << " here";
+                                           << verb;
+    diag.attachNote(consumer->getLoc()) << "it was " << verb << " here";
     return noteDefinition(std::move(diag), obligation);
   }
   return success();
@@ -295,8 +296,10 @@ LogicalResult Checker::nested(Operation *op, State &state) {
         after.obligations[obligation] = entry;
     for (auto &[token, copy] : exit.copies) {
       auto it = after.copies.find(token);
+      // A copy started inside the region exists afterwards only if the
+      // region ran; then it is as the region left it.
       if (it == after.copies.end())
-        after.copies[token] = repeats ? CopyState{} : copy;
+        after.copies[token] = copy;
       else if (copy.progress < it->second.progress)
         it->second = copy;
     }
@@ -354,7 +357,10 @@ LogicalResult Checker::join(State &into, const State &from, Block *at, bool &cha
     else if (copy.progress == it->second.progress)
       it->second.group = std::max(it->second.group, copy.group);
   }
-  merged.copies.remove_if([&](const auto &entry) { return !from.copies.count(entry.first); });
+  // A copy started on one path only may be in flight after the join.
+  for (auto &[token, copy] : from.copies)
+    if (!merged.copies.count(token))
+      merged.copies[token] = copy;
   for (auto &[group, sequence] : from.groups)
     merged.groups[group] = std::max(merged.groups.lookup(group), sequence);
   merged.nextGroup = std::max(merged.nextGroup, from.nextGroup);
@@ -372,6 +378,9 @@ LogicalResult Checker::region(Region &region, State &state, Operation *scope) {
           state.obligations[arg] = {};
           continue;
         }
+        if (b.isEntryBlock() && llvm::isa<pipeline::DefOp>(scope))
+          return emitError(arg.getLoc())
+                 << "a pipeline cannot take obligations as arguments; pass channels";
         return emitError(arg.getLoc())
                << "obligations cannot be block arguments or loop-carried values; consume "
                   "them in the region that owns them";

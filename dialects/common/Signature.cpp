@@ -199,6 +199,15 @@ void printVisibility(OpAsmPrinter &printer, std::optional<StringRef> visibility)
     printer << ' ' << *visibility;
 }
 
+LogicalResult verifyTargetSymbol(Operation *op, FlatSymbolRefAttr target,
+                                 SymbolTableCollection &symbols) {
+  if (!target)
+    return success();
+  if (!symbols.lookupNearestSymbolFrom<aie2p::TargetOp>(op, target))
+    return op->emitOpError("target(") << target << ") does not name an aie2p.target";
+  return success();
+}
+
 ParseResult parseOptionalTarget(OpAsmParser &parser, NamedAttrList &attributes) {
   if (failed(parser.parseOptionalKeyword("target")))
     return success();

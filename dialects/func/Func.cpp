@@ -211,3 +211,7 @@ LogicalResult DefOp::verifyRegions() {
     return success();
   return verifyOwnership(getBody());
 }
+
+LogicalResult DefOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyTargetSymbol(*this, getTargetAttr(), symbols);
+}

@@ -17,6 +17,7 @@ class Func_Op<string mnemonic, list<Trait> traits = []>
     : Loom_Op<Func_Dialect, mnemonic, traits>;
 
 def Func_DefOp : Func_Op<"def", [IsolatedFromAbove, FunctionOpInterface,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     AutomaticAllocationScope]> {
   let summary = "A function definition";
   let description = [{

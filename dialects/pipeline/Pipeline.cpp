@@ -141,3 +141,7 @@ LogicalResult StrandOp::verify() {
 }
 
 LogicalResult DefOp::verifyRegions() { return verifyOwnership(getBody()); }
+
+LogicalResult DefOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyTargetSymbol(*this, getTargetAttr(), symbols);
+}

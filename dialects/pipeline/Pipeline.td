@@ -23,6 +23,7 @@ class Pipeline_Op<string mnemonic, list<Trait> traits = []>
     : Loom_Op<Pipeline_Dialect, mnemonic, traits>;
 
 def Pipeline_DefOp : Pipeline_Op<"def", [IsolatedFromAbove, Symbol,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     NoTerminator, SingleBlock, RegionKindInterface]> {
   let summary = "A pipeline definition: specialization arguments, invocation ABI, construction region";
   let description = [{

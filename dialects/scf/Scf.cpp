@@ -185,3 +185,31 @@ LogicalResult IfOp::verify() {
   }
   return success();
 }
+
+//===-- region-branch interfaces ------------------------------------------===//
+// So that MLIR's generic analyses and transformations (dead code, sparse
+// dataflow, region simplification) understand Loom's structured control flow.
+
+void ForOp::getSuccessorRegions(RegionBranchPoint, SmallVectorImpl<RegionSuccessor> &regions) {
+  // From the parent or the end of an iteration: another iteration, or done.
+  regions.push_back(RegionSuccessor(&getBody(), getBody().front().getArguments().drop_front()));
+  regions.push_back(RegionSuccessor(getOperation(), getResults()));
+}
+
+OperandRange ForOp::getEntrySuccessorOperands(RegionSuccessor) { return getInitArgs(); }
+
+void IfOp::getSuccessorRegions(RegionBranchPoint point, SmallVectorImpl<RegionSuccessor> &regions) {
+  if (!point.isParent()) {
+    regions.push_back(RegionSuccessor(getOperation(), getResults()));
+    return;
+  }
+  regions.push_back(RegionSuccessor(&getThenRegion()));
+  if (getElseRegion().empty())
+    regions.push_back(RegionSuccessor(getOperation(), getResults()));
+  else
+    regions.push_back(RegionSuccessor(&getElseRegion()));
+}
+
+LogicalResult SelectOp::verify() {
+  return verifyNoDependentTypes(*this, getResult().getType(), "select");
+}

@@ -16,6 +16,7 @@ class Scf_Op<string mnemonic, list<Trait> traits = []>
     : Loom_Op<Scf_Dialect, mnemonic, traits>;
 
 def Scf_ForOp : Scf_Op<"for", [RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface, ["getEntrySuccessorOperands"]>,
     SingleBlockImplicitTerminator<"::loom::scf::YieldOp">]> {
   let summary = "A counted loop";
   let description = [{
@@ -43,6 +44,7 @@ def Scf_ForOp : Scf_Op<"for", [RecursiveMemoryEffects,
 }
 
 def Scf_IfOp : Scf_Op<"if", [RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface>,
     SingleBlockImplicitTerminator<"::loom::scf::YieldOp">, NoRegionArguments]> {
   let summary = "A conditional";
   let description = [{
@@ -87,4 +89,5 @@ def Scf_SelectOp : Scf_Op<"select", [Pure, AllTypesMatch<["true_value", "false_v
   let assemblyFormat = [{
     $condition `,` $true_value `,` $false_value attr-dict `:` custom<LoomType>(type($result))
   }];
+  let hasVerifier = 1;
 }

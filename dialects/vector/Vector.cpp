@@ -26,6 +26,19 @@ static LogicalResult verifyOneDimensional(Operation *op, VectorType type) {
   return success();
 }
 
+OpFoldResult ConstantOp::fold(FoldAdaptor) {
+  return SplatElementsAttr::get(llvm::cast<VectorType>(getType()), getValueAttr());
+}
+
+Operation *VectorDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                              Location loc) {
+  auto splat = llvm::dyn_cast<SplatElementsAttr>(value);
+  auto vector = llvm::dyn_cast<VectorType>(type);
+  if (!splat || !vector || !llvm::isa<FloatType>(vector.getElementType()))
+    return nullptr;
+  return builder.create<ConstantOp>(loc, type, splat.getSplatValue<FloatAttr>());
+}
+
 LogicalResult ConstantOp::verify() {
   auto type = llvm::cast<VectorType>(getType());
   if (getValueAttr().getType() != type.getElementType())

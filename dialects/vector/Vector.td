@@ -11,6 +11,7 @@ def Vector_Dialect : Dialect {
   let name = "vector";
   let cppNamespace = "::loom::vector";
   let summary = "Fixed-width vector arithmetic and view access";
+  let hasConstantMaterializer = 1;
 }
 
 class Vector_Op<string mnemonic, list<Trait> traits = []>
@@ -23,6 +24,7 @@ def Vector_ConstantOp : Vector_Op<"constant", [ConstantLike, Pure]> {
   let results = (outs Loom_FloatVector:$result);
   let assemblyFormat = "custom<FloatLiteral>($value, type($result)) attr-dict";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Vector_LoadOp : Vector_Op<"load", [Loom_DependentTypeOpInterface, AttrSizedOperandSegments]> {
@@ -66,8 +68,9 @@ def Vector_Dot2FOp : Vector_Op<"dot2f", [Pure, AllTypesMatch<["lhs", "rhs"]>,
     ```
     %next = vector.dot2f %x, %w, %acc : vector<32xbf16>, vector<32xbf16>, vector<16xf32>
     ```
-    Lane i of the result is acc[i] + x[2i] * w[2i] + x[2i+1] * w[2i+1], with
-    exact products and F32 rounding in that order (see docs/semantics.md).
+    Lane i of the result is acc[i] + x[2i] * w[2i] + x[2i+1] * w[2i+1]: the
+    products are exact and the sums are rounded to F32 in that order (the
+    reference interpreter will pin this down further).
   }];
   let arguments = (ins Loom_FloatVector:$lhs, Loom_FloatVector:$rhs, Loom_FloatVector:$accumulator);
   let results = (outs Loom_FloatVector:$result);

@@ -30,8 +30,9 @@ impl InputForm {
         if bytes.starts_with(BYTECODE_MAGIC) {
             return InputForm::Bytecode;
         }
-        // Generic MLIR starts with a quoted op name, `module`, or an alias
-        // definition; Loom text starts with an op name or a comment.
+        // Generic MLIR starts with a quoted op name or an alias definition;
+        // Loom text starts with an op name (`module {..}` included) or a
+        // comment.
         let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
         let first = text
             .lines()
@@ -39,10 +40,7 @@ impl InputForm {
             .find(|line| !line.is_empty() && !line.starts_with("//"));
         match first {
             Some(line)
-                if line.starts_with('"')
-                    || line.starts_with("module")
-                    || line.starts_with('#')
-                    || line.starts_with('!') =>
+                if line.starts_with('"') || line.starts_with('#') || line.starts_with('!') =>
             {
                 InputForm::Generic
             }

@@ -49,6 +49,9 @@ mlir::LogicalResult verifySignature(Operation *op, mlir::FunctionType type, mlir
 /// `public`, `private` (the default, not printed) or `nested`.
 ParseResult parseVisibility(OpAsmParser &parser, mlir::NamedAttrList &attributes);
 void printVisibility(OpAsmPrinter &printer, std::optional<llvm::StringRef> visibility);
+/// `target(@symbol)`, if present, names an aie2p.target.
+mlir::LogicalResult verifyTargetSymbol(Operation *op, mlir::FlatSymbolRefAttr target,
+                                       mlir::SymbolTableCollection &symbols);
 /// An optional `target(@symbol)`.
 ParseResult parseOptionalTarget(OpAsmParser &parser, mlir::NamedAttrList &attributes);
 

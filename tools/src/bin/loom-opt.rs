@@ -41,7 +41,8 @@ fn run(args: &Args) -> Result<(), Failure> {
     };
     let mut out = Vec::new();
     let mut failures = String::new();
-    for (index, chunk) in chunks.iter().enumerate() {
+    let mut printed_any = false;
+    for chunk in &chunks {
         // A fresh session per chunk: chunks are independent modules.
         let session = Session::new();
         let printed = session
@@ -49,9 +50,10 @@ fn run(args: &Args) -> Result<(), Failure> {
             .map(|source| session.print(&source.module, args.emit));
         match printed {
             Ok(text) => {
-                if index > 0 && args.split_input_file {
+                if printed_any {
                     out.extend_from_slice(b"// -----\n\n");
                 }
+                printed_any = true;
                 out.extend(text);
             }
             Err(failure) => failures.push_str(&failure.0),
