@@ -63,19 +63,22 @@ void loomSessionTakeDiagnostics(void *opaque, MlirStringCallback callback, void 
 /// Parse `name`'s contents (text, generic MLIR or bytecode: MLIR detects
 /// bytecode by its magic number). With `loomNames`, SSA names are read back
 /// from the text. Returns a null module after reporting an error.
+/// `display`, when not empty, is the text diagnostics quote: the user's
+/// input, of which `contents` is a same-shaped rewrite.
 MlirModule loomSessionParse(void *opaque, MlirContext ctx, MlirStringRef contents,
-                            MlirStringRef name, bool loomNames) {
+                            MlirStringRef display, MlirStringRef name, bool loomNames) {
   auto *session = static_cast<Session *>(opaque);
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(unwrap(contents), unwrap(name));
-  unsigned id = session->sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  session->sources.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(unwrap(display.length ? display : contents),
+                                           unwrap(name)),
+      llvm::SMLoc());
   // Verify only once names and comments are attached, so diagnostics can
   // name values as the source does.
   ParserConfig config(unwrap(ctx), /*verifyAfterParse=*/false);
   // The parser reads the most recently added buffer through a SourceMgr that
   // holds only it, while diagnostics resolve locations through the session's.
   llvm::SourceMgr single;
-  single.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(
-                                session->sources.getMemoryBuffer(id)->getMemBufferRef()),
+  single.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(unwrap(contents), unwrap(name)),
                             llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(single, config);
   if (!module)

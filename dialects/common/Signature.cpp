@@ -48,6 +48,11 @@ ParseResult parseSignatureResults(OpAsmParser &parser, Signature &signature) {
 }
 
 ParseResult resolveSignature(OpAsmParser &parser, Signature &signature) {
+  for (auto [index, arg] : llvm::enumerate(signature.arguments))
+    for (const OpAsmParser::Argument &earlier : ArrayRef(signature.arguments).take_front(index))
+      if (earlier.ssaName.name == arg.ssaName.name && earlier.ssaName.number == arg.ssaName.number)
+        return parser.emitError(arg.ssaName.location, "argument name ")
+               << arg.ssaName.name << " is used twice in this signature";
   auto resolve = [&](const UnresolvedOperand &name) -> ParseResult {
     for (auto [index, arg] : llvm::enumerate(signature.arguments))
       if (arg.ssaName.name == name.name && arg.ssaName.number == name.number) {

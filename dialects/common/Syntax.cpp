@@ -21,8 +21,9 @@ static constexpr llvm::StringLiteral kTypeKeywords[] = {
 static ParseResult parseShape(OpAsmParser &parser, SmallVectorImpl<int64_t> &shape,
                               SmallVectorImpl<UnresolvedOperand> *dims) {
   for (;;) {
+    SMLoc question = parser.getCurrentLocation();
     if (succeeded(parser.parseOptionalQuestion()))
-      return parser.emitError(parser.getCurrentLocation(),
+      return parser.emitError(question,
                               "a dynamic dimension names the value that holds it: write "
                               "`[%value]` instead of `?`");
     if (succeeded(parser.parseOptionalLSquare())) {

@@ -19,6 +19,7 @@ extern "C" {
         session: *mut c_void,
         context: MlirContext,
         contents: MlirStringRef,
+        display: MlirStringRef,
         name: MlirStringRef,
         loom_names: bool,
     ) -> MlirModule;

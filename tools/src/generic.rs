@@ -6,7 +6,9 @@
 //! generic form written by `--to=mlir`, ops of those dialects are therefore
 //! spelled `"loom.func.def"`, `"loom.index.constant"`, ...: an unregistered
 //! `loom` namespace that `mlir-opt --allow-unregistered-dialect` accepts.
-//! Reading generic MLIR maps the names back.
+//! Reading generic MLIR maps the names back, padding with spaces after the
+//! name so that every line and column (and so every diagnostic) stays where
+//! it was in the user's text.
 
 const RENAMED: &[&str] = &["func", "scf", "index", "vector"];
 const PREFIX: &str = "loom.";
@@ -42,7 +44,11 @@ fn map_lines(text: &str, map: impl Fn(&str) -> Option<usize>, insert: bool) -> S
                     out.push_str(PREFIX);
                     out.push_str(&line[at..]);
                 } else {
-                    out.push_str(&line[at + PREFIX.len()..]);
+                    let name = &line[at + PREFIX.len()..];
+                    let quote = name.find('"').map_or(name.len(), |q| q + 1);
+                    out.push_str(&name[..quote]);
+                    out.push_str(&" ".repeat(PREFIX.len()));
+                    out.push_str(&name[quote..]);
                 }
             }
             _ => out.push_str(line),
@@ -90,7 +96,11 @@ mod tests {
         assert!(exported.contains("\"loom.index.constant\""));
         assert!(exported.contains("\"channel.publish\""));
         assert!(exported.contains("%a:2 = \"loom.scf.for\""));
-        assert_eq!(import(&exported), text);
+        let imported = import(&exported);
+        assert_eq!(imported.replace("\"     (", "\"("), text);
+        for (a, b) in imported.lines().zip(exported.lines()) {
+            assert_eq!(a.len(), b.len(), "columns move: {a}");
+        }
     }
 
     #[test]

@@ -22,13 +22,8 @@ pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
     };
     // Report the OS error alone: the temporary file's name means nothing to
     // the user.
-    let fail = |e: std::io::Error| {
-        let reason = e.raw_os_error().map_or_else(
-            || e.kind().to_string(),
-            |code| std::io::Error::from_raw_os_error(code).to_string(),
-        );
-        Failure(format!("{path}: error: cannot write: {reason}"))
-    };
+    let fail =
+        |e: std::io::Error| Failure(format!("{path}: error: cannot write: {}", os_reason(&e)));
     let mut temp = tempfile::Builder::new()
         .prefix(".loom-")
         .tempfile_in(dir)
@@ -41,6 +36,16 @@ pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
     }
     temp.persist(target).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// The OS's description of an error, without the temporary file's path that
+/// tempfile appends ("... at path \"/dir/.loom-XXXX\"").
+fn os_reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" at path ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }
 
 #[cfg(test)]

@@ -108,6 +108,11 @@ impl Session {
                 self.raw,
                 self.context.to_raw(),
                 string_ref(contents),
+                string_ref(if form == InputForm::Generic {
+                    bytes
+                } else {
+                    &[]
+                }),
                 string_ref(name.as_bytes()),
                 form == InputForm::Text,
             )
@@ -154,6 +159,7 @@ impl Session {
                     self.raw,
                     self.context.to_raw(),
                     string_ref(contents),
+                    string_ref(&[]),
                     string_ref(name.as_bytes()),
                     false,
                 );

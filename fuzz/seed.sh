@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Seed the parse_print corpus (fuzz/corpus/parse_print/, not committed):
+#   - every .loom file under test/ and examples/, whole, and, for files with
+#     `// -----` separators, each chunk on its own (as --split-input-file
+#     reads them: the invalid.loom tests hold one error case per chunk);
+#   - the hand-written seeds in fuzz/seeds/ (Loom text and generic MLIR);
+#   - when loom-format is available (LOOM_BIN_DIR, else target/release or
+#     target/debug), the bytecode and generic MLIR forms of every seed that
+#     parses, so the bytecode and generic readers are fuzzed too.
+# Running it again refreshes the copies; inputs the fuzzer added stay.
+set -euo pipefail
+FUZZ=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$FUZZ")
+CORPUS=$FUZZ/corpus/parse_print
+mkdir -p "$CORPUS"
+
+added=0
+add() { # add NAME < contents
+  cat > "$CORPUS/$1"
+  added=$((added + 1))
+}
+
+while IFS= read -r file; do
+  rel=${file#"$ROOT"/}
+  name=seed-$(printf '%s' "$rel" | tr '/' '_')
+  add "$name" < "$file"
+  if grep -q '^[[:space:]]*// -----[[:space:]]*$' "$file"; then
+    chunks=$(mktemp -d)
+    awk -v dir="$chunks" '
+      /^[[:space:]]*\/\/ -----[[:space:]]*$/ { n++; next }
+      { print > (dir "/" sprintf("%03d", n)) }' "$file"
+    for chunk in "$chunks"/*; do
+      add "$name.chunk$(basename "$chunk")" < "$chunk"
+    done
+    rm -rf "$chunks"
+  fi
+done < <(find "$ROOT/test" "$ROOT/examples" -name '*.loom' -type f | sort)
+
+for file in "$FUZZ"/seeds/*; do
+  add "seed-fuzz_$(basename "$file")" < "$file"
+done
+
+BIN=${LOOM_BIN_DIR:-}
+if [ -z "$BIN" ]; then
+  for dir in "$ROOT/target/release" "$ROOT/target/debug"; do
+    [ -x "$dir/loom-format" ] && { BIN=$dir; break; }
+  done
+fi
+if [ -n "$BIN" ] && [ -x "$BIN/loom-format" ]; then
+  converted=0
+  for file in "$CORPUS"/seed-*; do
+    case $file in *.bc-form | *.mlir-form) continue ;; esac
+    # Never `-o /dev/null` or another special file: see docs/PERFORMANCE.md.
+    if "$BIN/loom-format" "$file" --to=bc -o "$file.bc-form" 2>/dev/null; then
+      "$BIN/loom-format" "$file" --to=mlir -o "$file.mlir-form" 2>/dev/null || rm -f "$file.mlir-form"
+      converted=$((converted + 1))
+    else
+      rm -f "$file.bc-form"
+    fi
+  done
+  echo "seed.sh: bytecode and generic forms of $converted seeds (with $BIN/loom-format)"
+else
+  echo "seed.sh: no loom-format found (set LOOM_BIN_DIR); text seeds only"
+fi
+echo "seed.sh: $added text seeds; corpus $CORPUS holds $(find "$CORPUS" -type f | wc -l) inputs"
