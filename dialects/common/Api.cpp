@@ -20,6 +20,24 @@
 
 using namespace mlir;
 
+// One C API dialect handle per Loom dialect (`mlirGetDialectHandle__loom_<name>__`;
+// the `loom_` keeps them apart from upstream MLIR's handles of the same names).
+extern "C" {
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomBuffer, loom_buffer, loom::buffer::BufferDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomPipeline, loom_pipeline, loom::pipeline::PipelineDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomView, loom_view, loom::view::ViewDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomChannel, loom_channel, loom::channel::ChannelDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomKernel, loom_kernel, loom::kernel::KernelDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomAie2p, loom_aie2p, loom::aie2p::Aie2pDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomFunc, loom_func, loom::func::FuncDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomScf, loom_scf, loom::scf::ScfDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomCfg, loom_cfg, loom::cfg::CfgDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomIndex, loom_index, loom::index::IndexDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomScalar, loom_scalar, loom::scalar::ScalarDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomVector, loom_vector, loom::vector::VectorDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomConfig, loom_config, loom::config::ConfigDialect)
+} // extern "C"
+
 namespace {
 struct Session {
   explicit Session(MLIRContext *ctx)
@@ -32,16 +50,6 @@ struct Session {
 } // namespace
 
 extern "C" {
-
-void loomRegisterDialects(MlirDialectRegistry registry) {
-  unwrap(registry)->insert<loom::buffer::BufferDialect, loom::pipeline::PipelineDialect,
-                           loom::view::ViewDialect, loom::channel::ChannelDialect,
-                           loom::kernel::KernelDialect, loom::aie2p::Aie2pDialect,
-                           loom::func::FuncDialect, loom::scf::ScfDialect,
-                           loom::cfg::CfgDialect, loom::index::IndexDialect,
-                           loom::scalar::ScalarDialect, loom::vector::VectorDialect,
-                           loom::config::ConfigDialect>();
-}
 
 void *loomSessionCreate(MlirContext ctx) {
   // Diagnostics point at the source line; a dump of the op in generic form

@@ -1,13 +1,26 @@
 //! The C interface implemented in `common/Api.cpp`.
 
 use mlir_sys::{
-    MlirContext, MlirDialectRegistry, MlirLogicalResult, MlirModule, MlirOperation,
+    MlirContext, MlirDialectHandle, MlirLogicalResult, MlirModule, MlirOperation,
     MlirStringCallback, MlirStringRef,
 };
 use std::ffi::c_void;
 
+#[allow(non_snake_case)]
 extern "C" {
-    pub fn loomRegisterDialects(registry: MlirDialectRegistry);
+    pub fn mlirGetDialectHandle__loom_buffer__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_pipeline__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_view__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_channel__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_kernel__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_aie2p__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_func__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_scf__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_cfg__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_index__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_scalar__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_vector__() -> MlirDialectHandle;
+    pub fn mlirGetDialectHandle__loom_config__() -> MlirDialectHandle;
     pub fn loomSessionCreate(context: MlirContext) -> *mut c_void;
     pub fn loomSessionDestroy(session: *mut c_void);
     pub fn loomSessionTakeDiagnostics(
