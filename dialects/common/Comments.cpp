@@ -1,13 +1,15 @@
 //===- Comments.cpp - keep source comments through loom-format -------------===//
 //
 // MLIR's lexer drops comments. After parsing, each `//` comment is attached
-// to an op: a full-line comment to the next op that starts after it, an
-// end-of-line comment to the op that starts on its line, comments after the
-// last op to the module. They are kept in the op's location (a FusedLoc
-// whose metadata is {loom.before = [...], loom.after = "..."}), so they
-// survive bytecode and generic MLIR. At print time the printer reports where
-// each op landed (AsmState's location map) and the comments go back there,
-// indented like the op.
+// to an op: a full-line comment to the next op of the same region, or, when
+// it ends a region, to the op owning that region; an end-of-line comment to
+// the op on its line, to the op whose `}` closes on its line, or to the first
+// op of the block whose label is on its line; comments after the last
+// top-level op to the module. They are kept in the op's location (a FusedLoc
+// whose metadata is a dictionary of `loom.*` entries), so they survive
+// bytecode and generic MLIR. At print time the printer reports where each op
+// landed (AsmState's location map); region ends are found by matching braces
+// in the printed text; the comments go back there, indented to fit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,14 +57,18 @@ static std::optional<unsigned> lineOf(Location loc) {
   return std::nullopt;
 }
 
-static constexpr llvm::StringLiteral kBefore = "loom.before", kAfter = "loom.after";
+static constexpr llvm::StringLiteral kBefore = "loom.before", kAfter = "loom.after",
+                                     kLabel = "loom.label", kEnds = "loom.ends",
+                                     kClose = "loom.close";
 
 static DictionaryAttr commentMetadata(Location loc) {
   auto fused = llvm::dyn_cast<FusedLoc>(loc);
   if (!fused)
     return nullptr;
   auto dict = llvm::dyn_cast_if_present<DictionaryAttr>(fused.getMetadata());
-  if (!dict || (!dict.get(kBefore) && !dict.get(kAfter)))
+  if (!dict || llvm::none_of(dict, [](NamedAttribute entry) {
+        return entry.getName().strref().starts_with("loom.");
+      }))
     return nullptr;
   return dict;
 }
@@ -83,6 +89,16 @@ OpComments commentsOf(Location loc) {
       comments.before.push_back(llvm::cast<StringAttr>(text).str());
   if (auto after = dict.getAs<StringAttr>(kAfter))
     comments.after = after.str();
+  if (auto label = dict.getAs<StringAttr>(kLabel))
+    comments.label = label.str();
+  if (auto close = dict.getAs<StringAttr>(kClose))
+    comments.close = close.str();
+  if (auto ends = dict.getAs<ArrayAttr>(kEnds))
+    for (Attribute region : ends) {
+      auto &texts = comments.regionEnds.emplace_back();
+      for (Attribute text : llvm::cast<ArrayAttr>(region))
+        texts.push_back(llvm::cast<StringAttr>(text).str());
+    }
   return comments;
 }
 
@@ -90,29 +106,126 @@ static void store(Operation *op, const OpComments &comments) {
   MLIRContext *ctx = op->getContext();
   Builder builder(ctx);
   SmallVector<NamedAttribute> entries;
-  if (!comments.before.empty()) {
-    SmallVector<Attribute> texts;
-    for (const std::string &text : comments.before)
-      texts.push_back(builder.getStringAttr(text));
-    entries.push_back(builder.getNamedAttr(kBefore, builder.getArrayAttr(texts)));
-  }
+  auto strings = [&](const std::vector<std::string> &texts) {
+    SmallVector<Attribute> attrs;
+    for (const std::string &text : texts)
+      attrs.push_back(builder.getStringAttr(text));
+    return builder.getArrayAttr(attrs);
+  };
+  if (!comments.before.empty())
+    entries.push_back(builder.getNamedAttr(kBefore, strings(comments.before)));
   if (!comments.after.empty())
     entries.push_back(builder.getNamedAttr(kAfter, builder.getStringAttr(comments.after)));
+  if (!comments.label.empty())
+    entries.push_back(builder.getNamedAttr(kLabel, builder.getStringAttr(comments.label)));
+  if (!comments.close.empty())
+    entries.push_back(builder.getNamedAttr(kClose, builder.getStringAttr(comments.close)));
+  if (llvm::any_of(comments.regionEnds, [](const auto &texts) { return !texts.empty(); })) {
+    SmallVector<Attribute> regions;
+    for (const auto &texts : comments.regionEnds)
+      regions.push_back(strings(texts));
+    entries.push_back(builder.getNamedAttr(kEnds, builder.getArrayAttr(regions)));
+  }
   if (entries.empty())
     return;
   op->setLoc(FusedLoc::get(ctx, {withoutComments(op->getLoc())},
                            builder.getDictionaryAttr(entries)));
 }
 
+/// The `{`..`}` spans of the first `count` regions written from `at` on:
+/// brace groups at the op's own level, skipping `attributes {..}`, strings and
+/// comments. Offsets are into `text`; missing spans are left out.
+static SmallVector<std::pair<size_t, size_t>> regionSpans(StringRef text, size_t at,
+                                                          unsigned count) {
+  SmallVector<std::pair<size_t, size_t>> spans;
+  unsigned depth = 0;
+  size_t open = 0;
+  bool attributes = false;
+  for (size_t i = at; i < text.size() && spans.size() < count; ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+    } else if (c == '{') {
+      if (depth++ == 0) {
+        open = i;
+        attributes = text.take_front(i).rtrim().ends_with("attributes");
+      }
+    } else if (c == '}' && depth > 0 && --depth == 0 && !attributes) {
+      spans.push_back({open, i});
+    }
+  }
+  return spans;
+}
+
+static unsigned lineAt(ArrayRef<size_t> lineStarts, size_t offset) {
+  return std::upper_bound(lineStarts.begin(), lineStarts.end(), offset) - lineStarts.begin();
+}
+
+static SmallVector<size_t> lineStartsOf(StringRef text) {
+  SmallVector<size_t> starts{0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n')
+      starts.push_back(i + 1);
+  return starts;
+}
+
+static unsigned nonEmptyRegions(Operation *op) {
+  return llvm::count_if(op->getRegions(), [](Region &r) { return !r.empty(); });
+}
+
 void attachComments(ModuleOp module, StringRef source) {
-  // Ops by the line they start on, in source order.
+  SmallVector<size_t> lineStarts = lineStartsOf(source);
+  // Ops by the line they start on, in source order, and the line spans of
+  // the regions written in the source.
   std::map<unsigned, Operation *> starts;
+  struct Span {
+    unsigned open, close;
+    Region *region;
+  };
+  SmallVector<Span> spans;
   module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op == module.getOperation())
       return;
-    if (auto line = lineOf(op->getLoc()))
-      starts.emplace(*line, op);
+    auto line = lineOf(op->getLoc());
+    if (!line)
+      return;
+    starts.emplace(*line, op);
+    if (unsigned count = nonEmptyRegions(op); count != 0 && *line <= lineStarts.size()) {
+      auto found = regionSpans(source, lineStarts[*line - 1], count);
+      unsigned index = 0;
+      for (Region &region : op->getRegions()) {
+        if (region.empty())
+          continue;
+        if (index < found.size())
+          spans.push_back({lineAt(lineStarts, found[index].first),
+                           lineAt(lineStarts, found[index].second), &region});
+        ++index;
+      }
+    }
   });
+  // The innermost written region around a line (null: the module body).
+  auto regionAround = [&](unsigned line) -> Region * {
+    Region *best = nullptr;
+    unsigned width = ~0u;
+    for (const Span &span : spans)
+      if (span.open < line && line < span.close && span.close - span.open < width) {
+        best = span.region;
+        width = span.close - span.open;
+      }
+    return best;
+  };
+  auto closingOn = [&](unsigned line) -> const Span * {
+    for (const Span &span : spans)
+      if (span.close == line)
+        return &span;
+    return nullptr;
+  };
+
   std::map<Operation *, OpComments> found;
   SmallVector<StringRef> lines;
   source.split(lines, '\n');
@@ -122,24 +235,57 @@ void attachComments(ModuleOp module, StringRef source) {
     if (!column)
       continue;
     std::string text = line.drop_front(*column).rtrim().str();
-    bool fullLine = line.take_front(*column).trim().empty();
-    auto here = starts.find(number);
-    if (!fullLine && here != starts.end()) {
-      found[here->second].after = text;
-      continue;
+    StringRef code = line.take_front(*column).trim();
+    bool fullLine = code.empty();
+    if (!fullLine) {
+      if (auto here = starts.find(number); here != starts.end()) {
+        found[here->second].after = text;
+        continue;
+      }
+      if (const Span *span = closingOn(number); span && code.starts_with("}")) {
+        Operation *owner = span->region->getParentOp();
+        Region *last = nullptr;
+        for (Region &region : owner->getRegions())
+          if (!region.empty())
+            last = &region;
+        if (span->region == last && code == "}") {
+          found[owner].close = text;
+          continue;
+        }
+      }
+      if (code.starts_with("^"))
+        if (auto next = starts.upper_bound(number); next != starts.end()) {
+          found[next->second].label = text;
+          continue;
+        }
     }
-    // A full-line comment, or one after a closing brace or a block label:
-    // it goes above the next op (the module holds the ones after the last).
+    // Above the next op of the region the comment is written in; at the end
+    // of that region when no op follows in it.
+    Region *region = regionAround(number);
     auto next = starts.upper_bound(number);
-    OpComments &group = found[next == starts.end() ? module.getOperation() : next->second];
+    while (next != starts.end() &&
+           (region ? next->second->getParentRegion() != region
+                   : next->second->getParentOp() != module.getOperation()))
+      ++next;
+    std::vector<std::string> *group;
+    if (next != starts.end()) {
+      group = &found[next->second].before;
+    } else if (region) {
+      Operation *owner = region->getParentOp();
+      auto &ends = found[owner].regionEnds;
+      ends.resize(owner->getNumRegions());
+      group = &ends[region->getRegionNumber()];
+    } else {
+      group = &found[module.getOperation()].before;
+    }
     // A blank line in front of a comment group separates it; keep that.
     if (fullLine && index > 0 && lines[index - 1].trim().empty())
-      group.before.push_back("");
-    group.before.push_back(text);
+      group->push_back("");
+    group->push_back(text);
     // ... and a blank line after it, between the comments and the op.
     if (fullLine && index + 1 < lines.size() && lines[index + 1].trim().empty() &&
         next != starts.end())
-      group.before.push_back("");
+      group->push_back("");
   }
   for (auto &[op, comments] : found)
     store(op, comments);
@@ -169,22 +315,57 @@ std::string layoutText(ModuleOp module, StringRef printed, const AsmState::Locat
   for (Operation *op : blankBefore)
     if (auto it = where.find(op); it != where.end())
       blank.insert(it->second.first);
+  SmallVector<size_t> lineStarts = lineStartsOf(printed);
+  SmallVector<StringRef> printedLines;
+  printed.split(printedLines, '\n');
+  // Comments that go above a closing `}`: indented one level deeper.
+  std::map<unsigned, std::vector<std::string>> beforeClose;
   for (auto &[op, position] : where) {
     OpComments comments = commentsOf(op->getLoc());
     auto &lineAbove = above[position.first];
     lineAbove.insert(lineAbove.end(), comments.before.begin(), comments.before.end());
     if (!comments.after.empty())
       after[position.first] = comments.after;
+    if (!comments.label.empty() && position.first > 1 &&
+        printedLines[position.first - 2].ltrim().starts_with("^"))
+      after[position.first - 1] = comments.label;
+    if (comments.regionEnds.empty() && comments.close.empty())
+      continue;
+    auto spans = regionSpans(printed, lineStarts[position.first - 1], nonEmptyRegions(op));
+    unsigned index = 0;
+    for (Region &region : op->getRegions()) {
+      if (region.empty())
+        continue;
+      if (index >= spans.size())
+        break;
+      unsigned close = lineAt(lineStarts, spans[index].second);
+      if (region.getRegionNumber() < comments.regionEnds.size()) {
+        auto &texts = beforeClose[close];
+        const auto &ends = comments.regionEnds[region.getRegionNumber()];
+        texts.insert(texts.end(), ends.begin(), ends.end());
+      }
+      if (++index == spans.size() && !comments.close.empty())
+        after[close] = comments.close;
+    }
   }
 
   std::string out;
-  SmallVector<StringRef> lines;
-  printed.split(lines, '\n');
+  ArrayRef<StringRef> lines = printedLines;
   for (auto [index, raw] : llvm::enumerate(lines)) {
     unsigned number = index + 1;
     StringRef line = withoutPredecessors(raw);
     if (blank.count(number))
       out += '\n';
+    if (auto it = beforeClose.find(number); it != beforeClose.end()) {
+      std::string indent = line.take_front(line.size() - line.ltrim().size()).str() + "  ";
+      for (const std::string &text : it->second)
+        if (text.empty()) {
+          if (!StringRef(out).ends_with("\n\n") && !StringRef(out).rtrim().ends_with("{"))
+            out += '\n';
+        } else {
+          out += indent + text + "\n";
+        }
+    }
     if (auto it = above.find(number); it != above.end()) {
       StringRef indent = line.take_front(line.size() - line.ltrim().size());
       for (const std::string &text : it->second) {

@@ -18,7 +18,11 @@ namespace loom {
 /// keep them.
 struct OpComments {
   std::vector<std::string> before; // "" marks a separating blank line
-  std::string after;               // an end-of-line comment
+  std::string after;               // an end-of-line comment on the op's line
+  std::string label;               // on the label line of the block it starts
+  /// Per region of the op: the comments after its last op, before its `}`.
+  std::vector<std::vector<std::string>> regionEnds;
+  std::string close; // after the `}` that ends the op's last region
 };
 
 /// Attach the `//` comments of `source` to the ops of `module` parsed from it.
