@@ -108,6 +108,7 @@ fn main() {
         "Signature.cpp",
         "Comments.cpp",
         "Ownership.cpp",
+        "Passes.cpp",
         "Api.cpp",
     ] {
         build.file(manifest.join("common").join(file));

@@ -11,7 +11,7 @@ pub mod session;
 pub mod split;
 
 pub use format::{Format, InputForm};
-pub use session::{Session, SourceModule};
+pub use session::{PipelineOptions, Session, SourceModule};
 
 /// A failure the tool has already reported (or will report) as text.
 #[derive(Debug)]

@@ -12,6 +12,28 @@ use mlir_sys::{mlirOperationWriteBytecode, MlirStringRef};
 use std::ffi::c_void;
 use std::os::fd::FromRawFd;
 
+/// How a pass pipeline runs (MLIR's debugging options).
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    pub verify_each: bool,
+    pub print_after_all: bool,
+    pub print_after_pass: Option<String>,
+    pub print_after_only_on_change: bool,
+    pub timing: bool,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        PipelineOptions {
+            verify_each: true,
+            print_after_all: false,
+            print_after_pass: None,
+            print_after_only_on_change: false,
+            timing: false,
+        }
+    }
+}
+
 pub struct Session {
     context: Context,
     raw: *mut c_void,
@@ -57,6 +79,7 @@ impl Default for Session {
 
 impl Session {
     pub fn new() -> Self {
+        loom_passes::register_all();
         let registry = DialectRegistry::new();
         loom_dialects::register(&registry);
         let context = Context::new();
@@ -203,6 +226,49 @@ impl Session {
                 "{name}: error: malformed MLIR bytecode: MLIR's bytecode reader failed on it ({how})\n"
             )))
         }
+    }
+
+    /// Run a textual pass pipeline on `module`. IR dumps and timing reports
+    /// go to `report`; failures come back as diagnostics.
+    pub fn run_pipeline(
+        &self,
+        module: &mut Module,
+        pipeline: &str,
+        options: &PipelineOptions,
+        report: &mut dyn FnMut(&str),
+    ) -> Result<(), Failure> {
+        let mut sink = |text: &str| report(text);
+        let mut sink: &mut dyn FnMut(&str) = &mut sink;
+        unsafe extern "C" fn forward(text: MlirStringRef, data: *mut c_void) {
+            // SAFETY: `data` is the `&mut &mut dyn FnMut(&str)` below.
+            unsafe {
+                let sink = &mut *(data as *mut &mut dyn FnMut(&str));
+                let bytes = std::slice::from_raw_parts(text.data as *const u8, text.length);
+                sink(&String::from_utf8_lossy(bytes));
+            }
+        }
+        let after = options.print_after_pass.as_deref().unwrap_or("");
+        let raw = loom_passes::ffi::PipelineOptions {
+            verify_each: options.verify_each,
+            print_after_all: options.print_after_all,
+            print_after_only_on_change: options.print_after_only_on_change,
+            timing: options.timing,
+            print_after_pass: string_ref(after.as_bytes()),
+            print: Some(forward),
+            print_user_data: &mut sink as *mut &mut dyn FnMut(&str) as *mut c_void,
+        };
+        // SAFETY: live module; the options and the sink outlive the call.
+        let result = unsafe {
+            loom_passes::ffi::loomRunPipeline(
+                module.to_raw(),
+                string_ref(pipeline.as_bytes()),
+                &raw,
+            )
+        };
+        if result.value == 0 {
+            return Err(Failure(self.take_diagnostics()));
+        }
+        Ok(())
     }
 
     /// Verify a module, reporting problems through the session.

@@ -1,0 +1,71 @@
+//! Loom's passes. Each pass lives in its own module, named after its flag,
+//! and declares itself with `inventory::submit!`; `register_all` puts every
+//! declared pass into MLIR's pass registry, so `loom-opt --NAME` and textual
+//! pipelines (`builtin.module(loom-specialize-config{...},canonicalize)`)
+//! find it next to MLIR's own passes.
+
+pub mod diagnostics;
+pub mod ffi;
+pub mod options;
+
+mod loom_specialize_config;
+
+use mlir_sys::{MlirOperation, MlirStringRef};
+use std::ffi::c_void;
+
+/// A pass as Loom declares it.
+pub struct PassInfo {
+    /// The flag: `loom-opt --ARGUMENT`, and its name in textual pipelines.
+    pub argument: &'static str,
+    /// One line for `--list-passes`.
+    pub description: &'static str,
+    /// The pass body, run on the module. It reports failures as MLIR
+    /// diagnostics before returning `Err`.
+    pub run: fn(module: MlirOperation, options: &str) -> Result<(), ()>,
+}
+
+inventory::collect!(PassInfo);
+
+unsafe extern "C" fn run_pass(
+    op: MlirOperation,
+    options: MlirStringRef,
+    data: *mut c_void,
+) -> bool {
+    // SAFETY: `data` is the `&'static PassInfo` registered below; MLIR hands
+    // over a live operation and `length` bytes of option text.
+    unsafe {
+        let info = &*(data as *const PassInfo);
+        let bytes = std::slice::from_raw_parts(options.data as *const u8, options.length);
+        (info.run)(op, &String::from_utf8_lossy(bytes)).is_ok()
+    }
+}
+
+fn string_ref(text: &str) -> MlirStringRef {
+    MlirStringRef {
+        data: text.as_ptr() as *const _,
+        length: text.len(),
+    }
+}
+
+/// Register every Loom pass, and MLIR's generic transformations
+/// (canonicalize, cse, symbol-dce, inline, ...), in MLIR's pass registry.
+pub fn register_all() {
+    // SAFETY: registration copies the strings; the PassInfo is 'static.
+    unsafe {
+        ffi::loomRegisterUpstreamPasses();
+        for info in inventory::iter::<PassInfo> {
+            ffi::loomRegisterPass(
+                string_ref(info.argument),
+                string_ref(info.description),
+                Some(run_pass),
+                info as *const PassInfo as *mut c_void,
+            );
+        }
+    }
+}
+
+/// Whether `argument` names a registered pass (Loom's or MLIR's).
+pub fn is_registered(argument: &str) -> bool {
+    // SAFETY: a plain registry lookup.
+    unsafe { ffi::loomIsPassRegistered(string_ref(argument)) }
+}

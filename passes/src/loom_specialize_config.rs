@@ -1,0 +1,209 @@
+//! `loom-specialize-config`: bind compile-time configuration values.
+//!
+//! Every `config.get @name` with a value in the pass's `values` option becomes
+//! an `index.constant` (keeping the value's name), after the value has been
+//! checked against the `config.def @name` constraints; the specialized
+//! `config.def` disappears. Names without a `config.def` and values outside
+//! the declared range or divisibility are errors.
+//!
+//! Before (`--loom-specialize-config=values=ffn_gate_up.input_size=512`):
+//! ```text
+//! config.def @ffn_gate_up.input_size : index [range(512, 4096), multiple_of(32)]
+//! ...
+//!   %input_size = config.get @ffn_gate_up.input_size : index
+//! ```
+//! After:
+//! ```text
+//!   %input_size = index.constant 512 : index
+//! ```
+
+use crate::diagnostics::error;
+use crate::{options, PassInfo};
+use loom_dialects::ops;
+use melior::ir::attribute::IntegerAttribute;
+use melior::ir::r#type::IntegerType;
+use melior::ir::{Location, Type};
+use melior::ContextRef;
+use mlir_sys::*;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+inventory::submit! {
+    PassInfo {
+        argument: "loom-specialize-config",
+        description: "Replace config.get with the configured constants (option values=NAME=VALUE,...)",
+        run,
+    }
+}
+
+/// A declared configuration value and its constraints.
+struct Declaration {
+    op: MlirOperation,
+    range: Option<(i64, i64)>,
+    multiple_of: Option<i64>,
+}
+
+fn text(s: MlirStringRef) -> String {
+    // SAFETY: MLIR string refs point at `length` valid bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn op_name(op: MlirOperation) -> String {
+    // SAFETY: a live operation.
+    unsafe { text(mlirIdentifierStr(mlirOperationGetName(op))) }
+}
+
+fn attribute(op: MlirOperation, name: &str) -> MlirAttribute {
+    let name = MlirStringRef {
+        data: name.as_ptr() as *const _,
+        length: name.len(),
+    };
+    // SAFETY: a live operation; a null attribute when absent.
+    unsafe { mlirOperationGetAttributeByName(op, name) }
+}
+
+unsafe extern "C" fn collect(op: MlirOperation, data: *mut c_void) -> MlirWalkResult {
+    // SAFETY: `data` is the Vec passed by `ops_in`.
+    unsafe { (*(data as *mut Vec<MlirOperation>)).push(op) };
+    MlirWalkResult_MlirWalkResultAdvance
+}
+
+fn ops_in(module: MlirOperation) -> Vec<MlirOperation> {
+    let mut found = Vec::new();
+    // SAFETY: the callback only records the operations it is given.
+    unsafe {
+        mlirOperationWalk(
+            module,
+            Some(collect),
+            &mut found as *mut Vec<MlirOperation> as *mut c_void,
+            MlirWalkOrder_MlirWalkPreOrder,
+        )
+    };
+    found
+}
+
+/// `values=a.b=512,c=3` -> {a.b: 512, c: 3}.
+fn parse_values(options: &str) -> Result<BTreeMap<String, i64>, String> {
+    let mut parsed = options::parse(options)?;
+    let values = parsed.remove("values").unwrap_or_default();
+    if let Some(unknown) = parsed.keys().next() {
+        return Err(format!(
+            "unknown option `{unknown}`; the only option is `values`"
+        ));
+    }
+    let mut result = BTreeMap::new();
+    for item in values.split(',').filter(|item| !item.is_empty()) {
+        let (name, value) = item
+            .rsplit_once('=')
+            .ok_or_else(|| format!("`{item}` is not NAME=VALUE"))?;
+        let value: i64 = value
+            .parse()
+            .map_err(|_| format!("value `{value}` of `{name}` is not an integer"))?;
+        if result
+            .insert(name.trim_start_matches('@').to_string(), value)
+            .is_some()
+        {
+            return Err(format!("`{name}` is given twice"));
+        }
+    }
+    Ok(result)
+}
+
+fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
+    // SAFETY: raw C API calls on live IR owned by the running pass manager.
+    unsafe {
+        let module_loc = mlirOperationGetLocation(module);
+        let values = parse_values(options).map_err(|message| {
+            error(module_loc, &format!("loom-specialize-config: {message}"));
+        })?;
+        let all = ops_in(module);
+        let mut declarations = BTreeMap::new();
+        for &op in &all {
+            if op_name(op) == "config.def" {
+                let name = text(mlirStringAttrGetValue(attribute(op, "sym_name")));
+                let range = attribute(op, "range");
+                let range = (!range.ptr.is_null()).then(|| {
+                    (
+                        mlirDenseI64ArrayGetElement(range, 0),
+                        mlirDenseI64ArrayGetElement(range, 1),
+                    )
+                });
+                let divisor = attribute(op, "multiple_of");
+                let multiple_of =
+                    (!divisor.ptr.is_null()).then(|| mlirIntegerAttrGetValueInt(divisor));
+                declarations.insert(
+                    name,
+                    Declaration {
+                        op,
+                        range,
+                        multiple_of,
+                    },
+                );
+            }
+        }
+        // Check every given value before changing anything.
+        for (name, &value) in &values {
+            let Some(declaration) = declarations.get(name) else {
+                let known: Vec<_> = declarations.keys().map(|k| format!("@{k}")).collect();
+                error(
+                    module_loc,
+                    &format!(
+                        "loom-specialize-config: no config.def declares @{name}; declared: {}",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                );
+                return Err(());
+            };
+            let loc = mlirOperationGetLocation(declaration.op);
+            if let Some((low, high)) = declaration.range {
+                if value < low || value > high {
+                    error(loc, &format!("value {value} for @{name} is outside its declared range [{low}, {high}]"));
+                    return Err(());
+                }
+            }
+            if let Some(divisor) = declaration.multiple_of {
+                if value % divisor != 0 {
+                    error(
+                        loc,
+                        &format!("value {value} for @{name} is not a multiple of {divisor}"),
+                    );
+                    return Err(());
+                }
+            }
+        }
+        let context_ref = ContextRef::from_raw(mlirOperationGetContext(module));
+        let context = context_ref.to_ref();
+        for &op in &all {
+            if op_name(op) != "config.get" {
+                continue;
+            }
+            let name = text(mlirFlatSymbolRefAttrGetValue(attribute(op, "name")));
+            let Some(&value) = values.get(&name) else {
+                continue;
+            };
+            let location = Location::from_raw(mlirOperationGetLocation(op));
+            let result_type = Type::from_raw(mlirValueGetType(mlirOperationGetResult(op, 0)));
+            let literal = IntegerAttribute::new(IntegerType::new(context, 64).into(), value);
+            let constant: melior::ir::Operation =
+                ops::index::constant(context, result_type, literal, location).into();
+            let constant = constant.into_raw();
+            mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, constant);
+            mlirValueReplaceAllUsesOfWith(
+                mlirOperationGetResult(op, 0),
+                mlirOperationGetResult(constant, 0),
+            );
+            mlirOperationDestroy(op);
+        }
+        for name in values.keys() {
+            if let Some(declaration) = declarations.get(name) {
+                mlirOperationDestroy(declaration.op);
+            }
+        }
+    }
+    Ok(())
+}
