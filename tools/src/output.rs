@@ -16,6 +16,15 @@ pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
             .map_err(|e| Failure(format!("<stdout>: error: cannot write: {e}")));
     }
     let target = Path::new(path);
+    // A device, pipe or socket (`-o /dev/null`) is written in place: renaming
+    // a file over it would replace the device node.
+    if let Ok(meta) = std::fs::metadata(target) {
+        if !meta.is_file() && !meta.is_dir() {
+            let fail = |e: std::io::Error| Failure(format!("{path}: error: cannot write: {e}"));
+            let mut file = std::fs::OpenOptions::new().write(true).open(target).map_err(fail)?;
+            return file.write_all(bytes).map_err(fail);
+        }
+    }
     let dir = match target.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -60,6 +69,13 @@ mod tests {
         write_atomically(path.to_str().unwrap(), b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn writes_devices_in_place() {
+        write_atomically("/dev/null", b"discarded").unwrap();
+        let meta = std::fs::metadata("/dev/null").unwrap();
+        assert!(!meta.is_file(), "/dev/null must stay a device");
     }
 
     #[test]
