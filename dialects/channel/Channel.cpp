@@ -45,16 +45,6 @@ static view::ViewType payloadType(TileType record) {
   return view::ViewType::get(record.getContext(), record.getShape(), record.getElementType());
 }
 
-/// Dimensions `a` and `b` agree position by position (constant sizes equal,
-/// dynamic ones named by the same value or equal constants).
-static LogicalResult verifySameDims(Operation *op, ValueRange a, ValueRange b, StringRef what) {
-  for (auto [index, pair] : llvm::enumerate(llvm::zip(a, b)))
-    if (!sameDim(std::get<0>(pair), std::get<1>(pair)))
-      return op->emitOpError(what) << ": dependent dimension " << index
-                                   << " names a different value";
-  return success();
-}
-
 //===-- channel.bind ------------------------------------------------------===//
 
 ParseResult BindOp::parse(OpAsmParser &parser, OperationState &result) {

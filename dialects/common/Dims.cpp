@@ -102,6 +102,14 @@ bool sameDim(Value a, Value b) {
          left.getSExtValue() == right.getSExtValue();
 }
 
+LogicalResult verifySameDims(Operation *op, ValueRange a, ValueRange b, StringRef what) {
+  for (auto [index, pair] : llvm::enumerate(llvm::zip(a, b)))
+    if (!sameDim(std::get<0>(pair), std::get<1>(pair)))
+      return op->emitOpError(what) << ": dependent dimension " << index
+                                   << " names a different value";
+  return success();
+}
+
 LogicalResult verifyNoDependentTypes(Operation *op, TypeRange types, StringRef what) {
   for (Type type : types)
     if (countDynamicDims(type) != 0)

@@ -381,6 +381,24 @@ void printFacts(OpAsmPrinter &printer, const Facts &facts, Value subject) {
   printer << ']';
 }
 
+Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<int64_t> divisor) {
+  Facts facts;
+  if (range && range->size() == 2)
+    facts.range = {(*range)[0], (*range)[1]};
+  facts.multipleOf = divisor;
+  return facts;
+}
+
+void addFactAttributes(OperationState &result, const Facts &facts, StringAttr rangeName,
+                       StringAttr divisorName) {
+  Builder builder(result.getContext());
+  if (facts.range)
+    result.addAttribute(rangeName,
+                        builder.getDenseI64ArrayAttr({facts.range->first, facts.range->second}));
+  if (facts.multipleOf)
+    result.addAttribute(divisorName, builder.getI64IntegerAttr(*facts.multipleOf));
+}
+
 LogicalResult verifyFacts(Operation *op, const Facts &facts) {
   if (!facts.range && !facts.multipleOf)
     return op->emitOpError("needs at least one fact");

@@ -17,14 +17,6 @@ void ConfigDialect::initialize() {
       >();
 }
 
-static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<int64_t> divisor) {
-  Facts facts;
-  if (range && range->size() == 2)
-    facts.range = {(*range)[0], (*range)[1]};
-  if (divisor)
-    facts.multipleOf = static_cast<int64_t>(*divisor);
-  return facts;
-}
 
 // config.def @name : type [facts]
 ParseResult DefOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -37,13 +29,8 @@ ParseResult DefOp::parse(OpAsmParser &parser, OperationState &result) {
   Facts facts;
   if (parseFacts(parser, facts, nullptr))
     return failure();
-  Builder &builder = parser.getBuilder();
-  if (facts.range)
-    result.addAttribute(getRangeAttrName(result.name),
-                        builder.getDenseI64ArrayAttr({facts.range->first, facts.range->second}));
-  if (facts.multipleOf)
-    result.addAttribute(getMultipleOfAttrName(result.name),
-                        builder.getI64IntegerAttr(*facts.multipleOf));
+  addFactAttributes(result, facts, getRangeAttrName(result.name),
+                    getMultipleOfAttrName(result.name));
   return parser.parseOptionalAttrDict(result.attributes);
 }
 

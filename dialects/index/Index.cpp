@@ -133,25 +133,12 @@ ParseResult AssumeOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.parseColon() || parseLoomType(parser, type) ||
       parser.resolveOperand(input, type, result.operands))
     return failure();
-  Builder &builder = parser.getBuilder();
-  if (facts.range)
-    result.addAttribute(getRangeAttrName(result.name),
-                        builder.getDenseI64ArrayAttr({facts.range->first, facts.range->second}));
-  if (facts.multipleOf)
-    result.addAttribute(getMultipleOfAttrName(result.name),
-                        builder.getI64IntegerAttr(*facts.multipleOf));
+  addFactAttributes(result, facts, getRangeAttrName(result.name),
+                    getMultipleOfAttrName(result.name));
   result.addTypes(type);
   return success();
 }
 
-static Facts factsOf(std::optional<ArrayRef<int64_t>> range, std::optional<int64_t> divisor) {
-  Facts facts;
-  if (range && range->size() == 2)
-    facts.range = {(*range)[0], (*range)[1]};
-  if (divisor)
-    facts.multipleOf = static_cast<int64_t>(*divisor);
-  return facts;
-}
 
 void AssumeOp::print(OpAsmPrinter &p) {
   p << ' ' << getInput() << ' ';

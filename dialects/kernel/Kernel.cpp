@@ -110,12 +110,8 @@ LogicalResult AsyncCopyOp::verify() {
   if (source != destination)
     return emitOpError("copies between views of the same shape and element type; got ")
            << source << " and " << destination;
-  ValueRange sourceDims = typeDimsOf(*this, 0), destinationDims = typeDimsOf(*this, 1);
-  for (auto [index, pair] : llvm::enumerate(llvm::zip(sourceDims, destinationDims)))
-    if (!sameDim(std::get<0>(pair), std::get<1>(pair)))
-      return emitOpError("source and destination dependent dimension ")
-             << index << " name different values";
-  return success();
+  return verifySameDims(*this, typeDimsOf(*this, 0), typeDimsOf(*this, 1),
+                        "source and destination differ");
 }
 
 LogicalResult AsyncGroupOp::verify() {

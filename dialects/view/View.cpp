@@ -1,7 +1,7 @@
 //===- View.cpp - view dialect: the view type, loads and stores -----------===//
 
 #include "loom/Dialects.h"
-#include "loom/ShapedTypes.h"
+#include "loom/Access.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -95,40 +95,10 @@ unsigned ViewType::getNumDynamicDims() const { return countDynamicDims(*this); }
 //===-- view.load / view.store --------------------------------------------===//
 
 ParseResult LoadOp::parse(OpAsmParser &parser, OperationState &result) {
-  UnresolvedOperand view;
-  SmallVector<UnresolvedOperand> indices;
-  SmallVector<int64_t> positions;
-  Type viewType, resultType;
-  TypeListParser types(parser);
-  SmallVector<Value> operands;
-  if (parseAccess(parser, view, indices, positions) ||
-      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      types.parse(viewType) || parser.parseArrow() || types.parse(resultType) ||
-      parser.resolveOperand(view, viewType, result.operands) ||
-      parser.resolveOperands(indices, parser.getBuilder().getIndexType(), result.operands) ||
-      types.resolve(result.operands))
-    return failure();
-  result.addAttribute(getStaticIndicesAttrName(result.name),
-                      parser.getBuilder().getDenseI64ArrayAttr(positions));
-  result.addAttribute(getOperandSegmentSizesAttrName(result.name),
-                      parser.getBuilder().getDenseI32ArrayAttr(
-                          {1, static_cast<int32_t>(indices.size()),
-                           static_cast<int32_t>(types.size())}));
-  result.addTypes(resultType);
-  return success();
+  return parseLoad<LoadOp>(parser, result);
 }
 
-void LoadOp::print(OpAsmPrinter &p) {
-  p << ' ' << getView();
-  printIndexList(p, getIndices(), getStaticIndices());
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {getStaticIndicesAttrName(), getOperandSegmentSizesAttrName()});
-  p << " : ";
-  ValueRange dims = getTypeDims();
-  printLoomTypeWithDims(p, getView().getType(), dims);
-  p << " -> ";
-  printLoomTypeWithDims(p, getResult().getType(), dims);
-}
+void LoadOp::print(OpAsmPrinter &p) { printLoad(*this, p); }
 
 LogicalResult LoadOp::verify() {
   auto view = llvm::cast<ViewType>(getView().getType());
@@ -140,40 +110,10 @@ LogicalResult LoadOp::verify() {
 }
 
 ParseResult StoreOp::parse(OpAsmParser &parser, OperationState &result) {
-  UnresolvedOperand value, view;
-  SmallVector<UnresolvedOperand> indices;
-  SmallVector<int64_t> positions;
-  Type valueType, viewType;
-  TypeListParser types(parser);
-  if (parser.parseOperand(value) || parser.parseComma() ||
-      parseAccess(parser, view, indices, positions) ||
-      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      types.parse(valueType) || parser.parseComma() || types.parse(viewType) ||
-      parser.resolveOperand(value, valueType, result.operands) ||
-      parser.resolveOperand(view, viewType, result.operands) ||
-      parser.resolveOperands(indices, parser.getBuilder().getIndexType(), result.operands) ||
-      types.resolve(result.operands))
-    return failure();
-  result.addAttribute(getStaticIndicesAttrName(result.name),
-                      parser.getBuilder().getDenseI64ArrayAttr(positions));
-  result.addAttribute(getOperandSegmentSizesAttrName(result.name),
-                      parser.getBuilder().getDenseI32ArrayAttr(
-                          {1, 1, static_cast<int32_t>(indices.size()),
-                           static_cast<int32_t>(types.size())}));
-  return success();
+  return parseStore<StoreOp>(parser, result);
 }
 
-void StoreOp::print(OpAsmPrinter &p) {
-  p << ' ' << getValue() << ", " << getView();
-  printIndexList(p, getIndices(), getStaticIndices());
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {getStaticIndicesAttrName(), getOperandSegmentSizesAttrName()});
-  p << " : ";
-  ValueRange dims = getTypeDims();
-  printLoomTypeWithDims(p, getValue().getType(), dims);
-  p << ", ";
-  printLoomTypeWithDims(p, getView().getType(), dims);
-}
+void StoreOp::print(OpAsmPrinter &p) { printStore(*this, p); }
 
 LogicalResult StoreOp::verify() {
   auto view = llvm::cast<ViewType>(getView().getType());

@@ -53,6 +53,9 @@ unsigned countDynamicDims(Type type);
 std::optional<llvm::SmallVector<Value>> dimsOf(Value value);
 /// Two dimension values are the same dimension: one value, or equal constants.
 bool sameDim(Value a, Value b);
+/// Position by position, `a` and `b` name the same dimensions; otherwise an
+/// error on `op` starting with `what`.
+mlir::LogicalResult verifySameDims(Operation *op, ValueRange a, ValueRange b, llvm::StringRef what);
 /// Values of dependent types cannot be returned, yielded or passed to
 /// blocks: nothing there could name their dimensions.
 mlir::LogicalResult verifyNoDependentTypes(Operation *op, TypeRange types, llvm::StringRef what);
@@ -135,6 +138,11 @@ ParseResult parseFacts(OpAsmParser &parser, Facts &facts,
                        std::optional<UnresolvedOperand> *subject);
 void printFacts(OpAsmPrinter &printer, const Facts &facts, Value subject);
 mlir::LogicalResult verifyFacts(Operation *op, const Facts &facts);
+/// The facts kept in an op's optional `range` and `multiple_of` attributes.
+Facts factsOf(std::optional<llvm::ArrayRef<int64_t>> range, std::optional<int64_t> divisor);
+/// Store parsed facts as the `range` and `multiple_of` attributes.
+void addFactAttributes(mlir::OperationState &result, const Facts &facts, StringAttr rangeName,
+                       StringAttr divisorName);
 
 } // namespace loom
 
