@@ -18,6 +18,8 @@ void Aie2pDialect::initialize() {
 }
 
 LogicalResult TargetOp::verify() {
+  if (getSymName().empty())
+    return emitOpError("needs a symbol name");
   if (getKind() != "array" && getKind() != "core")
     return emitOpError("target context kind must be `array` or `core`, got `")
            << getKind() << "`";

@@ -79,26 +79,48 @@ Location withoutComments(Location loc) {
   return loc;
 }
 
+/// Comments can arrive from generic MLIR or bytecode, where the metadata is
+/// any string: only a single line that starts with `//` is a comment, and the
+/// empty string a blank line (never two in a row). Anything else is dropped,
+/// so metadata can never become code in the printed text.
+static bool isComment(StringRef text) {
+  return text.starts_with("//") && !text.contains('\n') && !text.contains('\r');
+}
+
+static std::string commentIn(Attribute attr) {
+  auto text = llvm::dyn_cast_if_present<StringAttr>(attr);
+  return text && isComment(text.getValue()) ? text.str() : std::string();
+}
+
+static void appendLines(std::vector<std::string> &lines, Attribute attr) {
+  auto texts = llvm::dyn_cast_if_present<ArrayAttr>(attr);
+  if (!texts)
+    return;
+  for (Attribute entry : texts) {
+    auto text = llvm::dyn_cast<StringAttr>(entry);
+    if (!text)
+      continue;
+    if (text.getValue().empty()) {
+      if (lines.empty() || !lines.back().empty())
+        lines.push_back("");
+    } else if (isComment(text.getValue())) {
+      lines.push_back(text.str());
+    }
+  }
+}
+
 OpComments commentsOf(Location loc) {
   OpComments comments;
   DictionaryAttr dict = commentMetadata(loc);
   if (!dict)
     return comments;
-  if (auto before = dict.getAs<ArrayAttr>(kBefore))
-    for (Attribute text : before)
-      comments.before.push_back(llvm::cast<StringAttr>(text).str());
-  if (auto after = dict.getAs<StringAttr>(kAfter))
-    comments.after = after.str();
-  if (auto label = dict.getAs<StringAttr>(kLabel))
-    comments.label = label.str();
-  if (auto close = dict.getAs<StringAttr>(kClose))
-    comments.close = close.str();
+  appendLines(comments.before, dict.get(kBefore));
+  comments.after = commentIn(dict.get(kAfter));
+  comments.label = commentIn(dict.get(kLabel));
+  comments.close = commentIn(dict.get(kClose));
   if (auto ends = dict.getAs<ArrayAttr>(kEnds))
-    for (Attribute region : ends) {
-      auto &texts = comments.regionEnds.emplace_back();
-      for (Attribute text : llvm::cast<ArrayAttr>(region))
-        texts.push_back(llvm::cast<StringAttr>(text).str());
-    }
+    for (Attribute region : ends)
+      appendLines(comments.regionEnds.emplace_back(), region);
   return comments;
 }
 

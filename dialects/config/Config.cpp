@@ -49,6 +49,8 @@ void DefOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult DefOp::verify() {
+  if (getSymName().empty())
+    return emitOpError("needs a symbol name");
   if (!getType().isIndex())
     return emitOpError("configuration values are `index`, got ") << getType();
   if (auto range = getRange(); range && range->size() != 2)

@@ -92,6 +92,8 @@ void DefOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult DefOp::verify() {
+  if (getSymName().empty())
+    return emitOpError("needs a symbol name");
   if (getBody().empty())
     return verifySignatureTypes(*this, getFunctionType(), getArgDims());
   return verifySignature(*this, getFunctionType(), getBody().front(), getArgDims());

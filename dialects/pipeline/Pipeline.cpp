@@ -92,6 +92,8 @@ void DefOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult DefOp::verify() {
+  if (getSymName().empty())
+    return emitOpError("needs a symbol name");
   if (getKind() != "kernel")
     return emitOpError("kind must be `kernel`, got `") << getKind() << "`";
   FunctionType type = getFunctionType();

@@ -21,7 +21,10 @@ pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
     if let Ok(meta) = std::fs::metadata(target) {
         if !meta.is_file() && !meta.is_dir() {
             let fail = |e: std::io::Error| Failure(format!("{path}: error: cannot write: {e}"));
-            let mut file = std::fs::OpenOptions::new().write(true).open(target).map_err(fail)?;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(target)
+                .map_err(fail)?;
             return file.write_all(bytes).map_err(fail);
         }
     }
