@@ -7,7 +7,8 @@
 #   (a) loom-opt big.loom                  Loom text: parse, verify, print
 #   (b) mlir-opt --allow-unregistered-dialect big.mlir -o /dev/null
 #                                          the same module, generic form
-# wall time (hyperfine, median) and peak RSS (/usr/bin/time -f %M, median),
+# wall time (hyperfine, median; the commands take turns in rounds) and peak
+# RSS (/usr/bin/time -f %M, median of 5),
 # and prints the ratios loom/mlir-opt against the targets (time <= 1.5,
 # memory <= 2).
 #
@@ -18,21 +19,26 @@
 # checked against (b) as specified, the reference ratio is reported beside.
 #
 # loom-opt's output goes to standard output, which hyperfine (and this script)
-# send to /dev/null. Never run `loom-opt -o /dev/null`: the tools write output
-# atomically (temporary file + rename), and as root that rename replaces the
-# /dev/null device node with a regular file (see docs/PERFORMANCE.md).
+# send to /dev/null: the same single write as `-o /dev/null`. Builds before
+# 0e96858 wrote `-o FILE` atomically (temporary file + rename) even for a
+# device, and as root that rename replaced the /dev/null node with a regular
+# file (see docs/PERFORMANCE.md); standard output is safe with every build.
 #
 # Environment: LOOM_BIN_DIR (default target/release), LOOM_LLVM_PREFIX
 # (default /usr/lib/llvm-22), BENCH_OPS (default 100000), BENCH_RUNS (timed
-# runs, default 10, at least 5), BENCH_KEEP=DIR (keep the inputs in DIR).
+# runs per command, default 12, at least 5), BENCH_ROUNDS (the runs are split
+# into rounds in which the commands take turns, default 4), BENCH_KEEP=DIR
+# (keep the inputs in DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${LOOM_BIN_DIR:-target/release}
 LLVM_BIN=${LOOM_LLVM_PREFIX:-/usr/lib/llvm-22}/bin
 OPS=${BENCH_OPS:-100000}
-RUNS=${BENCH_RUNS:-10}
+RUNS=${BENCH_RUNS:-12}
 [ "$RUNS" -ge 5 ] || RUNS=5
+ROUNDS=${BENCH_ROUNDS:-4}
+[ "$ROUNDS" -ge 1 ] || ROUNDS=1
 TIME_RATIO_TARGET=1.5
 RSS_RATIO_TARGET=2
 
@@ -82,31 +88,52 @@ quote() { printf '%q ' "$@"; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# Wall time: median seconds of $RUNS runs (after one warm-up run).
+# Wall time: median of ROUNDS x RUNS runs per command. The commands take
+# turns, round by round (hyperfine runs its commands one after the other), so
+# a slow spell of a shared or virtual machine hits them alike.
+ROUND_RUNS=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
+[ "$ROUND_RUNS" -ge 2 ] || ROUND_RUNS=2
+TOTAL_RUNS=$((ROUNDS * ROUND_RUNS))
+: > "$WORK/times"
 if command -v hyperfine >/dev/null; then
-  timer="hyperfine, $RUNS runs + 1 warm-up, median"
-  hyperfine --style basic -N --warmup 1 --runs "$RUNS" \
-    --export-json "$WORK/times.json" \
-    -n loom-opt "$(quote "${LOOM_CMD[@]}")" \
-    -n mlir-opt "$(quote "${MLIR_CMD[@]}")" \
-    -n mlir-opt-noloc "$(quote "${NOLOC_CMD[@]}")"
-  read -r loom_time mlir_time noloc_time < <(python3 -c '
+  timer="hyperfine, $ROUNDS rounds x $ROUND_RUNS runs (+1 warm-up per round), median of $TOTAL_RUNS"
+  for round in $(seq "$ROUNDS"); do
+    echo "bench: round $round of $ROUNDS"
+    hyperfine --style none -N --warmup 1 --runs "$ROUND_RUNS" \
+      --export-json "$WORK/round.json" \
+      -n loom-opt "$(quote "${LOOM_CMD[@]}")" \
+      -n mlir-opt "$(quote "${MLIR_CMD[@]}")" \
+      -n mlir-opt-noloc "$(quote "${NOLOC_CMD[@]}")" >/dev/null
+    python3 -c '
 import json, sys
-r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
-print(r["loom-opt"], r["mlir-opt"], r["mlir-opt-noloc"])' "$WORK/times.json")
+for x in json.load(open(sys.argv[1]))["results"]:
+    for t in x["times"]:
+        print(x["command"], t)' "$WORK/round.json" >> "$WORK/times"
+  done
 else
-  timer="/usr/bin/time, $RUNS runs + 1 warm-up, median"
-  wall() {
-    "$@" >/dev/null
-    for _ in $(seq "$RUNS"); do
-      /usr/bin/time -f %e -o "$WORK/t" "$@" >/dev/null
-      cat "$WORK/t"
-    done | median
-  }
-  loom_time=$(wall "${LOOM_CMD[@]}")
-  mlir_time=$(wall "${MLIR_CMD[@]}")
-  noloc_time=$(wall "${NOLOC_CMD[@]}")
+  timer="/usr/bin/time, $ROUNDS rounds x $ROUND_RUNS runs (+1 warm-up per round), median of $TOTAL_RUNS"
+  for round in $(seq "$ROUNDS"); do
+    echo "bench: round $round of $ROUNDS"
+    for name in loom-opt mlir-opt mlir-opt-noloc; do
+      case $name in
+        loom-opt) cmd=("${LOOM_CMD[@]}") ;;
+        mlir-opt) cmd=("${MLIR_CMD[@]}") ;;
+        *) cmd=("${NOLOC_CMD[@]}") ;;
+      esac
+      "${cmd[@]}" >/dev/null
+      for _ in $(seq "$ROUND_RUNS"); do
+        /usr/bin/time -f %e -o "$WORK/t" "${cmd[@]}" >/dev/null
+        echo "$name $(cat "$WORK/t")" >> "$WORK/times"
+      done
+    done
+  done
 fi
+times_of() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/times"; }
+loom_time=$(times_of loom-opt | median)
+mlir_time=$(times_of mlir-opt | median)
+noloc_time=$(times_of mlir-opt-noloc | median)
+spread() { times_of "$1" | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f-%.3f s", v[1], v[NR] }'; }
+echo "bench: wall time ranges: loom-opt $(spread loom-opt), mlir-opt $(spread mlir-opt), mlir-opt (no locations) $(spread mlir-opt-noloc)"
 
 # Peak resident set size: median KiB of 5 runs.
 rss() {
