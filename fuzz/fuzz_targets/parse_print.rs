@@ -78,8 +78,9 @@ fn check(data: &[u8]) {
     let bytecode = session.print(&source.module, Format::Bytecode);
     let generic = session.print(&source.module, Format::Generic);
 
-    // 1 + 2: Loom text parses again and prints the same text.
-    let reparsed = match session.parse(&text, "fuzz.loom") {
+    // 1 + 2: Loom text parses again and prints the same text. (Each form
+    // gets its own buffer name: diagnostics find their source line by name.)
+    let reparsed = match session.parse(&text, "printed.loom") {
         Ok(module) => module,
         Err(e) => panic!(
             "printed Loom text does not parse again:\n{e}\n--- printed text ---\n{}",
@@ -97,8 +98,11 @@ fn check(data: &[u8]) {
     }
 
     // 1 + 3: bytecode and generic MLIR parse again and give back the text.
-    for (form, printed) in [("bytecode", &bytecode), ("generic MLIR", &generic)] {
-        let module = match session.parse(printed, "fuzz.loom") {
+    for (form, name, printed) in [
+        ("bytecode", "printed.loombc", &bytecode),
+        ("generic MLIR", "printed.mlir", &generic),
+    ] {
+        let module = match session.parse(printed, name) {
             Ok(module) => module,
             Err(e) => panic!(
                 "printed {form} does not parse again:\n{e}\n--- Loom text of the module ---\n{}",

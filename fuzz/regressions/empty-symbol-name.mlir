@@ -1,0 +1,1 @@
+"builtin.module"()({"func.def"()<{arg_dims=array<i64>,function_type=()->(),sym_name=""}>({}):()->()}):()->()
