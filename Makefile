@@ -53,6 +53,14 @@ bench:
 	$(MAKE) build PROFILE=release
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench.sh
 
+# A 10-minute fuzzing campaign over parse + verify + print (docs/fuzzing.md).
+fuzz: deps
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz
+	fuzz/seed.sh
+	RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run parse_print fuzz/corpus/parse_print -- \
+	  -dict=fuzz/loom.dict -max_total_time=600 -rss_limit_mb=4096 -timeout=10 \
+	  -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+
 clean:
 	$(CARGO) clean
 	rm -rf $(VENV)

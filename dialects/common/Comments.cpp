@@ -230,22 +230,36 @@ void attachComments(ModuleOp module, StringRef source) {
       }
     }
   });
-  // The innermost written region around a line (null: the module body).
-  auto regionAround = [&](unsigned line) -> Region * {
-    Region *best = nullptr;
-    unsigned width = ~0u;
-    for (const Span &span : spans)
-      if (span.open < line && line < span.close && span.close - span.open < width) {
-        best = span.region;
-        width = span.close - span.open;
+  // The innermost written region around each line (null: the module body),
+  // by one sweep over the properly nested spans in order of their openings.
+  llvm::sort(spans, [](const Span &a, const Span &b) {
+    return a.open != b.open ? a.open < b.open : a.close > b.close;
+  });
+  std::vector<Region *> around(lineStarts.size() + 2, nullptr);
+  {
+    SmallVector<const Span *> open;
+    size_t next = 0;
+    for (unsigned line = 1; line < around.size(); ++line) {
+      while (!open.empty() && open.back()->close <= line)
+        open.pop_back();
+      while (next < spans.size() && spans[next].open < line) {
+        if (spans[next].close > line)
+          open.push_back(&spans[next]);
+        ++next;
       }
-    return best;
+      around[line] = open.empty() ? nullptr : open.back()->region;
+    }
+  }
+  auto regionAround = [&](unsigned line) -> Region * {
+    return line < around.size() ? around[line] : nullptr;
   };
+  // Regions by the line their `}` is on.
+  std::map<unsigned, const Span *> closing;
+  for (const Span &span : spans)
+    closing.emplace(span.close, &span);
   auto closingOn = [&](unsigned line) -> const Span * {
-    for (const Span &span : spans)
-      if (span.close == line)
-        return &span;
-    return nullptr;
+    auto it = closing.find(line);
+    return it == closing.end() ? nullptr : it->second;
   };
 
   std::map<Operation *, OpComments> found;
