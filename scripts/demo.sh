@@ -17,7 +17,7 @@ step loom-opt $EXAMPLE "| grep -c ''   (parse, verify, print)"
 "$BIN/loom-opt" $EXAMPLE -o "$OUT/printed.loom"
 echo "$(grep -c '' "$OUT/printed.loom") lines printed, identical to the source: $(cmp -s $EXAMPLE "$OUT/printed.loom" && echo yes || echo NO)"
 echo "top-level ops:"
-grep -E '^(config|aie2p|func|pipeline)\.' "$OUT/printed.loom" | sed -E 's/\(.*//; s/^/  /'
+grep -E '^(config|aie2p|func|pipeline)\.' "$OUT/printed.loom" | sed -E 's/ *[(\[].*//; s/^/  /'
 
 step loom-format $EXAMPLE --to=bc --output=projection.loombc
 "$BIN/loom-format" $EXAMPLE --to=bc --output="$OUT/projection.loombc"
@@ -36,5 +36,14 @@ sed '0,/channel.publish %write : write/s//channel.publish %write : write<tile<[%
 "$BIN/loom-opt" "$OUT/broken.loom" >/dev/null 2>"$OUT/errors" || true
 sed 's/^/  /' "$OUT/errors" | head -12
 
-printf '\nNot yet available: loom-compile (pass pipeline, xdna target) and loom-test\n'
-printf '(interpreter, simulator, NPU). See README.md for the status of each.\n'
+step "loom-opt $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=512 --canonicalize --cse"
+"$BIN/loom-opt" $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=512 \
+  --canonicalize --cse -o "$OUT/specialized.loom"
+echo "K bound to 512; the pipeline's construction code after folding:"
+sed -n '/^pipeline.def/,/pipeline.strand/p' "$OUT/specialized.loom" | head -12 | sed 's/^/  /'
+step "loom-opt $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=500"
+"$BIN/loom-opt" $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=500 \
+  2>&1 >/dev/null | sed 's/^/  /' || true
+
+printf '\nNot yet available: loom-compile (the rest of the pass pipeline, the xdna target) and\n'
+printf 'loom-test (interpreter, simulator, NPU). See README.md for the status of each.\n'
