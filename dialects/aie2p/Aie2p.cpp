@@ -25,3 +25,18 @@ LogicalResult TargetOp::verify() {
            << getKind() << "`";
   return success();
 }
+
+LogicalResult ProgramLoadOp::verify() {
+  if (getCoordinates().size() != 2)
+    return emitOpError("expects [column, row], got ") << getCoordinates().size() << " values";
+  for (int64_t c : getCoordinates())
+    if (c < 0)
+      return emitOpError("coordinates must be non-negative, got ") << c;
+  return success();
+}
+
+LogicalResult ProgramLoadOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (!symbols.lookupNearestSymbolFrom(*this, getImageAttr()))
+    return emitOpError("@") << getImage() << " does not name a symbol (the tile code to load)";
+  return success();
+}

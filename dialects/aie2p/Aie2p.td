@@ -1,7 +1,8 @@
 //===- Aie2p.td - the aie2p target dialect --------------------------------===//
 //
-// Target contexts of the AMD XDNA AIE2P array. Later issues add the Low
-// target IR (locks, buffer descriptors, program.load) here.
+// Target contexts of the AMD XDNA AIE2P array and the first configuration
+// instruction. The xdna target adds the rest of the Low target IR (locks,
+// buffer descriptors, routes) here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,5 +33,21 @@ def Aie2p_TargetOp : Aie2p_Op<"target", [Symbol]> {
   let assemblyFormat = [{
     `<` custom<Keyword>($kind) `>` $sym_name attr-dict
   }];
+  let hasVerifier = 1;
+}
+
+def Aie2p_ProgramLoadOp : Aie2p_Op<"program.load", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Configuration: load a tile image into a core";
+  let description = [{
+    ```
+    aie2p.program.load [0, 3] @__pipeline_strand_0
+    ```
+    An AIE2P configuration instruction (inside a function targeting
+    `amd.xdna.aie2p.configuration`): selects the column and row of a core and
+    the tile-code symbol whose image it loads. It is not a generic pipeline
+    operation or a host callback.
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$coordinates, FlatSymbolRefAttr:$image);
+  let assemblyFormat = "$coordinates $image attr-dict";
   let hasVerifier = 1;
 }

@@ -28,30 +28,56 @@ void BufferDialect::initialize() {
 
 //===-- buffer.assume.alignment -------------------------------------------===//
 
-ParseResult AssumeAlignmentOp::parse(OpAsmParser &parser, OperationState &result) {
+/// `%a, %b [{minimum_alignment = N}] : buffer, buffer`: operands and the
+/// results that stand for them.
+static ParseResult parseAssumption(OpAsmParser &parser, OperationState &result,
+                                   StringAttr alignmentName) {
   SmallVector<UnresolvedOperand> buffers;
   SmallVector<Type> types;
   SMLoc loc = parser.getCurrentLocation();
-  IntegerAttr alignment;
-  if (parser.parseOperandList(buffers) || parser.parseLBrace() ||
-      parser.parseKeyword("minimum_alignment") || parser.parseEqual() ||
-      parser.parseAttribute(alignment, parser.getBuilder().getI64Type()) ||
-      parser.parseRBrace() || parser.parseOptionalAttrDict(result.attributes) ||
-      parser.parseColon() || parseLoomTypes(parser, types) ||
+  if (parser.parseOperandList(buffers))
+    return failure();
+  if (alignmentName) {
+    IntegerAttr alignment;
+    if (parser.parseLBrace() || parser.parseKeyword(alignmentName.getValue()) ||
+        parser.parseEqual() ||
+        parser.parseAttribute(alignment, parser.getBuilder().getI64Type()) ||
+        parser.parseRBrace())
+      return failure();
+    result.addAttribute(alignmentName, alignment);
+  }
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parseLoomTypes(parser, types) ||
       parser.resolveOperands(buffers, types, loc, result.operands))
     return failure();
-  result.addAttribute(getMinimumAlignmentAttrName(result.name), alignment);
   result.addTypes(types);
   return success();
 }
 
-void AssumeAlignmentOp::print(OpAsmPrinter &p) {
-  p << ' ' << getBuffers() << " {minimum_alignment = " << getMinimumAlignmentAttr().getInt()
-    << '}';
-  p.printOptionalAttrDict((*this)->getAttrs(), {getMinimumAlignmentAttrName()});
+static void printAssumption(OpAsmPrinter &p, Operation *op, std::optional<int64_t> alignment,
+                            ArrayRef<StringRef> elided) {
+  p << ' ' << op->getOperands();
+  if (alignment)
+    p << " {minimum_alignment = " << *alignment << '}';
+  p.printOptionalAttrDict(op->getAttrs(), elided);
   p << " : ";
-  printLoomTypes(p, *this, getBuffers().getTypes());
+  printLoomTypes(p, op, op->getOperandTypes());
 }
+
+ParseResult AssumeAlignmentOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseAssumption(parser, result, getMinimumAlignmentAttrName(result.name));
+}
+
+void AssumeAlignmentOp::print(OpAsmPrinter &p) {
+  printAssumption(p, *this, getMinimumAlignmentAttr().getInt(),
+                  {getMinimumAlignmentAttrName()});
+}
+
+ParseResult AssumeNoAliasOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseAssumption(parser, result, nullptr);
+}
+
+void AssumeNoAliasOp::print(OpAsmPrinter &p) { printAssumption(p, *this, std::nullopt, {}); }
 
 static LogicalResult verifyAlignment(Operation *op, int64_t alignment, StringRef what) {
   if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
@@ -66,6 +92,17 @@ LogicalResult AssumeAlignmentOp::verify() {
   if (getBuffers().empty())
     return emitOpError("needs at least one buffer");
   return verifyAlignment(*this, getMinimumAlignmentAttr().getInt(), "minimum_alignment");
+}
+
+//===-- buffer.assume.noalias --------------------------------------------===//
+
+LogicalResult AssumeNoAliasOp::verify() {
+  if (getBuffers().size() < 2)
+    return emitOpError("needs at least two buffers to relate, got ") << getBuffers().size();
+  if (getBuffers().size() != getResults().size())
+    return emitOpError("has ") << getBuffers().size() << " operands but "
+                               << getResults().size() << " results";
+  return success();
 }
 
 //===-- buffer.alloca -----------------------------------------------------===//

@@ -45,6 +45,23 @@ def Buffer_AssumeAlignmentOp : Buffer_Op<"assume.alignment", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Buffer_AssumeNoAliasOp : Buffer_Op<"assume.noalias", [Pure]> {
+  let summary = "Caller contract: the buffers do not overlap";
+  let description = [{
+    Returns its operands unchanged, with the promise that no two of them share
+    a byte. Distinct buffer arguments alone do not establish disjointness;
+    this is how an author states it (the walkthrough's DMA read-ahead needs it).
+
+    ```
+    %input, %output = buffer.assume.noalias %a, %b : buffer, buffer
+    ```
+  }];
+  let arguments = (ins Variadic<Loom_BufferType>:$buffers);
+  let results = (outs Variadic<Loom_BufferType>:$results);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
 def Buffer_AllocaOp : Buffer_Op<"alloca"> {
   let summary = "A distinct allocation root in a memory pool or private memory";
   let description = [{
