@@ -15,6 +15,17 @@
 
 namespace loom {
 
+/// The constant positions and the operand group sizes of a parsed access.
+template <typename Op>
+void addPositions(mlir::OperationState &result, llvm::ArrayRef<int64_t> positions,
+                  llvm::ArrayRef<int32_t> segments) {
+  mlir::Builder builder(result.getContext());
+  result.addAttribute(Op::getStaticIndicesAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(positions));
+  result.addAttribute(Op::getOperandSegmentSizesAttrName(result.name),
+                      builder.getDenseI32ArrayAttr(segments));
+}
+
 template <typename Op>
 mlir::ParseResult parseLoad(mlir::OpAsmParser &parser, mlir::OperationState &result) {
   UnresolvedOperand view;
@@ -30,11 +41,8 @@ mlir::ParseResult parseLoad(mlir::OpAsmParser &parser, mlir::OperationState &res
       parser.resolveOperands(indices, builder.getIndexType(), result.operands) ||
       types.resolve(result.operands))
     return mlir::failure();
-  result.addAttribute(Op::getStaticIndicesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(positions));
-  result.addAttribute(Op::getOperandSegmentSizesAttrName(result.name),
-                      builder.getDenseI32ArrayAttr({1, static_cast<int32_t>(indices.size()),
-                                                    static_cast<int32_t>(types.size())}));
+  addPositions<Op>(result, positions, {1, static_cast<int32_t>(indices.size()),
+                                        static_cast<int32_t>(types.size())});
   result.addTypes(resultType);
   return mlir::success();
 }
@@ -56,11 +64,8 @@ mlir::ParseResult parseStore(mlir::OpAsmParser &parser, mlir::OperationState &re
       parser.resolveOperands(indices, builder.getIndexType(), result.operands) ||
       types.resolve(result.operands))
     return mlir::failure();
-  result.addAttribute(Op::getStaticIndicesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(positions));
-  result.addAttribute(Op::getOperandSegmentSizesAttrName(result.name),
-                      builder.getDenseI32ArrayAttr({1, 1, static_cast<int32_t>(indices.size()),
-                                                    static_cast<int32_t>(types.size())}));
+  addPositions<Op>(result, positions, {1, 1, static_cast<int32_t>(indices.size()),
+                                        static_cast<int32_t>(types.size())});
   return mlir::success();
 }
 
