@@ -92,7 +92,7 @@ private:
   LogicalResult op(Operation *op, State &state);
   LogicalResult nested(Operation *op, State &state);
   LogicalResult useOperands(Operation *op, State &state);
-  LogicalResult consume(Operation *op, Value obligation, State &state);
+  void consume(Operation *op, Value obligation, State &state);
   LogicalResult copiesComplete(Operation *op, Value obligation, State &state);
   LogicalResult leaks(const State &state, const State &outer, Operation *at, StringRef where);
   LogicalResult join(State &into, const State &from, Block *at, bool &changed);
@@ -161,11 +161,10 @@ LogicalResult Checker::copiesComplete(Operation *at, Value obligation, State &st
   return success();
 }
 
-LogicalResult Checker::consume(Operation *op, Value obligation, State &state) {
+void Checker::consume(Operation *op, Value obligation, State &state) {
   ObligationState &entry = state.obligations[obligation];
   entry.held = Held::Consumed;
   entry.consumer = op;
-  return success();
 }
 
 LogicalResult Checker::op(Operation *op, State &state) {
@@ -183,16 +182,16 @@ LogicalResult Checker::op(Operation *op, State &state) {
   } else if (auto publish = llvm::dyn_cast<channel::PublishOp>(op)) {
     if (failed(copiesComplete(op, publish.getObligation(), state)))
       return failure();
-    return consume(op, publish.getObligation(), state);
+    consume(op, publish.getObligation(), state);
   } else if (auto release = llvm::dyn_cast<channel::ReleaseOp>(op)) {
     if (failed(copiesComplete(op, release.getObligation(), state)))
       return failure();
-    return consume(op, release.getObligation(), state);
+    consume(op, release.getObligation(), state);
   } else if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
     // Passing an obligation to a function moves it there.
     for (Value arg : call.getArgs())
       if (isObligation(arg.getType()))
-        (void)consume(op, arg, state);
+        consume(op, arg, state);
   } else if (auto copy = llvm::dyn_cast<kernel::AsyncCopyOp>(op)) {
     state.copies[copy.getToken()] = {};
     copyOf[copy.getToken()] = copy;
@@ -269,11 +268,8 @@ LogicalResult Checker::nested(Operation *op, State &state) {
     consumedOuter.push_back(std::move(consumed));
     exits.push_back(std::move(inner));
   }
-  if (auto ifOp = llvm::dyn_cast<scf::IfOp>(op)) {
-    if (ifOp.getElseRegion().empty()) {
-      exits.push_back(state);
-      consumedOuter.emplace_back();
-    }
+  if (llvm::isa<scf::IfOp>(op)) {
+    // An empty else region was recorded above as a path that consumes nothing.
     for (Value obligation : consumedOuter[0])
       if (!consumedOuter[1].contains(obligation))
         return noteDefinition(op->emitOpError("consumes ")

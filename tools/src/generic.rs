@@ -34,11 +34,23 @@ fn op_name_start(line: &str) -> Option<usize> {
     None
 }
 
-fn map_lines(text: &str, map: impl Fn(&str) -> Option<usize>, insert: bool) -> String {
+/// Whether the quoted op name at the start of `name` belongs to a renamed
+/// dialect, spelled with `prefix` in front of the dialect.
+fn is_renamed(name: &str, prefix: &str) -> bool {
+    name.strip_prefix(prefix).is_some_and(|rest| {
+        RENAMED
+            .iter()
+            .any(|d| rest.strip_prefix(d).is_some_and(|r| r.starts_with('.')))
+    })
+}
+
+/// Add (`insert`) or remove the `loom.` prefix of renamed op names.
+fn map_lines(text: &str, insert: bool) -> String {
+    let prefix = if insert { "" } else { PREFIX };
     let mut out = String::with_capacity(text.len() + text.len() / 16);
     for line in text.split_inclusive('\n') {
         match op_name_start(line) {
-            Some(at) if map(&line[at..]).is_some() => {
+            Some(at) if is_renamed(&line[at..], prefix) => {
                 out.push_str(&line[..at]);
                 if insert {
                     out.push_str(PREFIX);
@@ -59,30 +71,12 @@ fn map_lines(text: &str, map: impl Fn(&str) -> Option<usize>, insert: bool) -> S
 
 /// Generic MLIR as printed by MLIR -> Loom's generic form.
 pub fn export(text: &str) -> String {
-    map_lines(
-        text,
-        |name| {
-            RENAMED
-                .iter()
-                .find(|d| name.starts_with(&format!("{d}.")))
-                .map(|_| 0)
-        },
-        true,
-    )
+    map_lines(text, true)
 }
 
 /// Loom's generic form -> generic MLIR that the Loom dialects parse.
 pub fn import(text: &str) -> String {
-    map_lines(
-        text,
-        |name| {
-            RENAMED
-                .iter()
-                .find(|d| name.starts_with(&format!("{PREFIX}{d}.")))
-                .map(|_| 0)
-        },
-        false,
-    )
+    map_lines(text, false)
 }
 
 #[cfg(test)]
