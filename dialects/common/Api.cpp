@@ -36,6 +36,27 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomIndex, loom_index, loom::index::IndexD
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomScalar, loom_scalar, loom::scalar::ScalarDialect)
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomVector, loom_vector, loom::vector::VectorDialect)
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(LoomConfig, loom_config, loom::config::ConfigDialect)
+/// The source name a value carries (empty when it has none), for passes that
+/// move a value's name to the value replacing it.
+MlirStringRef loomValueName(MlirValue value) { return wrap(loom::storedName(unwrap(value))); }
+
+/// The values holding the dynamic dimensions of `value`'s type, in order.
+/// Returns how many there are (writing at most `capacity` of them to `dims`),
+/// or -1 when they cannot be traced to values.
+intptr_t loomValueDims(MlirValue value, MlirValue *dims, intptr_t capacity) {
+  std::optional<llvm::SmallVector<Value>> found = loom::dimsOf(unwrap(value));
+  if (!found)
+    return -1;
+  for (auto [index, dim] : llvm::enumerate(*found))
+    if (static_cast<intptr_t>(index) < capacity)
+      dims[index] = wrap(dim);
+  return static_cast<intptr_t>(found->size());
+}
+
+/// Whether an op has no memory effects and can be moved or removed freely
+/// (what CSE and dead-code removal may assume).
+bool loomOperationIsPure(MlirOperation op) { return mlir::isPure(unwrap(op)); }
+
 } // extern "C"
 
 namespace {

@@ -196,7 +196,12 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
 LogicalResult ReturnOp::verify() {
   if (failed(verifyNoDependentTypes(*this, getValues().getTypes(), "return")))
     return failure();
-  auto def = (*this)->getParentOfType<DefOp>();
+  auto def = llvm::dyn_cast<DefOp>((*this)->getParentOp());
+  if (!def) {
+    if (!getValues().empty())
+      return emitOpError("a strand returns no values, got ") << getValues().size();
+    return success();
+  }
   ArrayRef<Type> results = def.getFunctionType().getResults();
   if (getValues().size() != results.size())
     return emitOpError("returns ") << getValues().size() << " values but @" << def.getSymName()

@@ -81,14 +81,16 @@ def Func_CallOp : Func_Op<"call", [CallOpInterface, Loom_DependentTypeOpInterfac
   }];
 }
 
-def Func_ReturnOp : Func_Op<"return", [Pure, HasParent<"::loom::func::DefOp">,
-    ReturnLike, Terminator]> {
+def Func_ReturnOp : Func_Op<"return", [Pure,
+    ParentOneOf<["::loom::func::DefOp", "::loom::pipeline::StrandOp"]>, ReturnLike, Terminator]> {
   let summary = "Return from a function";
   let description = [{
     ```
     func.return
     func.return %sum : f32
     ```
+    Also ends a `pipeline.strand` body once control flow has been lowered to
+    `cfg` blocks; a strand returns no values.
   }];
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = [{

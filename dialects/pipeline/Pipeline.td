@@ -71,7 +71,7 @@ def Pipeline_MemoryOp : Pipeline_Op<"memory", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Pipeline_StrandOp : Pipeline_Op<"strand", [NoTerminator, SingleBlock,
+def Pipeline_StrandOp : Pipeline_Op<"strand", [NoTerminator,
     HasParent<"::loom::pipeline::DefOp">]> {
   let summary = "An independently progressing body, entered once per selected worker";
   let description = [{
@@ -83,10 +83,14 @@ def Pipeline_StrandOp : Pipeline_Op<"strand", [NoTerminator, SingleBlock,
     The three lists are the origins, counts and strides of the worker
     selection: coordinate i of a dimension maps to origin + i * stride. The
     strand captures values of the construction region lexically.
+
+    The authored body is one block without a terminator. Once its structured
+    control flow is lowered it is a `cfg` graph whose blocks all end in a
+    terminator, leaving through `func.return`.
   }];
   let arguments = (ins DenseI64ArrayAttr:$origins, DenseI64ArrayAttr:$counts,
                        DenseI64ArrayAttr:$strides);
-  let regions = (region SizedRegion<1>:$body);
+  let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
     `workers` `(` $origins `,` $counts `,` $strides `)` attr-dict-with-keyword $body
   }];

@@ -2,7 +2,7 @@
 
 use mlir_sys::{
     MlirContext, MlirDialectHandle, MlirLogicalResult, MlirModule, MlirOperation,
-    MlirStringCallback, MlirStringRef,
+    MlirStringCallback, MlirStringRef, MlirValue,
 };
 use std::ffi::c_void;
 
@@ -43,4 +43,7 @@ extern "C" {
         callback: MlirStringCallback,
         user_data: *mut c_void,
     );
+    pub fn loomValueName(value: MlirValue) -> MlirStringRef;
+    pub fn loomValueDims(value: MlirValue, dims: *mut MlirValue, capacity: isize) -> isize;
+    pub fn loomOperationIsPure(op: MlirOperation) -> bool;
 }

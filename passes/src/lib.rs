@@ -6,9 +6,20 @@
 
 pub mod diagnostics;
 pub mod ffi;
+pub mod ir;
 pub mod options;
 
+mod loom_canonicalize;
+mod loom_cse;
+mod loom_inline;
+mod loom_resolve_target;
+mod loom_select_root;
 mod loom_specialize_config;
+mod loom_structured_to_cfg;
+mod outline_pipeline_strands;
+
+pub use loom_resolve_target::parse_target;
+pub use outline_pipeline_strands::is_outlined;
 
 use mlir_sys::{MlirOperation, MlirStringRef};
 use std::ffi::c_void;
@@ -19,6 +30,9 @@ pub struct PassInfo {
     pub argument: &'static str,
     /// One line for `--list-passes`.
     pub description: &'static str,
+    /// Whether the pass reads `{key=value}` options; one that does not
+    /// refuses any.
+    pub takes_options: bool,
     /// The pass body, run on the module. It reports failures as MLIR
     /// diagnostics before returning `Err`.
     pub run: fn(module: MlirOperation, options: &str) -> Result<(), ()>,
@@ -36,7 +50,15 @@ unsafe extern "C" fn run_pass(
     unsafe {
         let info = &*(data as *const PassInfo);
         let bytes = std::slice::from_raw_parts(options.data as *const u8, options.length);
-        (info.run)(op, &String::from_utf8_lossy(bytes)).is_ok()
+        let options = String::from_utf8_lossy(bytes);
+        if !info.takes_options && !options.trim().is_empty() {
+            diagnostics::error(
+                mlir_sys::mlirOperationGetLocation(op),
+                &format!("{}: takes no options, got `{options}`", info.argument),
+            );
+            return false;
+        }
+        (info.run)(op, &options).is_ok()
     }
 }
 

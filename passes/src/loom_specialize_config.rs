@@ -18,6 +18,7 @@
 //! ```
 
 use crate::diagnostics::error;
+use crate::ir::{attribute, op_name, walk};
 use crate::{options, PassInfo};
 use loom_dialects::ops;
 use melior::ir::attribute::IntegerAttribute;
@@ -26,12 +27,12 @@ use melior::ir::{Location, Type};
 use melior::ContextRef;
 use mlir_sys::*;
 use std::collections::BTreeMap;
-use std::ffi::c_void;
 
 inventory::submit! {
     PassInfo {
         argument: "loom-specialize-config",
         description: "Replace config.get with the configured constants (option values=NAME=VALUE,...)",
+        takes_options: true,
         run,
     }
 }
@@ -41,46 +42,6 @@ struct Declaration {
     op: MlirOperation,
     range: Option<(i64, i64)>,
     multiple_of: Option<i64>,
-}
-
-fn text(s: MlirStringRef) -> String {
-    // SAFETY: MLIR string refs point at `length` valid bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) };
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn op_name(op: MlirOperation) -> String {
-    // SAFETY: a live operation.
-    unsafe { text(mlirIdentifierStr(mlirOperationGetName(op))) }
-}
-
-fn attribute(op: MlirOperation, name: &str) -> MlirAttribute {
-    let name = MlirStringRef {
-        data: name.as_ptr() as *const _,
-        length: name.len(),
-    };
-    // SAFETY: a live operation; a null attribute when absent.
-    unsafe { mlirOperationGetAttributeByName(op, name) }
-}
-
-unsafe extern "C" fn collect(op: MlirOperation, data: *mut c_void) -> MlirWalkResult {
-    // SAFETY: `data` is the Vec passed by `ops_in`.
-    unsafe { (*(data as *mut Vec<MlirOperation>)).push(op) };
-    MlirWalkResult_MlirWalkResultAdvance
-}
-
-fn ops_in(module: MlirOperation) -> Vec<MlirOperation> {
-    let mut found = Vec::new();
-    // SAFETY: the callback only records the operations it is given.
-    unsafe {
-        mlirOperationWalk(
-            module,
-            Some(collect),
-            &mut found as *mut Vec<MlirOperation> as *mut c_void,
-            MlirWalkOrder_MlirWalkPreOrder,
-        )
-    };
-    found
 }
 
 /// `values=a.b=512,c=3` -> {a.b: 512, c: 3}.
@@ -117,21 +78,21 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
         let values = parse_values(options).map_err(|message| {
             error(module_loc, &format!("loom-specialize-config: {message}"));
         })?;
-        let all = ops_in(module);
+        let all = walk(module);
         let mut declarations = BTreeMap::new();
         for &op in &all {
             if op_name(op) == "config.def" {
-                let name = text(mlirStringAttrGetValue(attribute(op, "sym_name")));
-                let range = attribute(op, "range");
-                let range = (!range.ptr.is_null()).then(|| {
+                let Some(name) = crate::ir::symbol_name(op) else {
+                    continue;
+                };
+                let range = attribute(op, "range").map(|range| {
                     (
                         mlirDenseI64ArrayGetElement(range, 0),
                         mlirDenseI64ArrayGetElement(range, 1),
                     )
                 });
-                let divisor = attribute(op, "multiple_of");
                 let multiple_of =
-                    (!divisor.ptr.is_null()).then(|| mlirIntegerAttrGetValueInt(divisor));
+                    attribute(op, "multiple_of").map(|divisor| mlirIntegerAttrGetValueInt(divisor));
                 declarations.insert(
                     name,
                     Declaration {
@@ -182,7 +143,9 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
             if op_name(op) != "config.get" {
                 continue;
             }
-            let name = text(mlirFlatSymbolRefAttrGetValue(attribute(op, "name")));
+            let Some(name) = crate::ir::symbol_ref(op, "name") else {
+                continue;
+            };
             let Some(&value) = values.get(&name) else {
                 continue;
             };

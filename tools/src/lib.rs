@@ -3,6 +3,7 @@
 //! with MLIR-style diagnostics, printing any output form, and writing output
 //! files atomically.
 
+pub mod compile;
 pub mod format;
 pub mod generic;
 pub mod limits;
@@ -24,6 +25,23 @@ impl std::fmt::Display for Failure {
 }
 
 impl std::error::Error for Failure {}
+
+/// Run a tool's body on the tool stack and turn its failure into the
+/// printed diagnostics and exit status 1.
+pub fn exit_with(
+    body: impl FnOnce() -> Result<std::process::ExitCode, Failure> + Send + 'static,
+) -> std::process::ExitCode {
+    match limits::run_with_stack(body) {
+        Ok(code) => code,
+        Err(failure) => {
+            eprint!("{failure}");
+            if !failure.0.ends_with('\n') {
+                eprintln!();
+            }
+            std::process::ExitCode::from(1)
+        }
+    }
+}
 
 /// Read a whole input: a path, or `-` for standard input.
 pub fn read_input(path: &str) -> Result<Vec<u8>, Failure> {

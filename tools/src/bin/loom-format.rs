@@ -77,14 +77,5 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match loom_driver::limits::run_with_stack(move || run(&args)) {
-        Ok(code) => code,
-        Err(failure) => {
-            eprint!("{failure}");
-            if !failure.0.ends_with('\n') {
-                eprintln!();
-            }
-            ExitCode::from(1)
-        }
-    }
+    loom_driver::exit_with(move || run(&args))
 }

@@ -161,14 +161,5 @@ fn run(args: &Args) -> Result<(), Failure> {
 
 fn main() -> ExitCode {
     let args = parse_args();
-    match loom_driver::limits::run_with_stack(move || run(&args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            eprint!("{failure}");
-            if !failure.0.ends_with('\n') {
-                eprintln!();
-            }
-            ExitCode::from(1)
-        }
-    }
+    loom_driver::exit_with(move || run(&args).map(|()| ExitCode::SUCCESS))
 }

@@ -1,0 +1,439 @@
+//! Small, safe-to-call helpers over MLIR's C API that every pass shares:
+//! names, attributes, walks, uses, constants and building ops by name.
+//!
+//! Every function takes live IR handles owned by the running pass manager;
+//! that is the one invariant their `unsafe` blocks rely on.
+
+use loom_dialects::ffi;
+use mlir_sys::*;
+use std::ffi::c_void;
+
+pub fn string_ref(text: &str) -> MlirStringRef {
+    MlirStringRef {
+        data: text.as_ptr() as *const _,
+        length: text.len(),
+    }
+}
+
+pub fn text(s: MlirStringRef) -> String {
+    if s.length == 0 {
+        return String::new();
+    }
+    // SAFETY: MLIR string refs point at `length` valid bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+pub fn op_name(op: MlirOperation) -> String {
+    // SAFETY: a live operation.
+    unsafe { text(mlirIdentifierStr(mlirOperationGetName(op))) }
+}
+
+pub fn context(op: MlirOperation) -> MlirContext {
+    // SAFETY: a live operation.
+    unsafe { mlirOperationGetContext(op) }
+}
+
+pub fn location(op: MlirOperation) -> MlirLocation {
+    // SAFETY: a live operation.
+    unsafe { mlirOperationGetLocation(op) }
+}
+
+/// The attribute `name` of `op`, if present.
+pub fn attribute(op: MlirOperation, name: &str) -> Option<MlirAttribute> {
+    // SAFETY: a live operation; a null attribute when absent.
+    let attr = unsafe { mlirOperationGetAttributeByName(op, string_ref(name)) };
+    (!attr.ptr.is_null()).then_some(attr)
+}
+
+pub fn set_attribute(op: MlirOperation, name: &str, value: MlirAttribute) {
+    // SAFETY: a live operation and attribute.
+    unsafe { mlirOperationSetAttributeByName(op, string_ref(name), value) }
+}
+
+pub fn string_attribute(op: MlirOperation, name: &str) -> Option<String> {
+    // SAFETY: the attribute is checked to be a string before reading it.
+    attribute(op, name)
+        .filter(|a| unsafe { mlirAttributeIsAString(*a) })
+        .map(|a| unsafe { text(mlirStringAttrGetValue(a)) })
+}
+
+/// The symbol an op names in its flat symbol reference attribute `name`.
+pub fn symbol_ref(op: MlirOperation, name: &str) -> Option<String> {
+    // SAFETY: the attribute is checked to be a flat symbol reference.
+    attribute(op, name)
+        .filter(|a| unsafe { mlirAttributeIsAFlatSymbolRef(*a) })
+        .map(|a| unsafe { text(mlirFlatSymbolRefAttrGetValue(a)) })
+}
+
+pub fn symbol_name(op: MlirOperation) -> Option<String> {
+    string_attribute(op, "sym_name")
+}
+
+pub fn flat_symbol_ref_attr(ctx: MlirContext, symbol: &str) -> MlirAttribute {
+    // SAFETY: the context copies the string.
+    unsafe { mlirFlatSymbolRefAttrGet(ctx, string_ref(symbol)) }
+}
+
+pub fn string_attr(ctx: MlirContext, value: &str) -> MlirAttribute {
+    // SAFETY: the context copies the string.
+    unsafe { mlirStringAttrGet(ctx, string_ref(value)) }
+}
+
+pub fn i64_attr(ctx: MlirContext, value: i64) -> MlirAttribute {
+    // SAFETY: plain attribute construction.
+    unsafe { mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), value) }
+}
+
+pub fn unit_attr(ctx: MlirContext) -> MlirAttribute {
+    // SAFETY: plain attribute construction.
+    unsafe { mlirUnitAttrGet(ctx) }
+}
+
+pub fn dense_i64_attr(ctx: MlirContext, values: &[i64]) -> MlirAttribute {
+    // SAFETY: the attribute copies `values`.
+    unsafe { mlirDenseI64ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
+}
+
+pub fn dense_i64_values(attr: MlirAttribute) -> Vec<i64> {
+    // SAFETY: callers pass a dense i64 array attribute.
+    unsafe {
+        (0..mlirDenseArrayGetNumElements(attr))
+            .map(|i| mlirDenseI64ArrayGetElement(attr, i))
+            .collect()
+    }
+}
+
+unsafe extern "C" fn collect(op: MlirOperation, data: *mut c_void) -> MlirWalkResult {
+    // SAFETY: `data` is the Vec passed by `walk`.
+    unsafe { (*(data as *mut Vec<MlirOperation>)).push(op) };
+    MlirWalkResult_MlirWalkResultAdvance
+}
+
+/// `root` and every op nested in it, parents before children.
+pub fn walk(root: MlirOperation) -> Vec<MlirOperation> {
+    let mut found = Vec::new();
+    // SAFETY: the callback only records the operations it is given.
+    unsafe {
+        mlirOperationWalk(
+            root,
+            Some(collect),
+            &mut found as *mut Vec<MlirOperation> as *mut c_void,
+            MlirWalkOrder_MlirWalkPreOrder,
+        )
+    };
+    found
+}
+
+/// The ops directly in the body of `module` (or of any single-region op).
+pub fn top_level_ops(module: MlirOperation) -> Vec<MlirOperation> {
+    // SAFETY: a live op with one region.
+    unsafe {
+        let region = mlirOperationGetRegion(module, 0);
+        blocks(region).into_iter().flat_map(ops_of).collect()
+    }
+}
+
+/// The module's top-level symbols by name.
+pub fn symbols(module: MlirOperation) -> std::collections::BTreeMap<String, MlirOperation> {
+    top_level_ops(module)
+        .into_iter()
+        .filter_map(|op| symbol_name(op).map(|name| (name, op)))
+        .collect()
+}
+
+pub fn blocks(region: MlirRegion) -> Vec<MlirBlock> {
+    let mut found = Vec::new();
+    // SAFETY: iterating a live region's block list.
+    unsafe {
+        let mut block = mlirRegionGetFirstBlock(region);
+        while !block.ptr.is_null() {
+            found.push(block);
+            block = mlirBlockGetNextInRegion(block);
+        }
+    }
+    found
+}
+
+pub fn ops_of(block: MlirBlock) -> Vec<MlirOperation> {
+    let mut found = Vec::new();
+    // SAFETY: iterating a live block's op list.
+    unsafe {
+        let mut op = mlirBlockGetFirstOperation(block);
+        while !op.ptr.is_null() {
+            found.push(op);
+            op = mlirOperationGetNextInBlock(op);
+        }
+    }
+    found
+}
+
+pub fn regions(op: MlirOperation) -> Vec<MlirRegion> {
+    // SAFETY: a live operation.
+    unsafe {
+        (0..mlirOperationGetNumRegions(op))
+            .map(|i| mlirOperationGetRegion(op, i))
+            .collect()
+    }
+}
+
+pub fn operands(op: MlirOperation) -> Vec<MlirValue> {
+    // SAFETY: a live operation.
+    unsafe {
+        (0..mlirOperationGetNumOperands(op))
+            .map(|i| mlirOperationGetOperand(op, i))
+            .collect()
+    }
+}
+
+pub fn results(op: MlirOperation) -> Vec<MlirValue> {
+    // SAFETY: a live operation.
+    unsafe {
+        (0..mlirOperationGetNumResults(op))
+            .map(|i| mlirOperationGetResult(op, i))
+            .collect()
+    }
+}
+
+pub fn arguments(block: MlirBlock) -> Vec<MlirValue> {
+    // SAFETY: a live block.
+    unsafe {
+        (0..mlirBlockGetNumArguments(block))
+            .map(|i| mlirBlockGetArgument(block, i))
+            .collect()
+    }
+}
+
+pub fn value_type(value: MlirValue) -> MlirType {
+    // SAFETY: a live value.
+    unsafe { mlirValueGetType(value) }
+}
+
+/// The op that owns `value` (its definition, or the op whose region holds
+/// the block argument).
+pub fn owner_op(value: MlirValue) -> MlirOperation {
+    // SAFETY: a live value.
+    unsafe {
+        if mlirValueIsAOpResult(value) {
+            mlirOpResultGetOwner(value)
+        } else {
+            mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(value))
+        }
+    }
+}
+
+pub fn parent_op(op: MlirOperation) -> Option<MlirOperation> {
+    // SAFETY: a live operation; null at the top.
+    let parent = unsafe { mlirOperationGetParentOperation(op) };
+    (!parent.ptr.is_null()).then_some(parent)
+}
+
+/// Whether `op` is `ancestor` or nested inside it.
+pub fn is_within(op: MlirOperation, ancestor: MlirOperation) -> bool {
+    let mut current = Some(op);
+    while let Some(candidate) = current {
+        // SAFETY: comparing live handles.
+        if unsafe { mlirOperationEqual(candidate, ancestor) } {
+            return true;
+        }
+        current = parent_op(candidate);
+    }
+    false
+}
+
+/// Whether `value` is defined inside `ancestor` (by an op in it, or as an
+/// argument of one of its blocks).
+pub fn defined_within(value: MlirValue, ancestor: MlirOperation) -> bool {
+    // SAFETY: a live value.
+    unsafe {
+        if mlirValueIsAOpResult(value) {
+            is_within(mlirOpResultGetOwner(value), ancestor)
+        } else {
+            is_within(
+                mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(value)),
+                ancestor,
+            )
+        }
+    }
+}
+
+/// Every (user, operand number) of `value`.
+pub fn uses(value: MlirValue) -> Vec<(MlirOperation, isize)> {
+    let mut found = Vec::new();
+    // SAFETY: iterating a live value's use list.
+    unsafe {
+        let mut operand = mlirValueGetFirstUse(value);
+        while !operand.ptr.is_null() {
+            found.push((
+                mlirOpOperandGetOwner(operand),
+                mlirOpOperandGetOperandNumber(operand) as isize,
+            ));
+            operand = mlirOpOperandGetNextUse(operand);
+        }
+    }
+    found
+}
+
+pub fn replace_all_uses(of: MlirValue, with: MlirValue) {
+    // SAFETY: live values of the same type.
+    unsafe { mlirValueReplaceAllUsesOfWith(of, with) }
+}
+
+/// The value an `index.constant` defines, if `value` comes from one.
+pub fn constant_int(value: MlirValue) -> Option<i64> {
+    // SAFETY: a live value; the attribute is checked to be an integer.
+    unsafe {
+        if !mlirValueIsAOpResult(value) {
+            return None;
+        }
+        let def = mlirOpResultGetOwner(value);
+        if op_name(def) != "index.constant" {
+            return None;
+        }
+        attribute(def, "value")
+            .filter(|a| mlirAttributeIsAInteger(*a))
+            .map(|a| mlirIntegerAttrGetValueInt(a))
+    }
+}
+
+/// The source name `value` carries ("" when none).
+pub fn value_name(value: MlirValue) -> String {
+    // SAFETY: a live value.
+    unsafe { text(ffi::loomValueName(value)) }
+}
+
+/// A location that gives its value the source name `name`.
+pub fn named_location(ctx: MlirContext, name: &str) -> MlirLocation {
+    // SAFETY: plain location construction.
+    unsafe {
+        if name.is_empty() {
+            mlirLocationUnknownGet(ctx)
+        } else {
+            mlirLocationNameGet(ctx, string_ref(name), mlirLocationUnknownGet(ctx))
+        }
+    }
+}
+
+pub fn unknown_location(ctx: MlirContext) -> MlirLocation {
+    // SAFETY: plain location construction.
+    unsafe { mlirLocationUnknownGet(ctx) }
+}
+
+/// The values holding the dynamic dimensions of `value`'s type, or None
+/// when they cannot be traced.
+pub fn value_dims(value: MlirValue) -> Option<Vec<MlirValue>> {
+    // SAFETY: the buffer holds `capacity` values; the call writes at most that.
+    unsafe {
+        let count = ffi::loomValueDims(value, std::ptr::null_mut(), 0);
+        if count < 0 {
+            return None;
+        }
+        let mut dims = vec![
+            MlirValue {
+                ptr: std::ptr::null()
+            };
+            count as usize
+        ];
+        ffi::loomValueDims(value, dims.as_mut_ptr(), count);
+        Some(dims)
+    }
+}
+
+pub fn is_pure(op: MlirOperation) -> bool {
+    // SAFETY: a live operation.
+    unsafe { ffi::loomOperationIsPure(op) }
+}
+
+pub fn same_value(a: MlirValue, b: MlirValue) -> bool {
+    // SAFETY: comparing handles.
+    unsafe { mlirValueEqual(a, b) }
+}
+
+/// What an op is built from; `build` creates it detached.
+pub struct OpSpec<'a> {
+    pub name: &'a str,
+    pub location: MlirLocation,
+    pub operands: Vec<MlirValue>,
+    pub results: Vec<MlirType>,
+    pub attributes: Vec<(&'a str, MlirAttribute)>,
+    pub successors: Vec<MlirBlock>,
+    pub regions: usize,
+}
+
+impl<'a> OpSpec<'a> {
+    pub fn new(name: &'a str, location: MlirLocation) -> Self {
+        OpSpec {
+            name,
+            location,
+            operands: Vec::new(),
+            results: Vec::new(),
+            attributes: Vec::new(),
+            successors: Vec::new(),
+            regions: 0,
+        }
+    }
+
+    pub fn build(self) -> MlirOperation {
+        // SAFETY: the state copies every array it is given before `create`
+        // returns; regions are created empty and owned by the new op.
+        unsafe {
+            let ctx = mlirLocationGetContext(self.location);
+            let mut state = mlirOperationStateGet(string_ref(self.name), self.location);
+            mlirOperationStateAddOperands(
+                &mut state,
+                self.operands.len() as isize,
+                self.operands.as_ptr(),
+            );
+            mlirOperationStateAddResults(
+                &mut state,
+                self.results.len() as isize,
+                self.results.as_ptr(),
+            );
+            let named: Vec<MlirNamedAttribute> = self
+                .attributes
+                .iter()
+                .map(|(name, attr)| {
+                    mlirNamedAttributeGet(mlirIdentifierGet(ctx, string_ref(name)), *attr)
+                })
+                .collect();
+            mlirOperationStateAddAttributes(&mut state, named.len() as isize, named.as_ptr());
+            mlirOperationStateAddSuccessors(
+                &mut state,
+                self.successors.len() as isize,
+                self.successors.as_ptr(),
+            );
+            let regions: Vec<MlirRegion> = (0..self.regions).map(|_| mlirRegionCreate()).collect();
+            mlirOperationStateAddOwnedRegions(&mut state, regions.len() as isize, regions.as_ptr());
+            mlirOperationCreate(&mut state)
+        }
+    }
+}
+
+/// Insert a detached op before `anchor`.
+pub fn insert_before(anchor: MlirOperation, op: MlirOperation) {
+    // SAFETY: `op` is detached; `anchor` is in a block.
+    unsafe { mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(anchor), anchor, op) }
+}
+
+/// Append a detached op to `block`.
+pub fn append(block: MlirBlock, op: MlirOperation) {
+    // SAFETY: `op` is detached.
+    unsafe { mlirBlockAppendOwnedOperation(block, op) }
+}
+
+/// The terminator of `block`, if its last op is one.
+pub fn terminator(block: MlirBlock) -> Option<MlirOperation> {
+    // SAFETY: a live block; null when it has no terminator.
+    let op = unsafe { mlirBlockGetTerminator(block) };
+    (!op.ptr.is_null()).then_some(op)
+}
+
+pub fn index_type(ctx: MlirContext) -> MlirType {
+    // SAFETY: plain type construction.
+    unsafe { mlirIndexTypeGet(ctx) }
+}
+
+pub fn i1_type(ctx: MlirContext) -> MlirType {
+    // SAFETY: plain type construction.
+    unsafe { mlirIntegerTypeGet(ctx, 1) }
+}

@@ -1,0 +1,263 @@
+//! `loom-structured-to-cfg`: lower `scf.for` and `scf.if` to `cfg` blocks,
+//! keeping what the loop bounds prove as `index.assume` facts.
+//!
+//! A loop becomes a header block that tests `index.cmp slt` and a body that
+//! branches back with the incremented induction value:
+//! ```text
+//! ^header(%i: index, %acc: vector<16xf32>):
+//!   %c = index.cmp slt, %i, %ub : index
+//!   cfg.cond_br %c, ^body, ^exit
+//! ^body:
+//!   %position = index.assume %i [range(%i, 0, 480), multiple_of(%i, 32)] : index
+//!   ...
+//!   %n = index.add %position, %step : index
+//!   cfg.br ^header(%n, %next : index, vector<16xf32>)
+//! ```
+//! With constant bounds the induction value's inclusive range is
+//! [lb, lb + (trips - 1) * step] and, when the lower bound is a multiple of
+//! a step above 1, it is a multiple of the step. The assume takes the
+//! induction value's name; loop-carried values keep theirs as header
+//! arguments and stand for the loop's results. `scf.if` becomes a
+//! conditional branch to its branches, which join in a block whose arguments
+//! are the results. A strand body that becomes a graph of blocks ends in
+//! `func.return`. Blocks follow source order: before, header, body, after.
+
+use crate::ir::*;
+use crate::PassInfo;
+use mlir_sys::*;
+
+inventory::submit! {
+    PassInfo {
+        argument: "loom-structured-to-cfg",
+        description: "Lower scf.for/scf.if to cfg blocks, attaching index.assume range and divisibility facts",
+        takes_options: false,
+        run,
+    }
+}
+
+fn dense_i32(ctx: MlirContext, values: &[i32]) -> MlirAttribute {
+    // SAFETY: the attribute copies `values`.
+    unsafe { mlirDenseI32ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
+}
+
+fn branch(ctx: MlirContext, dest: MlirBlock, args: Vec<MlirValue>) -> MlirOperation {
+    let mut spec = OpSpec::new("cfg.br", unknown_location(ctx));
+    spec.operands = args;
+    spec.successors = vec![dest];
+    spec.build()
+}
+
+fn cond_branch(ctx: MlirContext, cond: MlirValue, yes: MlirBlock, no: MlirBlock) -> MlirOperation {
+    let mut spec = OpSpec::new("cfg.cond_br", unknown_location(ctx));
+    spec.operands = vec![cond];
+    spec.successors = vec![yes, no];
+    spec.attributes = vec![("operandSegmentSizes", dense_i32(ctx, &[1, 0, 0]))];
+    spec.build()
+}
+
+/// Move the ops after `op` into a new block placed right after `op`'s block.
+fn split_after(op: MlirOperation) -> MlirBlock {
+    // SAFETY: ops are detached one by one and appended to the new block,
+    // which the region owns from the start.
+    unsafe {
+        let block = mlirOperationGetBlock(op);
+        let region = mlirBlockGetParentRegion(block);
+        let rest = mlirBlockCreate(0, std::ptr::null(), std::ptr::null());
+        mlirRegionInsertOwnedBlockAfter(region, block, rest);
+        let mut next = mlirOperationGetNextInBlock(op);
+        while !next.ptr.is_null() {
+            let moving = next;
+            next = mlirOperationGetNextInBlock(next);
+            mlirOperationRemoveFromParent(moving);
+            mlirBlockAppendOwnedOperation(rest, moving);
+        }
+        rest
+    }
+}
+
+/// Give a strand block left without a terminator its `func.return`.
+fn close_strand_block(block: MlirBlock) {
+    // SAFETY: a live block.
+    let owner = unsafe { mlirBlockGetParentOperation(block) };
+    if terminator(block).is_none() && op_name(owner) == "pipeline.strand" {
+        append(
+            block,
+            OpSpec::new("func.return", unknown_location(context(owner))).build(),
+        );
+    }
+}
+
+/// Move `block` out of its op's region to just after `after`.
+fn move_block_after(block: MlirBlock, after: MlirBlock) {
+    // SAFETY: `block` is detached before the region takes it.
+    unsafe {
+        mlirBlockDetach(block);
+        mlirRegionInsertOwnedBlockAfter(mlirBlockGetParentRegion(after), after, block);
+    }
+}
+
+/// Replace a structured terminator with a branch to `dest` carrying its
+/// operands after `extra`.
+fn yield_to(yield_op: MlirOperation, dest: MlirBlock, extra: Vec<MlirValue>) {
+    let ctx = context(yield_op);
+    let mut args = extra;
+    args.extend(operands(yield_op));
+    insert_before(yield_op, branch(ctx, dest, args));
+    // SAFETY: the yield is replaced and destroyed once.
+    unsafe { mlirOperationDestroy(yield_op) };
+}
+
+/// The facts constant bounds prove about the induction value.
+fn facts(low: MlirValue, high: MlirValue, step: MlirValue) -> Option<(i64, i64, Option<i64>)> {
+    let (low, high, step) = (constant_int(low)?, constant_int(high)?, constant_int(step)?);
+    if step <= 0 || high <= low {
+        return None;
+    }
+    let last = low + (high - low - 1) / step * step;
+    let divisor = (step > 1 && low % step == 0).then_some(step);
+    Some((low, last, divisor))
+}
+
+fn lower_for(for_op: MlirOperation) {
+    let ctx = context(for_op);
+    let all = operands(for_op);
+    let (low, high, step) = (all[0], all[1], all[2]);
+    let inits = all[3..].to_vec();
+    // SAFETY: raw C API calls on live IR; blocks are owned by regions once
+    // inserted, and each replaced op is destroyed once.
+    unsafe {
+        let body = mlirRegionGetFirstBlock(mlirOperationGetRegion(for_op, 0));
+        let body_args = arguments(body);
+        let induction = body_args[0];
+        let known = facts(low, high, step);
+        let exit = split_after(for_op);
+        close_strand_block(exit);
+        let before = mlirOperationGetBlock(for_op);
+
+        // Header: the induction value (unnamed when an assume takes its
+        // name) and the loop-carried values.
+        let mut types = vec![index_type(ctx)];
+        let mut locations = vec![if known.is_some() {
+            unknown_location(ctx)
+        } else {
+            named_location(ctx, &value_name(induction))
+        }];
+        for &carried in &body_args[1..] {
+            types.push(value_type(carried));
+            locations.push(named_location(ctx, &value_name(carried)));
+        }
+        let header = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
+        mlirRegionInsertOwnedBlockAfter(mlirBlockGetParentRegion(before), before, header);
+        let header_args = arguments(header);
+        let mut compare = OpSpec::new("index.cmp", unknown_location(ctx));
+        compare.operands = vec![header_args[0], high];
+        compare.results = vec![i1_type(ctx)];
+        compare.attributes = vec![("predicate", string_attr(ctx, "slt"))];
+        let compare = compare.build();
+        append(header, compare);
+        append(
+            header,
+            cond_branch(ctx, mlirOperationGetResult(compare, 0), body, exit),
+        );
+
+        move_block_after(body, header);
+        let position = match known {
+            Some((first, last, divisor)) => {
+                let mut assume =
+                    OpSpec::new("index.assume", named_location(ctx, &value_name(induction)));
+                assume.operands = vec![header_args[0]];
+                assume.results = vec![index_type(ctx)];
+                assume.attributes = vec![("range", dense_i64_attr(ctx, &[first, last]))];
+                if let Some(divisor) = divisor {
+                    assume
+                        .attributes
+                        .push(("multiple_of", i64_attr(ctx, divisor)));
+                }
+                let assume = assume.build();
+                mlirBlockInsertOwnedOperation(body, 0, assume);
+                mlirOperationGetResult(assume, 0)
+            }
+            None => header_args[0],
+        };
+        replace_all_uses(induction, position);
+        for (&carried, &arg) in body_args[1..].iter().zip(&header_args[1..]) {
+            replace_all_uses(carried, arg);
+        }
+        for index in (0..body_args.len()).rev() {
+            mlirBlockEraseArgument(body, index as u32);
+        }
+        if let Some(yield_op) = terminator(body) {
+            let mut add = OpSpec::new("index.add", unknown_location(ctx));
+            add.operands = vec![position, step];
+            add.results = vec![index_type(ctx)];
+            let add = add.build();
+            insert_before(yield_op, add);
+            yield_to(yield_op, header, vec![mlirOperationGetResult(add, 0)]);
+        }
+
+        let mut entry = vec![low];
+        entry.extend(inits);
+        insert_before(for_op, branch(ctx, header, entry));
+        for (result, &arg) in results(for_op).into_iter().zip(&header_args[1..]) {
+            replace_all_uses(result, arg);
+        }
+        mlirOperationDestroy(for_op);
+    }
+}
+
+fn lower_if(if_op: MlirOperation) {
+    let ctx = context(if_op);
+    // SAFETY: as in `lower_for`.
+    unsafe {
+        let exit = split_after(if_op);
+        close_strand_block(exit);
+        for result in results(if_op) {
+            let arg = mlirBlockAddArgument(
+                exit,
+                value_type(result),
+                named_location(ctx, &value_name(result)),
+            );
+            replace_all_uses(result, arg);
+        }
+        let before = mlirOperationGetBlock(if_op);
+        let then_block = mlirRegionGetFirstBlock(mlirOperationGetRegion(if_op, 0));
+        let else_block = mlirRegionGetFirstBlock(mlirOperationGetRegion(if_op, 1));
+        move_block_after(then_block, before);
+        let otherwise = if else_block.ptr.is_null() {
+            exit
+        } else {
+            move_block_after(else_block, then_block);
+            else_block
+        };
+        for block in [then_block, else_block] {
+            if let Some(yield_op) = (!block.ptr.is_null()).then(|| terminator(block)).flatten() {
+                yield_to(yield_op, exit, Vec::new());
+            }
+        }
+        let condition = operands(if_op)[0];
+        insert_before(if_op, cond_branch(ctx, condition, then_block, otherwise));
+        mlirOperationDestroy(if_op);
+    }
+}
+
+fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
+    // Outer ops first: lowering one moves its body into the enclosing graph,
+    // where the ops nested in it are then lowered in place.
+    // Only the structured ops are collected: lowering destroys their yields.
+    let structured: Vec<(MlirOperation, bool)> = walk(module)
+        .into_iter()
+        .filter_map(|op| match op_name(op).as_str() {
+            "scf.for" => Some((op, true)),
+            "scf.if" => Some((op, false)),
+            _ => None,
+        })
+        .collect();
+    for (op, is_loop) in structured {
+        if is_loop {
+            lower_for(op)
+        } else {
+            lower_if(op)
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! `outline-pipeline-strands`: each `pipeline.strand` body becomes an
+//! ordinary function the strand calls.
+//!
+//! The values a body captures from the construction region become explicit
+//! arguments, in the order the body first uses them, followed by any value
+//! that only names a dimension of a captured value's type; dependent types
+//! keep naming their dimensions through `arg_dims`. The function, `func.def
+//! inline @__pipeline_strand_N`, starts with an entry block that branches to
+//! the body's blocks; the strand's body becomes a single `func.call`.
+//! Storage, channels and placement stay in the pipeline.
+//!
+//! A strand whose body is already a single call is left as it is, so the pass
+//! can run again on its own output.
+//!
+//! Strands are numbered from the last one of each pipeline to the first, as
+//! the walkthrough's compiler does. When the pipeline's target context
+//! carries a device profile, every strand function gets a core context of
+//! that profile, `aie2p.target<core> @__loom_target_context_1_J`, appended
+//! after the functions.
+
+use crate::diagnostics::error;
+use crate::ir::*;
+use crate::loom_resolve_target::{context_op, fresh_context_name};
+use crate::PassInfo;
+use mlir_sys::*;
+use std::collections::BTreeSet;
+
+inventory::submit! {
+    PassInfo {
+        argument: "outline-pipeline-strands",
+        description: "Outline each pipeline.strand body into a func.def @__pipeline_strand_N with explicit captured arguments",
+        takes_options: false,
+        run,
+    }
+}
+
+fn push_unique(list: &mut Vec<MlirValue>, value: MlirValue) {
+    if !list.iter().any(|&v| same_value(v, value)) {
+        list.push(value);
+    }
+}
+
+/// The construction-region values the strand uses, first use first, then
+/// the dimension values their types name.
+fn captured_values(strand: MlirOperation) -> Result<Vec<MlirValue>, ()> {
+    let mut captured = Vec::new();
+    for op in walk(strand).into_iter().skip(1) {
+        for value in operands(op) {
+            if !defined_within(value, strand) {
+                push_unique(&mut captured, value);
+            }
+        }
+    }
+    let mut index = 0;
+    while index < captured.len() {
+        let Some(dims) = value_dims(captured[index]) else {
+            error(
+                location(strand),
+                &format!(
+                    "outline-pipeline-strands: cannot relate the dimensions of captured value %{} to values",
+                    value_name(captured[index])
+                ),
+            );
+            return Err(());
+        };
+        for dim in dims {
+            push_unique(&mut captured, dim);
+        }
+        index += 1;
+    }
+    Ok(captured)
+}
+
+/// For each dynamic dimension of each captured type, the argument holding it.
+fn argument_dims(captured: &[MlirValue]) -> Vec<i64> {
+    captured
+        .iter()
+        .flat_map(|&value| value_dims(value).unwrap_or_default())
+        .map(|dim| {
+            captured
+                .iter()
+                .position(|&v| same_value(v, dim))
+                .expect("dimension values are captured") as i64
+        })
+        .collect()
+}
+
+/// Outline one strand into a detached function named `name`.
+fn outline(strand: MlirOperation, name: &str) -> Result<MlirOperation, ()> {
+    let ctx = context(strand);
+    let captured = captured_values(strand)?;
+    let types: Vec<MlirType> = captured.iter().map(|&v| value_type(v)).collect();
+    let locations: Vec<MlirLocation> = captured
+        .iter()
+        .map(|&v| named_location(ctx, &value_name(v)))
+        .collect();
+    let dims: Vec<MlirValue> = captured
+        .iter()
+        .flat_map(|&v| value_dims(v).unwrap_or_default())
+        .collect();
+    // SAFETY: raw C API calls on live IR. The function is detached until
+    // the caller inserts it; blocks move between regions whole.
+    unsafe {
+        let signature = mlirFunctionTypeGet(
+            ctx,
+            types.len() as isize,
+            types.as_ptr(),
+            0,
+            std::ptr::null(),
+        );
+        let mut spec = OpSpec::new("func.def", unknown_location(ctx));
+        spec.attributes = vec![
+            ("sym_name", string_attr(ctx, name)),
+            ("inline_hint", unit_attr(ctx)),
+            ("function_type", mlirTypeAttrGet(signature)),
+            ("arg_dims", dense_i64_attr(ctx, &argument_dims(&captured))),
+        ];
+        spec.regions = 1;
+        let function = spec.build();
+        let body = mlirOperationGetRegion(function, 0);
+        let strand_body = mlirOperationGetRegion(strand, 0);
+        mlirRegionTakeBody(body, strand_body);
+        if blocks(body).is_empty() {
+            mlirRegionAppendOwnedBlock(
+                body,
+                mlirBlockCreate(0, std::ptr::null(), std::ptr::null()),
+            );
+        }
+        for block in blocks(body) {
+            if terminator(block).is_none() {
+                append(
+                    block,
+                    OpSpec::new("func.return", unknown_location(ctx)).build(),
+                );
+            }
+        }
+        let first = mlirRegionGetFirstBlock(body);
+        let entry = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
+        mlirRegionInsertOwnedBlockBefore(body, first, entry);
+        let mut enter = OpSpec::new("cfg.br", unknown_location(ctx));
+        enter.successors = vec![first];
+        append(entry, enter.build());
+        for (value, argument) in captured.iter().zip(arguments(entry)) {
+            for (user, operand) in uses(*value) {
+                if is_within(user, function) {
+                    mlirOperationSetOperand(user, operand, argument);
+                }
+            }
+        }
+
+        let call_block = mlirBlockCreate(0, std::ptr::null(), std::ptr::null());
+        mlirRegionAppendOwnedBlock(strand_body, call_block);
+        let mut call = OpSpec::new("func.call", unknown_location(ctx));
+        call.operands = captured.clone();
+        call.operands.extend(&dims);
+        call.attributes = vec![
+            ("callee", flat_symbol_ref_attr(ctx, name)),
+            (
+                "operandSegmentSizes",
+                mlirDenseI32ArrayGet(ctx, 2, [captured.len() as i32, dims.len() as i32].as_ptr()),
+            ),
+        ];
+        append(call_block, call.build());
+        Ok(function)
+    }
+}
+
+/// A strand whose body is a single call has nothing left to outline.
+pub fn is_outlined(strand: MlirOperation) -> bool {
+    // SAFETY: a strand has one region.
+    let body = blocks(unsafe { mlirOperationGetRegion(strand, 0) });
+    body.len() == 1 && {
+        let ops = ops_of(body[0]);
+        ops.len() == 1 && op_name(ops[0]) == "func.call"
+    }
+}
+
+fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
+    let ctx = context(module);
+    let top = top_level_ops(module);
+    let symbols = symbols(module);
+    let mut taken: BTreeSet<String> = symbols.keys().cloned().collect();
+    // SAFETY: the module has one block.
+    let module_block = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0)) };
+    let mut contexts = Vec::new();
+    for pipeline in top.into_iter().filter(|&op| op_name(op) == "pipeline.def") {
+        let profile = symbol_ref(pipeline, "target")
+            .and_then(|target| symbols.get(&target).copied())
+            .and_then(|target| string_attribute(target, "device_profile"));
+        let strands: Vec<MlirOperation> = walk(pipeline)
+            .into_iter()
+            .filter(|&op| op_name(op) == "pipeline.strand" && !is_outlined(op))
+            .collect();
+        for strand in strands.into_iter().rev() {
+            let name = (0..)
+                .map(|n| format!("__pipeline_strand_{n}"))
+                .find(|name| !taken.contains(name))
+                .expect("an unbounded range has a free name");
+            taken.insert(name.clone());
+            let function = outline(strand, &name)?;
+            append(module_block, function);
+            if let Some(profile) = &profile {
+                contexts.push((function, profile.clone()));
+            }
+        }
+    }
+    for (function, profile) in contexts {
+        let name = fresh_context_name(&mut taken, 1);
+        set_attribute(function, "target", flat_symbol_ref_attr(ctx, &name));
+        append(module_block, context_op(ctx, "core", &name, &profile));
+    }
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! loom-compile: production builds. Selects one public pipeline (`--root`),
+//! binds configuration values and a target, runs the compile pipeline
+//! (see `loom_driver::compile`) and writes the result, with optional IR
+//! dumps after named passes and a JSON compile report.
+
+use clap::{Parser, ValueEnum};
+use loom_driver::compile::{self, Record, Request, Step};
+use loom_driver::{output, read_input, Failure, Format, Session};
+use melior::ir::Module;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OutputFormat {
+    /// Loom text.
+    Loom,
+    /// MLIR's generic form.
+    Mlir,
+    /// MLIR bytecode.
+    Bc,
+    /// The .xdna ELF for the NPU (not implemented yet).
+    Xdna,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ReportLevel {
+    /// Passes, timings and the final module's op counts.
+    Summary,
+    /// Also the op counts after every pass.
+    Full,
+}
+
+#[derive(Parser)]
+#[command(
+    name = "loom-compile",
+    version,
+    about = "Compile one Loom pipeline for a target",
+    after_help = "Pipeline: loom-specialize-config, loom-inline, loom-select-root, \
+                  loom-canonicalize, loom-cse, loom-structured-to-cfg, loom-resolve-target, \
+                  outline-pipeline-strands. An already outlined module resumes after them."
+)]
+struct Args {
+    /// Input: Loom text, generic MLIR or MLIR bytecode (detected); `-` for stdin.
+    input: String,
+    /// The public pipeline.def to compile, e.g. @ffn_gate_up_quadratic_bf16.
+    #[arg(long)]
+    root: String,
+    /// TARGET:PROFILE, e.g. amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11.
+    #[arg(long)]
+    target: Option<String>,
+    /// A configuration value NAME=VALUE (repeatable).
+    #[arg(long = "config", value_name = "NAME=VALUE")]
+    config: Vec<String>,
+    /// Output form.
+    #[arg(long, value_enum, default_value = "loom")]
+    format: OutputFormat,
+    /// Output file (`-` for stdout).
+    #[arg(short = 'o', long, default_value = "-")]
+    output: String,
+    /// Write the module after this pass to --dump-ir-output (repeatable).
+    #[arg(long = "dump-ir-after", value_name = "PASS")]
+    dump_ir_after: Vec<String>,
+    /// Directory for IR dumps and their trace index (index.json).
+    #[arg(long = "dump-ir-output", value_name = "DIR")]
+    dump_ir_output: Option<String>,
+    /// Write a JSON compile report.
+    #[arg(long = "compile-report", value_enum)]
+    compile_report: Option<ReportLevel>,
+    /// Where the compile report goes (`-` for stdout).
+    #[arg(long = "compile-report-output", value_name = "FILE")]
+    compile_report_output: Option<String>,
+}
+
+fn usage(message: String) -> Failure {
+    Failure(format!("loom-compile: error: {message}\n"))
+}
+
+/// Check the flags that need no input, before reading it.
+fn check_flags(args: &Args) -> Result<Vec<(String, String)>, Failure> {
+    if args.format == OutputFormat::Xdna {
+        return Err(usage(
+            "--format=xdna is not implemented yet: it needs the xdna target \
+             (aie2p-lower-pipeline, TXN configuration code, the ELF writer); \
+             use --format=loom|mlir|bc for the outlined module"
+                .into(),
+        ));
+    }
+    if let Some(target) = &args.target {
+        loom_passes::parse_target(target).map_err(|m| usage(format!("--target: {m}")))?;
+    }
+    for pass in &args.dump_ir_after {
+        if !compile::PASSES.contains(&pass.as_str()) {
+            return Err(usage(format!(
+                "--dump-ir-after={pass}: not a pass of the compile pipeline; its passes are {}",
+                compile::PASSES.join(", ")
+            )));
+        }
+    }
+    if !args.dump_ir_after.is_empty() && args.dump_ir_output.is_none() {
+        return Err(usage("--dump-ir-after needs --dump-ir-output=DIR".into()));
+    }
+    if args.compile_report_output.is_some() && args.compile_report.is_none() {
+        return Err(usage(
+            "--compile-report-output needs --compile-report=summary|full".into(),
+        ));
+    }
+    if args.compile_report.is_some()
+        && args.compile_report_output.as_deref().unwrap_or("-") == "-"
+        && args.output == "-"
+    {
+        return Err(usage(
+            "the module goes to stdout; give the report a file with --compile-report-output=FILE"
+                .into(),
+        ));
+    }
+    let mut config = Vec::new();
+    for item in &args.config {
+        let (name, value) = item
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--config={item}: expected NAME=VALUE")))?;
+        config.push((name.trim_start_matches('@').to_string(), value.to_string()));
+    }
+    Ok(config)
+}
+
+/// IR dumps: `DIR/NN-PASS.loom`, and the trace index that lists them.
+struct Trace {
+    dir: String,
+    wanted: Vec<String>,
+    entries: Vec<Value>,
+}
+
+impl Trace {
+    fn dump(
+        &mut self,
+        session: &Session,
+        order: usize,
+        count: usize,
+        step: &Step,
+        module: &Module,
+    ) -> Result<(), Failure> {
+        if !self.wanted.iter().any(|p| p == step.pass) {
+            return Ok(());
+        }
+        let file = format!("{order:02}-{}.loom", step.pass);
+        let mut text = format!(
+            "// loom-compile trace: the module after {} (pass {order} of {count})\n\n",
+            step.pass
+        )
+        .into_bytes();
+        text.extend(session.print(module, Format::Text));
+        output::write_atomically(&format!("{}/{file}", self.dir), &text)?;
+        self.entries
+            .push(json!({"order": order, "pass": step.pass, "file": file}));
+        Ok(())
+    }
+
+    fn write_index(&self, input: &str) -> Result<(), Failure> {
+        let index = json!({"input": input, "dumps": self.entries});
+        let text = serde_json::to_string_pretty(&index).expect("JSON values serialize") + "\n";
+        output::write_atomically(&format!("{}/index.json", self.dir), text.as_bytes())
+    }
+}
+
+fn counts_json(counts: &BTreeMap<String, usize>) -> Value {
+    json!({
+        "total": counts.values().sum::<usize>(),
+        "by_name": counts,
+    })
+}
+
+fn report(
+    args: &Args,
+    level: ReportLevel,
+    config: &[(String, String)],
+    resumed: bool,
+    records: &[Record],
+    seconds: f64,
+    final_counts: &BTreeMap<String, usize>,
+) -> Value {
+    let passes: Vec<Value> = records
+        .iter()
+        .map(|r| {
+            let mut entry = json!({"pass": r.pass, "options": r.options, "seconds": r.seconds});
+            if level == ReportLevel::Full {
+                entry["ops"] = counts_json(&r.ops);
+            }
+            entry
+        })
+        .collect();
+    let count = |name: &str| final_counts.get(name).copied().unwrap_or(0);
+    json!({
+        "tool": "loom-compile",
+        "version": env!("CARGO_PKG_VERSION"),
+        "input": args.input,
+        "root": format!("@{}", args.root.trim_start_matches('@')),
+        "target": args.target,
+        "config": config.iter().cloned().collect::<BTreeMap<_, _>>(),
+        "output": {"file": args.output, "format": format!("{:?}", args.format).to_lowercase()},
+        "resumed_outlined_module": resumed,
+        "passes": passes,
+        "seconds": seconds,
+        "module": {
+            "ops": counts_json(final_counts),
+            "pipelines": count("pipeline.def"),
+            "strands": count("pipeline.strand"),
+            "functions": count("func.def"),
+            "target_contexts": count("aie2p.target"),
+        },
+    })
+}
+
+fn run(args: &Args) -> Result<(), Failure> {
+    let config = check_flags(args)?;
+    let started = Instant::now();
+    let bytes = read_input(&args.input)?;
+    let name = if args.input == "-" {
+        "<stdin>"
+    } else {
+        &args.input
+    };
+    let session = Session::new();
+    let mut source = session.parse(&bytes, name)?;
+    let request = Request {
+        root: &args.root,
+        target: args.target.as_deref(),
+        config: &config,
+    };
+    let steps = compile::plan(&request, &source.module);
+    let resumed = steps.is_empty();
+    for pass in &args.dump_ir_after {
+        if !steps.iter().any(|s| s.pass == pass) {
+            return Err(usage(format!(
+                "--dump-ir-after={pass}: the pass does not run in this compilation ({})",
+                if resumed {
+                    "the module is already outlined".to_string()
+                } else {
+                    "loom-resolve-target runs only with --target".to_string()
+                }
+            )));
+        }
+    }
+    let mut trace = args.dump_ir_output.as_ref().map(|dir| Trace {
+        dir: dir.clone(),
+        wanted: args.dump_ir_after.clone(),
+        entries: Vec::new(),
+    });
+    if let Some(trace) = &trace {
+        std::fs::create_dir_all(&trace.dir)
+            .map_err(|e| usage(format!("cannot create {}: {e}", trace.dir)))?;
+    }
+    let count = steps.len();
+    let mut order = 0;
+    let records = compile::run(&session, &mut source.module, &steps, &mut |step, module| {
+        order += 1;
+        match trace.as_mut() {
+            Some(trace) => trace.dump(&session, order, count, step, module),
+            None => Ok(()),
+        }
+    })?;
+    let format = match args.format {
+        OutputFormat::Loom => Format::Text,
+        OutputFormat::Mlir => Format::Generic,
+        OutputFormat::Bc => Format::Bytecode,
+        OutputFormat::Xdna => unreachable!("refused by check_flags"),
+    };
+    output::write_atomically(&args.output, &session.print(&source.module, format))?;
+    if let Some(trace) = &trace {
+        trace.write_index(&args.input)?;
+    }
+    if let Some(level) = args.compile_report {
+        let counts = compile::op_counts(&source.module);
+        let value = report(
+            args,
+            level,
+            &config,
+            resumed,
+            &records,
+            started.elapsed().as_secs_f64(),
+            &counts,
+        );
+        let text = serde_json::to_string_pretty(&value).expect("JSON values serialize") + "\n";
+        let path = args.compile_report_output.as_deref().unwrap_or("-");
+        output::write_atomically(path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    loom_passes::register_all();
+    let args = Args::parse();
+    loom_driver::exit_with(move || run(&args).map(|()| ExitCode::SUCCESS))
+}

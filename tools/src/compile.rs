@@ -1,0 +1,187 @@
+//! The compile pipeline `loom-compile` runs: which passes, in which order,
+//! with which options, and the record of running them (IR trace, timings,
+//! op counts) that the trace index and the compile report are made from.
+//!
+//! From authored source to the outlined module:
+//! 1. `loom-specialize-config{values=...}`: `--config` values become constants;
+//! 2. `loom-inline`: `func.def inline` helpers disappear into their callers;
+//! 3. `loom-select-root{root=...}`: the `--root` pipeline and what it reaches;
+//! 4. `loom-canonicalize`: folding, single-trip loops, dead code;
+//! 5. `loom-cse`: identical pure ops merged, per strand and function;
+//! 6. `loom-structured-to-cfg`: loops to blocks, with `index.assume` facts;
+//! 7. `loom-resolve-target{target=...}`: target contexts with device profiles;
+//! 8. `outline-pipeline-strands`: strand bodies become functions.
+//!
+//! A module that is already outlined (every strand body is one call) resumes
+//! after step 8.
+
+use crate::session::{PipelineOptions, Session};
+use crate::Failure;
+use loom_passes::ir;
+use melior::ir::Module;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// One pass of the pipeline: its name and its option text.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub pass: &'static str,
+    pub options: String,
+}
+
+impl Step {
+    fn pipeline_text(&self) -> String {
+        if self.options.is_empty() {
+            format!("builtin.module({})", self.pass)
+        } else {
+            format!("builtin.module({}{{{}}})", self.pass, self.options)
+        }
+    }
+}
+
+/// What the pipeline is asked to do.
+pub struct Request<'a> {
+    pub root: &'a str,
+    pub target: Option<&'a str>,
+    pub config: &'a [(String, String)],
+}
+
+/// Every pass the pipeline can run, in order (for `--dump-ir-after`).
+pub const PASSES: &[&str] = &[
+    "loom-specialize-config",
+    "loom-inline",
+    "loom-select-root",
+    "loom-canonicalize",
+    "loom-cse",
+    "loom-structured-to-cfg",
+    "loom-resolve-target",
+    "outline-pipeline-strands",
+];
+
+/// Whether the module's strands are already outlined: each body is one call.
+pub fn is_outlined(module: &Module) -> bool {
+    let strands: Vec<_> = ir::walk(module.as_operation().to_raw())
+        .into_iter()
+        .filter(|&op| ir::op_name(op) == "pipeline.strand")
+        .collect();
+    !strands.is_empty() && strands.into_iter().all(loom_passes::is_outlined)
+}
+
+/// The steps for `request`, starting where `module` stands.
+pub fn plan(request: &Request, module: &Module) -> Vec<Step> {
+    if is_outlined(module) {
+        return Vec::new();
+    }
+    let values: Vec<String> = request
+        .config
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    let mut steps = vec![
+        Step {
+            pass: "loom-specialize-config",
+            options: if values.is_empty() {
+                String::new()
+            } else {
+                format!("values={}", values.join(","))
+            },
+        },
+        Step {
+            pass: "loom-inline",
+            options: String::new(),
+        },
+        Step {
+            pass: "loom-select-root",
+            options: format!("root={}", request.root.trim_start_matches('@')),
+        },
+        Step {
+            pass: "loom-canonicalize",
+            options: String::new(),
+        },
+        Step {
+            pass: "loom-cse",
+            options: String::new(),
+        },
+        Step {
+            pass: "loom-structured-to-cfg",
+            options: String::new(),
+        },
+    ];
+    if let Some(target) = request.target {
+        steps.push(Step {
+            pass: "loom-resolve-target",
+            options: format!("target={target}"),
+        });
+    }
+    steps.push(Step {
+        pass: "outline-pipeline-strands",
+        options: String::new(),
+    });
+    steps
+}
+
+/// What running one step recorded.
+pub struct Record {
+    pub pass: &'static str,
+    pub options: String,
+    pub seconds: f64,
+    pub ops: BTreeMap<String, usize>,
+}
+
+/// Ops in the module by name.
+pub fn op_counts(module: &Module) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for op in ir::walk(module.as_operation().to_raw()).into_iter().skip(1) {
+        *counts.entry(ir::op_name(op)).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// Run `steps` one by one, verifying after each; `after` sees the module
+/// after every step (for IR dumps).
+pub fn run(
+    session: &Session,
+    module: &mut Module,
+    steps: &[Step],
+    after: &mut dyn FnMut(&Step, &Module) -> Result<(), Failure>,
+) -> Result<Vec<Record>, Failure> {
+    let options = PipelineOptions::default();
+    let mut records = Vec::new();
+    for step in steps {
+        let start = Instant::now();
+        session.run_pipeline(module, &step.pipeline_text(), &options, &mut |_| {})?;
+        let seconds = start.elapsed().as_secs_f64();
+        if step.pass == "loom-select-root" {
+            unbound_config(session, module)?;
+        }
+        after(step, module)?;
+        records.push(Record {
+            pass: step.pass,
+            options: step.options.clone(),
+            seconds,
+            ops: op_counts(module),
+        });
+    }
+    Ok(records)
+}
+
+/// A `config.get` the root still reaches after specialization has no value
+/// to compile with.
+fn unbound_config(session: &Session, module: &Module) -> Result<(), Failure> {
+    let mut any = false;
+    for op in ir::walk(module.as_operation().to_raw()) {
+        if ir::op_name(op) != "config.get" {
+            continue;
+        }
+        let name = ir::symbol_ref(op, "name").unwrap_or_default();
+        loom_passes::diagnostics::error(
+            ir::location(op),
+            &format!("@{name} has no value; give --config={name}=VALUE"),
+        );
+        any = true;
+    }
+    if any {
+        return Err(Failure(session.take_diagnostics()));
+    }
+    Ok(())
+}
