@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The most complete user journey that works today: check, verify, convert and
-# round-trip the walkthrough's gated projection. (Compilation to .xdna and
-# loom-test execution arrive with later milestones; see README.md.)
+# round-trip the walkthrough's gated projection, then compile it to the
+# walkthrough's outlined module with its trace and report. (The .xdna artifact
+# and loom-test execution arrive with later milestones; see README.md.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${LOOM_BIN:-target/debug}
@@ -36,14 +37,35 @@ sed '0,/channel.publish %write : write/s//channel.publish %write : write<tile<[%
 "$BIN/loom-opt" "$OUT/broken.loom" >/dev/null 2>"$OUT/errors" || true
 sed 's/^/  /' "$OUT/errors" | head -12
 
-step "loom-opt $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=512 --canonicalize --cse"
-"$BIN/loom-opt" $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=512 \
-  --canonicalize --cse -o "$OUT/specialized.loom"
-echo "K bound to 512; the pipeline's construction code after folding:"
-sed -n '/^pipeline.def/,/pipeline.strand/p' "$OUT/specialized.loom" | head -12 | sed 's/^/  /'
-step "loom-opt $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=500"
-"$BIN/loom-opt" $EXAMPLE --loom-specialize-config=values=ffn_gate_up.input_size=500 \
+step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 \\
+    --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 --config=ffn_gate_up.input_size=512 \\
+    --dump-ir-after=outline-pipeline-strands --dump-ir-output=trajectory/ \\
+    --compile-report=summary --compile-report-output=projection.report.json --output=projection.loom"
+"$BIN/loom-compile" $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 \
+  --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 --config=ffn_gate_up.input_size=512 \
+  --dump-ir-after=outline-pipeline-strands --dump-ir-output="$OUT/trajectory" \
+  --compile-report=summary --compile-report-output="$OUT/projection.report.json" \
+  --output="$OUT/projection.loom"
+python3 - "$OUT/projection.report.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+print("passes run (ms):", ", ".join(f"{p['pass']} {p['seconds'] * 1000:.1f}" for p in report["passes"]))
+m = report["module"]
+print(f"outlined module: {m['pipelines']} pipeline, {m['strands']} strands calling {m['functions']} functions, "
+      f"{m['target_contexts']} target contexts, {m['ops']['total']} ops")
+PY
+echo "trace index: $(tr -d ' \n' < "$OUT/trajectory/index.json")"
+echo "the strand functions and their target contexts:"
+grep -E '^(func.def|aie2p.target)' "$OUT/projection.loom" | sed -E 's/\(%.*\) \{$/(...)/; s/^/  /'
+WALKTHROUGH=${LOOM_WALKTHROUGH:-../shared/reference/loom-resident-pipelines-walkthrough.txt}
+if [ -f "$WALKTHROUGH" ]; then
+  python3 scripts/walkthrough-listings.py "$WALKTHROUGH" outlined-module > "$OUT/walkthrough.loom"
+  echo "equal to the walkthrough's outlined module up to renaming: $(python3 scripts/compare-modulo-renaming.py "$OUT/walkthrough.loom" "$OUT/projection.loom" >/dev/null && echo yes || echo NO)"
+fi
+
+step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500"
+"$BIN/loom-compile" $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500 \
   2>&1 >/dev/null | sed 's/^/  /' || true
 
-printf '\nNot yet available: loom-compile (the rest of the pass pipeline, the xdna target) and\n'
+printf '\nNot yet available: --format=xdna (the xdna target: aie2p-lower-pipeline, TXN, ELF) and\n'
 printf 'loom-test (interpreter, simulator, NPU). See README.md for the status of each.\n'

@@ -151,10 +151,29 @@ struct LoomPipelineOptions {
   void *printUserData;
 };
 
+namespace {
+/// Names the pass behind a failure: MLIR's verifier reports what is invalid
+/// but not which pass made it so.
+class FailedPassNamer : public PassInstrumentation {
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    bool invalid = false;
+    {
+      // Verify silently: the verifier's own errors have been reported.
+      ScopedDiagnosticHandler quiet(op->getContext(), [](Diagnostic &) { return success(); });
+      invalid = failed(verify(op));
+    }
+    InFlightDiagnostic error = emitError(op->getLoc());
+    if (invalid)
+      error << "pass '" << pass->getArgument() << "' produced invalid IR (errors above)";
+    else
+      error << "pass '" << pass->getArgument() << "' failed";
+  }
+};
+} // namespace
+
 /// Parse `pipeline` (e.g. `builtin.module(canonicalize,cse)`) and run it on
-/// `module`. Failures are reported through the context's diagnostics; a pass
-/// that leaves invalid IR is named by MLIR's verifier ("... after running
-/// pass 'X'" style failure).
+/// `module`. Failures are reported through the context's diagnostics,
+/// followed by the name of the pass that failed or produced invalid IR.
 MlirLogicalResult loomRunPipeline(MlirModule module, MlirStringRef pipeline,
                                   const LoomPipelineOptions *options) {
   ModuleOp op = unwrap(module);
@@ -175,6 +194,7 @@ MlirLogicalResult loomRunPipeline(MlirModule module, MlirStringRef pipeline,
   }
   static_cast<OpPassManager &>(pm) = *parsed;
   pm.enableVerifier(options->verifyEach);
+  pm.addInstrumentation(std::make_unique<FailedPassNamer>());
   if (options->printAfterAll || options->printAfterPass.length)
     pm.addInstrumentation(std::make_unique<LoomIRPrinter>(
         unwrap(options->printAfterPass).str(), options->printAfterAll,

@@ -21,7 +21,10 @@
 //! conditional branch to its branches, which join in a block whose arguments
 //! are the results. A strand body that becomes a graph of blocks ends in
 //! `func.return`. Blocks follow source order: before, header, body, after.
+//! Structured ops in a pipeline's construction region stay: that region is a
+//! single block.
 
+use crate::diagnostics::error;
 use crate::ir::*;
 use crate::PassInfo;
 use mlir_sys::*;
@@ -113,9 +116,45 @@ fn facts(low: MlirValue, high: MlirValue, step: MlirValue) -> Option<(i64, i64, 
     if step <= 0 || high <= low {
         return None;
     }
-    let last = low + (high - low - 1) / step * step;
+    // In i128: `high - low` overflows i64 for bounds of opposite signs near
+    // the ends of the range; `last` lies in [low, high) so it fits again.
+    let (wide_low, wide_high, wide_step) = (low as i128, high as i128, step as i128);
+    let last = wide_low + (wide_high - wide_low - 1) / wide_step * wide_step;
+    let last = i64::try_from(last).expect("the last value lies between the bounds");
     let divisor = (step > 1 && low % step == 0).then_some(step);
     Some((low, last, divisor))
+}
+
+/// The nearest enclosing op that is not a structured op.
+fn enclosing_body_owner(op: MlirOperation) -> Option<MlirOperation> {
+    let mut current = parent_op(op);
+    while let Some(parent) = current {
+        if !matches!(op_name(parent).as_str(), "scf.for" | "scf.if") {
+            return Some(parent);
+        }
+        current = parent_op(parent);
+    }
+    None
+}
+
+/// A pipeline's construction region holds a single block, so a structured
+/// op there has no graph of blocks to become.
+fn check_lowerable(op: MlirOperation) -> Result<(), ()> {
+    let Some(owner) = enclosing_body_owner(op) else {
+        return Ok(());
+    };
+    if op_name(owner) != "pipeline.def" {
+        return Ok(());
+    }
+    error(
+        location(op),
+        &format!(
+            "loom-structured-to-cfg: cannot lower this {} in the construction region of pipeline @{}, which holds a single block; move it into a pipeline.strand or a func.def",
+            op_name(op),
+            symbol_name(owner).unwrap_or_default()
+        ),
+    );
+    Err(())
 }
 
 fn lower_for(for_op: MlirOperation) {
@@ -240,18 +279,37 @@ fn lower_if(if_op: MlirOperation) {
     }
 }
 
+/// Whether `op` sits in a function or strand body, which may become a graph
+/// of blocks; a pipeline's construction region is one block and keeps its
+/// structured ops.
+fn in_block_graph(op: MlirOperation) -> bool {
+    let mut current = parent_op(op);
+    while let Some(parent) = current {
+        match op_name(parent).as_str() {
+            "func.def" | "pipeline.strand" => return true,
+            "pipeline.def" => return false,
+            _ => current = parent_op(parent),
+        }
+    }
+    false
+}
+
 fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
     // Outer ops first: lowering one moves its body into the enclosing graph,
     // where the ops nested in it are then lowered in place.
     // Only the structured ops are collected: lowering destroys their yields.
     let structured: Vec<(MlirOperation, bool)> = walk(module)
         .into_iter()
+        .filter(|&op| in_block_graph(op))
         .filter_map(|op| match op_name(op).as_str() {
             "scf.for" => Some((op, true)),
             "scf.if" => Some((op, false)),
             _ => None,
         })
         .collect();
+    for &(op, _) in &structured {
+        check_lowerable(op)?;
+    }
     for (op, is_loop) in structured {
         if is_loop {
             lower_for(op)
