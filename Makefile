@@ -52,6 +52,7 @@ check: build
 bench:
 	$(MAKE) build PROFILE=release
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench.sh
+	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench-pipeline.sh
 
 # A 10-minute fuzzing campaign over parse + verify + print (docs/fuzzing.md).
 fuzz: deps

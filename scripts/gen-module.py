@@ -11,7 +11,7 @@ channels. Symbols get a per-unit suffix and a few constants vary per unit, so
 the module is realistic Loom, not one op repeated. Comments are kept (Loom
 carries them through its locations), as in hand-written sources.
 
-    scripts/gen-module.py [--ops N] [-o FILE]
+    scripts/gen-module.py [--ops N | --units N] [-o FILE]
 
 writes at least N operations (default 100000; the implicit builtin.module is
 not counted) and reports the exact count on stderr. The output verifies with
@@ -225,12 +225,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=100_000,
                         help="minimum number of operations (default 100000)")
+    parser.add_argument("--units", type=int,
+                        help="exactly this many units (two strands each) instead of --ops")
     parser.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     args = parser.parse_args()
 
     per_unit = count_ops(unit(0))
     header_ops = count_ops(HEADER)
-    units = max(1, -(-(args.ops - header_ops) // per_unit))
+    units = args.units or max(1, -(-(args.ops - header_ops) // per_unit))
     ops = header_ops + units * per_unit
     parts = [HEADER.replace("@@UNITS", str(units)).replace("@@OPS", str(ops))]
     parts.extend("\n" + unit(i) for i in range(units))

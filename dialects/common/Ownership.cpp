@@ -314,6 +314,30 @@ LogicalResult Checker::block(Block &block, State &state) {
   return success();
 }
 
+/// Group sequences only order groups against each other. Renumbering them
+/// densely keeps that order and keeps a loop's states finite: otherwise each
+/// trip round a back edge commits a fresh, larger sequence and the fixpoint
+/// never settles.
+void renumberGroups(State &state) {
+  std::vector<unsigned> used;
+  for (auto &entry : state.groups)
+    used.push_back(entry.second);
+  for (auto &entry : state.copies)
+    if (entry.second.progress != Progress::Pending)
+      used.push_back(entry.second.group);
+  llvm::sort(used);
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  auto rank = [&](unsigned sequence) {
+    return static_cast<unsigned>(llvm::lower_bound(used, sequence) - used.begin()) + 1;
+  };
+  for (auto &entry : state.groups)
+    entry.second = rank(entry.second);
+  for (auto &entry : state.copies)
+    if (entry.second.progress != Progress::Pending)
+      entry.second.group = rank(entry.second.group);
+  state.nextGroup = static_cast<unsigned>(used.size()) + 1;
+}
+
 LogicalResult Checker::join(State &into, const State &from, Block *at, bool &changed) {
   State merged = into;
   for (auto &[obligation, entry] : into.obligations) {
@@ -360,6 +384,7 @@ LogicalResult Checker::join(State &into, const State &from, Block *at, bool &cha
   for (auto &[group, sequence] : from.groups)
     merged.groups[group] = std::max(merged.groups.lookup(group), sequence);
   merged.nextGroup = std::max(merged.nextGroup, from.nextGroup);
+  renumberGroups(merged);
   changed = !(merged == into);
   into = std::move(merged);
   return success();
