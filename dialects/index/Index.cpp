@@ -22,7 +22,10 @@ Operation *IndexDialect::materializeConstant(OpBuilder &builder, Attribute value
   auto integer = llvm::dyn_cast<IntegerAttr>(value);
   if (!integer || !(type.isIndex() || type.isInteger(1) || llvm::isa<buffer::OffsetType>(type)))
     return nullptr;
-  return builder.create<ConstantOp>(loc, type, builder.getI64IntegerAttr(integer.getInt()));
+  // An i1 folds to an APInt of width 1, whose signed value for true is -1.
+  int64_t v = integer.getType().isInteger(1) ? static_cast<int64_t>(integer.getValue().getZExtValue())
+                                             : integer.getInt();
+  return builder.create<ConstantOp>(loc, type, builder.getI64IntegerAttr(v));
 }
 
 //===-- index.constant ----------------------------------------------------===//

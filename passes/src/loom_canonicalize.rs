@@ -33,13 +33,15 @@ inventory::submit! {
 const SUCCESS: MlirLogicalResult = MlirLogicalResult { value: 1 };
 const FAILURE: MlirLogicalResult = MlirLogicalResult { value: 0 };
 
-/// How many times an `scf.for` with constant bounds runs.
-fn trip_count(for_op: MlirOperation) -> Option<i64> {
+/// How many times an `scf.for` with constant bounds runs. The bounds are
+/// signed 64-bit values whose difference may not fit in 64 bits (from
+/// -2^63 to 2^63 - 1), so the count is computed in 128 bits.
+fn trip_count(for_op: MlirOperation) -> Option<i128> {
     let bounds = operands(for_op);
     let (low, high, step) = (
-        constant_int(bounds[0])?,
-        constant_int(bounds[1])?,
-        constant_int(bounds[2])?,
+        i128::from(constant_int(bounds[0])?),
+        i128::from(constant_int(bounds[1])?),
+        i128::from(constant_int(bounds[2])?),
     );
     if step <= 0 {
         return None;

@@ -65,8 +65,11 @@ fn check_acyclic(inline: &BTreeMap<String, MlirOperation>) -> Result<(), ()> {
     for start in inline.keys() {
         let mut path: Vec<&String> = Vec::new();
         if let Some(cycle) = find_cycle(start, &edges, &mut path, &mut done) {
+            // Report at the first function of the cycle: `start` may only
+            // lead into it (@a calling @b in a cycle @b -> @c -> @b).
+            let first = &cycle[0][1..];
             error(
-                location(inline[start]),
+                location(inline[first]),
                 &format!(
                     "loom-inline: `inline` functions call each other in a cycle ({}); mark one of them without `inline`",
                     cycle.join(" -> ")

@@ -57,6 +57,13 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
         return Err(());
     }
     let root = root.trim_start_matches('@').to_string();
+    if root.is_empty() {
+        error(
+            location(module),
+            "loom-select-root: the option root=NAME names no pipeline (the name is empty)",
+        );
+        return Err(());
+    }
     let symbols = symbols(module);
     let public_pipelines: Vec<String> = symbols
         .iter()
