@@ -89,16 +89,17 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
     let fail =
         |message: String| error(location(module), &format!("loom-resolve-target: {message}"));
     let mut parsed = options::parse(options).map_err(fail)?;
-    let Some(spec) = parsed.remove("target") else {
-        fail("the option target=TARGET:PROFILE is required".into());
-        return Err(());
-    };
-    if let Some(unknown) = parsed.keys().next() {
+    // A misspelled option is reported as such, not as a missing `target`.
+    if let Some(unknown) = parsed.keys().find(|key| key.as_str() != "target") {
         fail(format!(
             "unknown option `{unknown}`; the only option is `target`"
         ));
         return Err(());
     }
+    let Some(spec) = parsed.remove("target") else {
+        fail("the option target=TARGET:PROFILE is required".into());
+        return Err(());
+    };
     let profile = parse_target(&spec).map_err(fail)?;
     let ctx = context(module);
     let top = top_level_ops(module);

@@ -24,7 +24,6 @@
 //! Structured ops in a pipeline's construction region stay: that region is a
 //! single block.
 
-use crate::diagnostics::error;
 use crate::ir::*;
 use crate::PassInfo;
 use mlir_sys::*;
@@ -123,38 +122,6 @@ fn facts(low: MlirValue, high: MlirValue, step: MlirValue) -> Option<(i64, i64, 
     let last = i64::try_from(last).expect("the last value lies between the bounds");
     let divisor = (step > 1 && low % step == 0).then_some(step);
     Some((low, last, divisor))
-}
-
-/// The nearest enclosing op that is not a structured op.
-fn enclosing_body_owner(op: MlirOperation) -> Option<MlirOperation> {
-    let mut current = parent_op(op);
-    while let Some(parent) = current {
-        if !matches!(op_name(parent).as_str(), "scf.for" | "scf.if") {
-            return Some(parent);
-        }
-        current = parent_op(parent);
-    }
-    None
-}
-
-/// A pipeline's construction region holds a single block, so a structured
-/// op there has no graph of blocks to become.
-fn check_lowerable(op: MlirOperation) -> Result<(), ()> {
-    let Some(owner) = enclosing_body_owner(op) else {
-        return Ok(());
-    };
-    if op_name(owner) != "pipeline.def" {
-        return Ok(());
-    }
-    error(
-        location(op),
-        &format!(
-            "loom-structured-to-cfg: cannot lower this {} in the construction region of pipeline @{}, which holds a single block; move it into a pipeline.strand or a func.def",
-            op_name(op),
-            symbol_name(owner).unwrap_or_default()
-        ),
-    );
-    Err(())
 }
 
 fn lower_for(for_op: MlirOperation) {
@@ -307,9 +274,6 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
             _ => None,
         })
         .collect();
-    for &(op, _) in &structured {
-        check_lowerable(op)?;
-    }
     for (op, is_loop) in structured {
         if is_loop {
             lower_for(op)

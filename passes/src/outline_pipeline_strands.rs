@@ -4,7 +4,10 @@
 //! The values a body captures from the construction region become explicit
 //! arguments, in the order the body first uses them, followed by any value
 //! that only names a dimension of a captured value's type; dependent types
-//! keep naming their dimensions through `arg_dims`. The function, `func.def
+//! keep naming their dimensions through `arg_dims`. Where the strand names
+//! a captured value's constant dimension with another, equal constant, its
+//! type lists are first made to name the value's own dimension, since two
+//! arguments are never the same dimension. The function, `func.def
 //! inline @__pipeline_strand_N`, starts with an entry block that branches to
 //! the body's blocks; the strand's body becomes a single `func.call`.
 //! Storage, channels and placement stay in the pipeline.
@@ -40,9 +43,75 @@ fn push_unique(list: &mut Vec<MlirValue>, value: MlirValue) {
     }
 }
 
+/// For each constant value that a captured value's type names as a
+/// dimension, the captured value that stands for every equal constant.
+///
+/// Outside the function, two distinct constants with the same value are the
+/// same dimension (the verifier compares constants by value). Inside it, the
+/// captured values become arguments, which are only equal to themselves: a
+/// channel whose definition names `%n` but that the strand reserves with
+/// `[%m]`, `%m` another constant 4, would no longer verify. So such
+/// dimensions are all named by one captured value before outlining.
+struct DimConstants(Vec<(i64, MlirValue)>);
+
+impl DimConstants {
+    fn of(captured: &[MlirValue]) -> Self {
+        let mut found: Vec<(i64, MlirValue)> = Vec::new();
+        for &value in captured {
+            for dim in value_dims(value).unwrap_or_default() {
+                if let Some(constant) = constant_int(dim) {
+                    if !found.iter().any(|&(known, _)| known == constant) {
+                        found.push((constant, dim));
+                    }
+                }
+            }
+        }
+        DimConstants(found)
+    }
+
+    /// The value that names dimension `dim` from now on.
+    fn canonical(&self, dim: MlirValue) -> MlirValue {
+        constant_int(dim)
+            .and_then(|constant| self.0.iter().find(|&&(known, _)| known == constant))
+            .map_or(dim, |&(_, value)| value)
+    }
+}
+
+/// The number of `type_dims` operands of `op`: the dependent dimensions of
+/// its operand and result types (the only values with dependent types are
+/// the ones its type list spells). None when some cannot be traced.
+fn type_dim_count(op: MlirOperation) -> Option<usize> {
+    let mut count = 0;
+    for value in operands(op).into_iter().chain(results(op)) {
+        count += value_dims(value)?.len();
+    }
+    Some(count)
+}
+
+/// Make the strand name each constant dimension of a captured value with
+/// the one value `dims` chose for it, wherever an op's type list names it.
+fn unify_dimension_constants(strand: MlirOperation, dims: &DimConstants) {
+    if dims.0.is_empty() {
+        return;
+    }
+    for op in walk(strand).into_iter().skip(1) {
+        let Some(count) = type_dim_count(op) else {
+            continue;
+        };
+        let all = operands(op);
+        for (position, &value) in all.iter().enumerate().skip(all.len() - count) {
+            let canonical = dims.canonical(value);
+            if !same_value(canonical, value) {
+                // SAFETY: a live op; the replacement dominates the strand.
+                unsafe { mlirOperationSetOperand(op, position as isize, canonical) };
+            }
+        }
+    }
+}
+
 /// The construction-region values the strand uses, first use first, then
 /// the dimension values their types name.
-fn captured_values(strand: MlirOperation) -> Result<Vec<MlirValue>, ()> {
+fn captured_values(strand: MlirOperation, known: &DimConstants) -> Result<Vec<MlirValue>, ()> {
     let mut captured = Vec::new();
     for op in walk(strand).into_iter().skip(1) {
         for value in operands(op) {
@@ -64,19 +133,32 @@ fn captured_values(strand: MlirOperation) -> Result<Vec<MlirValue>, ()> {
             return Err(());
         };
         for dim in dims {
-            push_unique(&mut captured, dim);
+            push_unique(&mut captured, known.canonical(dim));
         }
         index += 1;
     }
     Ok(captured)
 }
 
+/// The captured values in order, with equal constant dimensions named by
+/// one of them (see `DimConstants`).
+fn capture(strand: MlirOperation) -> Result<(Vec<MlirValue>, DimConstants), ()> {
+    let first = captured_values(strand, &DimConstants(Vec::new()))?;
+    let dims = DimConstants::of(&first);
+    if dims.0.is_empty() {
+        return Ok((first, dims));
+    }
+    unify_dimension_constants(strand, &dims);
+    Ok((captured_values(strand, &dims)?, dims))
+}
+
 /// For each dynamic dimension of each captured type, the argument holding it.
-fn argument_dims(captured: &[MlirValue]) -> Vec<i64> {
+fn argument_dims(captured: &[MlirValue], known: &DimConstants) -> Vec<i64> {
     captured
         .iter()
         .flat_map(|&value| value_dims(value).unwrap_or_default())
         .map(|dim| {
+            let dim = known.canonical(dim);
             captured
                 .iter()
                 .position(|&v| same_value(v, dim))
@@ -88,7 +170,7 @@ fn argument_dims(captured: &[MlirValue]) -> Vec<i64> {
 /// Outline one strand into a detached function named `name`.
 fn outline(strand: MlirOperation, name: &str) -> Result<MlirOperation, ()> {
     let ctx = context(strand);
-    let captured = captured_values(strand)?;
+    let (captured, known) = capture(strand)?;
     let types: Vec<MlirType> = captured.iter().map(|&v| value_type(v)).collect();
     let locations: Vec<MlirLocation> = captured
         .iter()
@@ -97,6 +179,7 @@ fn outline(strand: MlirOperation, name: &str) -> Result<MlirOperation, ()> {
     let dims: Vec<MlirValue> = captured
         .iter()
         .flat_map(|&v| value_dims(v).unwrap_or_default())
+        .map(|dim| known.canonical(dim))
         .collect();
     // SAFETY: raw C API calls on live IR. The function is detached until
     // the caller inserts it; blocks move between regions whole.
@@ -113,7 +196,10 @@ fn outline(strand: MlirOperation, name: &str) -> Result<MlirOperation, ()> {
             ("sym_name", string_attr(ctx, name)),
             ("inline_hint", unit_attr(ctx)),
             ("function_type", mlirTypeAttrGet(signature)),
-            ("arg_dims", dense_i64_attr(ctx, &argument_dims(&captured))),
+            (
+                "arg_dims",
+                dense_i64_attr(ctx, &argument_dims(&captured, &known)),
+            ),
         ];
         spec.regions = 1;
         let function = spec.build();
