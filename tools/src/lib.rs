@@ -4,10 +4,13 @@
 //! files atomically.
 
 pub mod compile;
+pub mod diagnostic;
 pub mod format;
 pub mod generic;
 pub mod limits;
+pub mod npy;
 pub mod output;
+pub mod scenario;
 pub mod session;
 pub mod split;
 

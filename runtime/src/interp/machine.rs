@@ -1,0 +1,1226 @@
+//! The executor: strands as tasks under a scheduler, channels with bounded
+//! slots, asynchronous copies, and the run-time checks of
+//! `docs/semantics.md` (deadlock, record ownership, bounds, assume facts).
+
+use super::program::{
+    BlockId, Dim, FloatOp, FuncId, Index, Inst, IntOp, Op, Predicate, Program, Reg,
+};
+use super::value::{Elem, Value, View};
+use crate::numerics::{bf16_to_f32, f32_to_bf16};
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
+
+/// Which runnable strand runs next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// The first runnable strand in creation order, until it blocks or ends;
+    /// copies complete at the wait that covers them.
+    Deterministic,
+    /// A random runnable strand at every blocking point and every 64 ops;
+    /// pending copies complete at random steps.
+    Random(u64),
+}
+
+pub struct Options {
+    pub schedule: Schedule,
+    /// Values for `config.get` that the module has not specialized.
+    pub config: HashMap<String, i64>,
+    /// Ops after which a run stops as runaway.
+    pub max_steps: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            schedule: Schedule::Deterministic,
+            config: HashMap::new(),
+            max_steps: 1 << 32,
+        }
+    }
+}
+
+/// A failure at run time, located at an op, with notes.
+#[derive(Debug, Clone)]
+pub struct RuntimeError {
+    pub loc: Rc<str>,
+    pub message: String,
+    pub notes: Vec<(Rc<str>, String)>,
+}
+
+/// What an invocation left behind.
+pub struct Outcome {
+    /// The caller's buffers after the invocation, in `run(...)` order.
+    pub buffers: Vec<Vec<u8>>,
+    /// Ops executed.
+    pub steps: u64,
+    /// Strand instances that ran.
+    pub strands: usize,
+}
+
+type Result<T> = std::result::Result<T, RuntimeError>;
+
+/// Arithmetic NaNs are the canonical quiet NaN, so results do not depend on
+/// the host's NaN propagation.
+fn canonical(v: f32) -> f32 {
+    if v.is_nan() {
+        f32::from_bits(0x7FC0_0000)
+    } else {
+        v
+    }
+}
+
+fn fail<T>(loc: &Rc<str>, message: String) -> Result<T> {
+    Err(RuntimeError {
+        loc: loc.clone(),
+        message,
+        notes: Vec::new(),
+    })
+}
+
+struct Frame {
+    func: FuncId,
+    block: BlockId,
+    pc: usize,
+    regs: Vec<Value>,
+    results: Vec<Reg>,
+}
+
+#[derive(PartialEq, Eq)]
+enum Status {
+    Ready,
+    Blocked,
+    Done,
+}
+
+struct Task {
+    name: String,
+    frames: Vec<Frame>,
+    status: Status,
+    /// Groups this strand committed, oldest first.
+    groups: Vec<u32>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Write,
+    Read,
+}
+
+struct Record {
+    channel: u32,
+    slot: usize,
+    kind: Kind,
+    held: bool,
+    created: Rc<str>,
+    ended: Option<Rc<str>>,
+}
+
+struct Channel {
+    base: View,
+    record_shape: Rc<[usize]>,
+    capacity: usize,
+    free: VecDeque<usize>,
+    ready: VecDeque<usize>,
+    loc: Rc<str>,
+}
+
+impl Channel {
+    fn record_bytes(&self) -> usize {
+        self.record_shape.iter().product::<usize>() * self.base.elem.size()
+    }
+}
+
+struct Copy {
+    source: Rc<View>,
+    destination: Rc<View>,
+    done: bool,
+    loc: Rc<str>,
+}
+
+struct Group {
+    copies: Vec<u32>,
+}
+
+/// What running a strand for a while came to.
+enum Ran {
+    Blocked(u64),
+    Done(u64),
+    Preempted(u64),
+}
+
+pub struct Machine<'p> {
+    program: &'p Program,
+    options: Options,
+    buffers: Vec<Vec<u8>>,
+    channels: Vec<Channel>,
+    records: Vec<Record>,
+    copies: Vec<Copy>,
+    groups: Vec<Group>,
+    tasks: Vec<Task>,
+    /// Why each blocked strand is blocked: where, and on which channel.
+    blocked_on: HashMap<usize, (Rc<str>, String, u32)>,
+    steps: u64,
+    rng: u64,
+}
+
+/// Run pipeline `name` of `program` with the caller's buffers `args`.
+pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) -> Result<Outcome> {
+    let Some(pipeline) = program.pipelines.get(name) else {
+        let mut known: Vec<&String> = program.pipelines.keys().collect();
+        known.sort();
+        return fail(
+            &Rc::from(""),
+            format!(
+                "no pipeline @{name}; the module has {}",
+                known
+                    .iter()
+                    .map(|k| format!("@{k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    };
+    let body = &program.functions[pipeline.body];
+    if args.len() != body.params.len() {
+        return fail(
+            &body.loc,
+            format!(
+                "@{name} takes {} buffers, the scenario binds {}",
+                body.params.len(),
+                args.len()
+            ),
+        );
+    }
+    let seed = match options.schedule {
+        Schedule::Random(seed) => seed,
+        Schedule::Deterministic => 0,
+    };
+    let callers = args.len();
+    let mut machine = Machine {
+        program,
+        options,
+        buffers: args,
+        channels: Vec::new(),
+        records: Vec::new(),
+        copies: Vec::new(),
+        groups: Vec::new(),
+        tasks: Vec::new(),
+        blocked_on: HashMap::new(),
+        steps: 0,
+        rng: seed ^ 0x5DEE_CE66_D1CE_4E5B,
+    };
+    let mut regs = vec![Value::Undef; body.registers as usize];
+    for (i, &param) in body.params.iter().enumerate() {
+        regs[param as usize] = Value::Buffer(i as u32);
+    }
+    machine.tasks.push(Task {
+        name: format!("the construction code of @{name}"),
+        frames: vec![Frame {
+            func: pipeline.body,
+            block: 0,
+            pc: 0,
+            regs,
+            results: Vec::new(),
+        }],
+        status: Status::Ready,
+        groups: Vec::new(),
+    });
+    machine.schedule()?;
+    machine.finish(&body.loc)?;
+    let strands = machine.tasks.len() - 1;
+    let steps = machine.steps;
+    machine.buffers.truncate(callers);
+    Ok(Outcome {
+        buffers: machine.buffers,
+        steps,
+        strands,
+    })
+}
+
+impl<'p> Machine<'p> {
+    fn next_random(&mut self) -> u64 {
+        // SplitMix64: cheap, and the same stream for the same seed.
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn schedule(&mut self) -> Result<()> {
+        let random = matches!(self.options.schedule, Schedule::Random(_));
+        loop {
+            let live: Vec<usize> = (0..self.tasks.len())
+                .filter(|&t| self.tasks[t].status != Status::Done)
+                .collect();
+            if live.is_empty() {
+                return Ok(());
+            }
+            let mut order = live.clone();
+            if random {
+                for i in (1..order.len()).rev() {
+                    let j = (self.next_random() % (i as u64 + 1)) as usize;
+                    order.swap(i, j);
+                }
+                self.complete_some_copies();
+            }
+            let mut progressed = false;
+            for t in order {
+                let ran = self.run_task(t, if random { 64 } else { u64::MAX })?;
+                let steps = match ran {
+                    Ran::Blocked(n) | Ran::Done(n) | Ran::Preempted(n) => n,
+                };
+                if steps > 0 {
+                    progressed = true;
+                    break;
+                }
+            }
+            if !progressed {
+                return Err(self.deadlock());
+            }
+        }
+    }
+
+    /// Random schedule: each pending copy completes with probability 1/2.
+    fn complete_some_copies(&mut self) {
+        for c in 0..self.copies.len() {
+            if !self.copies[c].done && self.next_random() & 1 == 1 {
+                self.complete_copy(c);
+            }
+        }
+    }
+
+    fn deadlock(&self) -> RuntimeError {
+        let mut notes = Vec::new();
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.status == Status::Done {
+                continue;
+            }
+            let Some((loc, what, channel)) = self.blocked_on.get(&t) else {
+                continue;
+            };
+            let ch = &self.channels[*channel as usize];
+            let held = |kind| {
+                self.records
+                    .iter()
+                    .filter(|r| r.channel == *channel && r.held && r.kind == kind)
+                    .count()
+            };
+            notes.push((
+                loc.clone(),
+                format!(
+                    "{} is blocked in {what}; its channel (bound at {}) has capacity {}: {} free, {} published, {} reserved, {} acquired",
+                    task.name,
+                    ch.loc,
+                    ch.capacity,
+                    ch.free.len(),
+                    ch.ready.len(),
+                    held(Kind::Write),
+                    held(Kind::Read)
+                ),
+            ));
+        }
+        RuntimeError {
+            loc: notes
+                .first()
+                .map(|n| n.0.clone())
+                .unwrap_or_else(|| Rc::from("")),
+            message: "deadlock: every live strand is blocked".into(),
+            notes,
+        }
+    }
+
+    /// The end of the invocation: nothing may be left in flight or unowned.
+    fn finish(&mut self, loc: &Rc<str>) -> Result<()> {
+        if let Some(copy) = self.copies.iter().find(|c| !c.done) {
+            return fail(
+                &copy.loc,
+                "the invocation completed while this copy was never waited for".into(),
+            );
+        }
+        if let Some(record) = self.records.iter().find(|r| r.held) {
+            let verb = if record.kind == Kind::Write {
+                "published"
+            } else {
+                "released"
+            };
+            return fail(
+                &record.created,
+                format!("the invocation completed while this record was never {verb}"),
+            );
+        }
+        for ch in &self.channels {
+            if !ch.ready.is_empty() {
+                return Err(RuntimeError {
+                    loc: ch.loc.clone(),
+                    message: format!(
+                        "the invocation completed with {} published record(s) of this channel never acquired",
+                        ch.ready.len()
+                    ),
+                    notes: vec![(loc.clone(), "the pipeline".into())],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn frame(&self, t: usize) -> &Frame {
+        self.tasks[t]
+            .frames
+            .last()
+            .expect("a live task has a frame")
+    }
+
+    fn frame_mut(&mut self, t: usize) -> &mut Frame {
+        self.tasks[t]
+            .frames
+            .last_mut()
+            .expect("a live task has a frame")
+    }
+
+    fn get(&self, t: usize, r: Reg) -> &Value {
+        &self.frame(t).regs[r as usize]
+    }
+
+    fn set(&mut self, t: usize, r: Reg, v: Value) {
+        self.frame_mut(t).regs[r as usize] = v;
+    }
+
+    fn int(&self, t: usize, r: Reg, loc: &Rc<str>) -> Result<i64> {
+        match self.get(t, r) {
+            Value::Int(v) => Ok(*v),
+            Value::Bool(b) => Ok(*b as i64),
+            other => fail(loc, format!("expected an integer, got {}", other.kind())),
+        }
+    }
+
+    fn boolean(&self, t: usize, r: Reg, loc: &Rc<str>) -> Result<bool> {
+        match self.get(t, r) {
+            Value::Bool(b) => Ok(*b),
+            other => fail(loc, format!("expected an i1, got {}", other.kind())),
+        }
+    }
+
+    fn view(&self, t: usize, r: Reg, loc: &Rc<str>) -> Result<Rc<View>> {
+        match self.get(t, r) {
+            Value::View(v) => {
+                self.check_alive(v, loc)?;
+                Ok(v.clone())
+            }
+            other => fail(loc, format!("expected a view, got {}", other.kind())),
+        }
+    }
+
+    fn check_alive(&self, view: &View, loc: &Rc<str>) -> Result<()> {
+        if let Some(owner) = view.owner {
+            let record = &self.records[owner as usize];
+            if !record.held {
+                let verb = if record.kind == Kind::Write {
+                    "published"
+                } else {
+                    "released"
+                };
+                return Err(RuntimeError {
+                    loc: loc.clone(),
+                    message: format!("uses the payload view of a record after it was {verb}"),
+                    notes: vec![
+                        (
+                            record.ended.clone().unwrap_or_else(|| Rc::from("")),
+                            format!("the record was {verb} here"),
+                        ),
+                        (
+                            record.created.clone(),
+                            "the record was obtained here".into(),
+                        ),
+                    ],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&self, t: usize, r: Reg, kind: Kind, loc: &Rc<str>) -> Result<u32> {
+        match (self.get(t, r), kind) {
+            (Value::Write(id), Kind::Write) | (Value::Read(id), Kind::Read) => Ok(*id),
+            (other, _) => fail(
+                loc,
+                format!("expected a record obligation, got {}", other.kind()),
+            ),
+        }
+    }
+
+    fn channel(&self, t: usize, r: Reg, loc: &Rc<str>) -> Result<u32> {
+        match self.get(t, r) {
+            Value::Channel(id) => Ok(*id),
+            other => fail(loc, format!("expected a channel, got {}", other.kind())),
+        }
+    }
+
+    /// Element offset and count of an access at `indices` (`lanes` along
+    /// the last dimension).
+    fn locate(
+        &self,
+        t: usize,
+        view: &View,
+        indices: &[Index],
+        lanes: usize,
+        loc: &Rc<str>,
+    ) -> Result<usize> {
+        if indices.len() != view.shape.len() {
+            return fail(
+                loc,
+                format!(
+                    "indexes a rank-{} view with {} indices",
+                    view.shape.len(),
+                    indices.len()
+                ),
+            );
+        }
+        let mut element = 0usize;
+        for (d, index) in indices.iter().enumerate() {
+            let i = match index {
+                Index::Const(c) => *c,
+                Index::Reg(r) => self.int(t, *r, loc)?,
+            };
+            let extent = view.shape[d];
+            let last = d + 1 == indices.len();
+            let reach = if last { lanes } else { 1 };
+            if i < 0 || i as usize + reach > extent {
+                let shape: Vec<String> = view.shape.iter().map(|s| s.to_string()).collect();
+                return fail(
+                    loc,
+                    format!(
+                        "index {i}{} is out of bounds of dimension {d} (size {extent}) of a view<{}x{}>",
+                        if reach > 1 { format!(" (+{} lanes)", reach) } else { String::new() },
+                        shape.join("x"),
+                        view.elem.name()
+                    ),
+                );
+            }
+            element = element * extent + i as usize;
+        }
+        Ok(element)
+    }
+
+    fn read_elements(&self, view: &View, start: usize, count: usize) -> Value {
+        let bytes = &self.buffers[view.buffer as usize];
+        let at = view.offset + start * view.elem.size();
+        match view.elem {
+            Elem::BF16 => {
+                let values: Vec<u16> = (0..count)
+                    .map(|k| u16::from_le_bytes([bytes[at + 2 * k], bytes[at + 2 * k + 1]]))
+                    .collect();
+                if count == 1 {
+                    Value::BF16(values[0])
+                } else {
+                    Value::VecBF16(values.into())
+                }
+            }
+            Elem::F32 => {
+                let values: Vec<f32> = (0..count)
+                    .map(|k| {
+                        let b = &bytes[at + 4 * k..at + 4 * k + 4];
+                        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+                    })
+                    .collect();
+                if count == 1 {
+                    Value::F32(values[0])
+                } else {
+                    Value::VecF32(values.into())
+                }
+            }
+            Elem::Index => {
+                let b = &bytes[at..at + 8];
+                Value::Int(i64::from_le_bytes(b.try_into().expect("8 bytes")))
+            }
+        }
+    }
+
+    fn write_elements(
+        &mut self,
+        view: &View,
+        start: usize,
+        value: &Value,
+        loc: &Rc<str>,
+    ) -> Result<()> {
+        let at = view.offset + start * view.elem.size();
+        let bytes = &mut self.buffers[view.buffer as usize];
+        match (view.elem, value) {
+            (Elem::BF16, Value::BF16(b)) => bytes[at..at + 2].copy_from_slice(&b.to_le_bytes()),
+            (Elem::BF16, Value::VecBF16(v)) => {
+                for (k, b) in v.iter().enumerate() {
+                    bytes[at + 2 * k..at + 2 * k + 2].copy_from_slice(&b.to_le_bytes());
+                }
+            }
+            (Elem::F32, Value::F32(f)) => bytes[at..at + 4].copy_from_slice(&f.to_le_bytes()),
+            (Elem::F32, Value::VecF32(v)) => {
+                for (k, f) in v.iter().enumerate() {
+                    bytes[at + 4 * k..at + 4 * k + 4].copy_from_slice(&f.to_le_bytes());
+                }
+            }
+            (Elem::Index, Value::Int(i)) => bytes[at..at + 8].copy_from_slice(&i.to_le_bytes()),
+            (elem, other) => {
+                return fail(
+                    loc,
+                    format!("stores {} into a view of {}", other.kind(), elem.name()),
+                )
+            }
+        }
+        Ok(())
+    }
+
+    fn complete_copy(&mut self, c: usize) {
+        let copy = &self.copies[c];
+        let (src, dst) = (copy.source.clone(), copy.destination.clone());
+        let data = self.buffers[src.buffer as usize][src.offset..src.offset + src.bytes()].to_vec();
+        self.buffers[dst.buffer as usize][dst.offset..dst.offset + dst.bytes()]
+            .copy_from_slice(&data);
+        self.copies[c].done = true;
+    }
+
+    fn float_op(op: FloatOp, a: f32, b: f32) -> f32 {
+        canonical(match op {
+            FloatOp::Add => a + b,
+            FloatOp::Sub => a - b,
+            FloatOp::Mul => a * b,
+        })
+    }
+
+    fn float_values(&self, op: FloatOp, a: &Value, b: &Value, loc: &Rc<str>) -> Result<Value> {
+        Ok(match (a, b) {
+            (Value::F32(x), Value::F32(y)) => Value::F32(Self::float_op(op, *x, *y)),
+            (Value::BF16(x), Value::BF16(y)) => Value::BF16(f32_to_bf16(Self::float_op(
+                op,
+                bf16_to_f32(*x),
+                bf16_to_f32(*y),
+            ))),
+            (Value::VecF32(x), Value::VecF32(y)) if x.len() == y.len() => Value::VecF32(
+                x.iter()
+                    .zip(y.iter())
+                    .map(|(a, b)| Self::float_op(op, *a, *b))
+                    .collect(),
+            ),
+            (Value::VecBF16(x), Value::VecBF16(y)) if x.len() == y.len() => Value::VecBF16(
+                x.iter()
+                    .zip(y.iter())
+                    .map(|(a, b)| f32_to_bf16(Self::float_op(op, bf16_to_f32(*a), bf16_to_f32(*b))))
+                    .collect(),
+            ),
+            _ => {
+                return fail(
+                    loc,
+                    format!("float arithmetic on {} and {}", a.kind(), b.kind()),
+                )
+            }
+        })
+    }
+
+    fn lanes_f32(v: &Value) -> Option<Vec<f32>> {
+        match v {
+            Value::VecF32(x) => Some(x.to_vec()),
+            Value::VecBF16(x) => Some(x.iter().map(|b| bf16_to_f32(*b)).collect()),
+            _ => None,
+        }
+    }
+
+    /// Run strand `t` for at most `quantum` ops.
+    fn run_task(&mut self, t: usize, quantum: u64) -> Result<Ran> {
+        let program = self.program;
+        let mut done = 0u64;
+        loop {
+            if self.tasks[t].status == Status::Done {
+                return Ok(Ran::Done(done));
+            }
+            if done >= quantum {
+                return Ok(Ran::Preempted(done));
+            }
+            if self.steps >= self.options.max_steps {
+                let f = self.frame(t);
+                let loc = program.functions[f.func].blocks[f.block].insts[f.pc]
+                    .loc
+                    .clone();
+                return fail(
+                    &loc,
+                    format!("stopped after {} operations (a runaway loop?)", self.steps),
+                );
+            }
+            let (func, block, pc) = {
+                let f = self.frame(t);
+                (f.func, f.block, f.pc)
+            };
+            let inst = &program.functions[func].blocks[block].insts[pc];
+            let executed = self.exec(t, inst).map_err(|mut error| {
+                // The callers, innermost first (their pc is past the call).
+                for frame in self.tasks[t].frames.iter().rev().skip(1) {
+                    let call =
+                        &program.functions[frame.func].blocks[frame.block].insts[frame.pc - 1];
+                    error
+                        .notes
+                        .push((call.loc.clone(), "called from here".into()));
+                }
+                error
+            })?;
+            if !executed {
+                self.tasks[t].status = Status::Blocked;
+                return Ok(Ran::Blocked(done));
+            }
+            self.tasks[t].status = if self.tasks[t].frames.is_empty() {
+                Status::Done
+            } else {
+                Status::Ready
+            };
+            self.blocked_on.remove(&t);
+            done += 1;
+            self.steps += 1;
+        }
+    }
+
+    fn advance(&mut self, t: usize) {
+        self.frame_mut(t).pc += 1;
+    }
+
+    fn jump(&mut self, t: usize, target: BlockId, args: &[Reg]) {
+        let values: Vec<Value> = args.iter().map(|&r| self.get(t, r).clone()).collect();
+        let func = self.frame(t).func;
+        let params = &self.program.functions[func].blocks[target].params;
+        let frame = self.frame_mut(t);
+        for (&p, v) in params.iter().zip(values) {
+            frame.regs[p as usize] = v;
+        }
+        frame.block = target;
+        frame.pc = 0;
+    }
+
+    /// Execute one op; false when the strand must wait.
+    fn exec(&mut self, t: usize, inst: &Inst) -> Result<bool> {
+        let loc = &inst.loc;
+        match &inst.op {
+            Op::Const(v, d) => self.set(t, *d, v.clone()),
+            Op::Move(a, d) => {
+                let v = self.get(t, *a).clone();
+                self.set(t, *d, v);
+            }
+            Op::Int(op, a, b, d) => {
+                let (x, y) = (self.int(t, *a, loc)?, self.int(t, *b, loc)?);
+                let v = match op {
+                    IntOp::Add => x.wrapping_add(y),
+                    IntOp::Sub => x.wrapping_sub(y),
+                    IntOp::Mul => x.wrapping_mul(y),
+                    IntOp::MinU => (x as u64).min(y as u64) as i64,
+                    IntOp::MaxU => (x as u64).max(y as u64) as i64,
+                };
+                self.set(t, *d, Value::Int(v));
+            }
+            Op::Cmp(p, a, b, d) => {
+                let (x, y) = (self.int(t, *a, loc)?, self.int(t, *b, loc)?);
+                let (ux, uy) = (x as u64, y as u64);
+                let v = match p {
+                    Predicate::Eq => x == y,
+                    Predicate::Ne => x != y,
+                    Predicate::Slt => x < y,
+                    Predicate::Sle => x <= y,
+                    Predicate::Sgt => x > y,
+                    Predicate::Sge => x >= y,
+                    Predicate::Ult => ux < uy,
+                    Predicate::Ule => ux <= uy,
+                    Predicate::Ugt => ux > uy,
+                    Predicate::Uge => ux >= uy,
+                };
+                self.set(t, *d, Value::Bool(v));
+            }
+            Op::Assume {
+                input,
+                result,
+                range,
+                multiple_of,
+            } => {
+                let v = self.int(t, *input, loc)?;
+                if let Some((lo, hi)) = range {
+                    if v < *lo || v > *hi {
+                        return fail(
+                            loc,
+                            format!("index.assume: the value {v} is outside range({lo}, {hi})"),
+                        );
+                    }
+                }
+                if let Some(m) = multiple_of {
+                    if *m != 0 && v % m != 0 {
+                        return fail(
+                            loc,
+                            format!("index.assume: the value {v} is not a multiple of {m}"),
+                        );
+                    }
+                }
+                self.set(t, *result, Value::Int(v));
+            }
+            Op::Float(op, a, b, d) => {
+                let v = self.float_values(*op, self.get(t, *a), self.get(t, *b), loc)?;
+                self.set(t, *d, v);
+            }
+            Op::Convert(a, elem, d) => {
+                let v = match (self.get(t, *a), elem) {
+                    (Value::F32(x), Elem::BF16) => Value::BF16(f32_to_bf16(*x)),
+                    (Value::BF16(x), Elem::F32) => Value::F32(bf16_to_f32(*x)),
+                    (Value::VecF32(x), Elem::BF16) => {
+                        Value::VecBF16(x.iter().map(|v| f32_to_bf16(*v)).collect())
+                    }
+                    (Value::VecBF16(x), Elem::F32) => {
+                        Value::VecF32(x.iter().map(|v| bf16_to_f32(*v)).collect())
+                    }
+                    (other, elem) => {
+                        return fail(
+                            loc,
+                            format!("cannot convert {} to {}", other.kind(), elem.name()),
+                        )
+                    }
+                };
+                self.set(t, *d, v);
+            }
+            Op::Select(c, a, b, d) => {
+                let v = if self.boolean(t, *c, loc)? {
+                    self.get(t, *a)
+                } else {
+                    self.get(t, *b)
+                }
+                .clone();
+                self.set(t, *d, v);
+            }
+            Op::Splat(a, lanes, d) => {
+                let v = Value::splat(self.get(t, *a), *lanes);
+                self.set(t, *d, v);
+            }
+            Op::Interleave(a, b, d) => {
+                let v = match (self.get(t, *a), self.get(t, *b)) {
+                    (Value::VecBF16(x), Value::VecBF16(y)) if x.len() == y.len() => {
+                        Value::VecBF16(x.iter().zip(y.iter()).flat_map(|(p, q)| [*p, *q]).collect())
+                    }
+                    (Value::VecF32(x), Value::VecF32(y)) if x.len() == y.len() => {
+                        Value::VecF32(x.iter().zip(y.iter()).flat_map(|(p, q)| [*p, *q]).collect())
+                    }
+                    (x, y) => {
+                        return fail(loc, format!("interleaves {} with {}", x.kind(), y.kind()))
+                    }
+                };
+                self.set(t, *d, v);
+            }
+            Op::Dot2f(a, b, c, d) => {
+                let (Some(x), Some(w), Some(acc)) = (
+                    Self::lanes_f32(self.get(t, *a)),
+                    Self::lanes_f32(self.get(t, *b)),
+                    Self::lanes_f32(self.get(t, *c)),
+                ) else {
+                    return fail(loc, "vector.dot2f needs vector operands".into());
+                };
+                if x.len() != w.len() || x.len() != 2 * acc.len() {
+                    return fail(
+                        loc,
+                        format!(
+                            "vector.dot2f lane counts {} x {} into {}",
+                            x.len(),
+                            w.len(),
+                            acc.len()
+                        ),
+                    );
+                }
+                let out: Vec<f32> = acc
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let first = canonical(canonical(x[2 * i] * w[2 * i]) + s);
+                        canonical(first + canonical(x[2 * i + 1] * w[2 * i + 1]))
+                    })
+                    .collect();
+                self.set(t, *d, Value::VecF32(out.into()));
+            }
+            Op::Extract(a, i, d) => {
+                let v = match self.get(t, *a) {
+                    Value::VecF32(x) if *i < x.len() => Value::F32(x[*i]),
+                    Value::VecBF16(x) if *i < x.len() => Value::BF16(x[*i]),
+                    other => return fail(loc, format!("extracts lane {i} of {}", other.kind())),
+                };
+                self.set(t, *d, v);
+            }
+            Op::Load {
+                view,
+                indices,
+                lanes,
+                result,
+            } => {
+                let v = self.view(t, *view, loc)?;
+                let count = lanes.unwrap_or(1);
+                let start = self.locate(t, &v, indices, count, loc)?;
+                let mut value = self.read_elements(&v, start, count);
+                if lanes.is_some() && count == 1 {
+                    value = Value::splat(&value, 1);
+                }
+                self.set(t, *result, value);
+            }
+            Op::Store {
+                value,
+                view,
+                indices,
+            } => {
+                let v = self.view(t, *view, loc)?;
+                let stored = self.get(t, *value).clone();
+                let count = match &stored {
+                    Value::VecF32(x) => x.len(),
+                    Value::VecBF16(x) => x.len(),
+                    _ => 1,
+                };
+                let start = self.locate(t, &v, indices, count, loc)?;
+                self.write_elements(&v, start, &stored, loc)?;
+            }
+            Op::AssumeAlignment(srcs, align, dsts) => {
+                // Caller buffers and allocations are aligned to 4096 bytes.
+                if !align.is_power_of_two() || *align > 4096 {
+                    return fail(loc, format!("cannot promise an alignment of {align} bytes"));
+                }
+                for (s, d) in srcs.iter().zip(dsts) {
+                    let v = self.get(t, *s).clone();
+                    self.set(t, *d, v);
+                }
+            }
+            Op::AssumeNoalias(srcs, dsts) => {
+                let ids: Vec<Value> = srcs.iter().map(|s| self.get(t, *s).clone()).collect();
+                for (i, a) in ids.iter().enumerate() {
+                    for b in &ids[i + 1..] {
+                        if let (Value::Buffer(x), Value::Buffer(y)) = (a, b) {
+                            if x == y {
+                                return fail(
+                                    loc,
+                                    "buffer.assume.noalias: the same buffer is bound twice".into(),
+                                );
+                            }
+                        }
+                    }
+                }
+                for (v, d) in ids.into_iter().zip(dsts) {
+                    self.set(t, *d, v);
+                }
+            }
+            Op::Alloca(size, d) => {
+                let n = self.int(t, *size, loc)?;
+                if !(0..=(1 << 30)).contains(&n) {
+                    return fail(loc, format!("allocates {n} bytes"));
+                }
+                self.buffers.push(vec![0; n as usize]);
+                self.set(t, *d, Value::Buffer(self.buffers.len() as u32 - 1));
+            }
+            Op::View {
+                buffer,
+                offset,
+                shape,
+                elem,
+                result,
+            } => {
+                let Value::Buffer(b) = *self.get(t, *buffer) else {
+                    return fail(loc, "buffer.view of something that is not a buffer".into());
+                };
+                let off = self.int(t, *offset, loc)?;
+                let mut dims = Vec::new();
+                for d in shape {
+                    dims.push(match d {
+                        Dim::Fixed(n) => *n,
+                        Dim::Reg(r) => {
+                            let n = self.int(t, *r, loc)?;
+                            if n < 0 {
+                                return fail(loc, format!("a view dimension is {n}"));
+                            }
+                            n as usize
+                        }
+                    });
+                }
+                let view = View {
+                    buffer: b,
+                    offset: off.max(0) as usize,
+                    shape: dims.into(),
+                    elem: *elem,
+                    owner: None,
+                };
+                let len = self.buffers[b as usize].len();
+                if off < 0 || view.offset + view.bytes() > len {
+                    return fail(
+                        loc,
+                        format!(
+                            "a view of {} bytes at byte offset {off} does not fit in a buffer of {len} bytes",
+                            view.bytes()
+                        ),
+                    );
+                }
+                self.set(t, *result, Value::View(Rc::new(view)));
+            }
+            Op::Pool(d) => self.set(t, *d, Value::Pool),
+            Op::Spawn { body, workers } => {
+                let registers = self.program.functions[*body].registers as usize;
+                let mut regs = self.frame(t).regs.clone();
+                regs.resize(registers, Value::Undef);
+                for (k, worker) in workers.iter().enumerate() {
+                    let index = self.tasks.len();
+                    self.tasks.push(Task {
+                        name: format!(
+                            "strand {} (worker [{}, {}]{})",
+                            index,
+                            worker[0],
+                            worker[1],
+                            if workers.len() > 1 {
+                                format!(", instance {k}")
+                            } else {
+                                String::new()
+                            }
+                        ),
+                        frames: vec![Frame {
+                            func: *body,
+                            block: 0,
+                            pc: 0,
+                            regs: regs.clone(),
+                            results: Vec::new(),
+                        }],
+                        status: Status::Ready,
+                        groups: Vec::new(),
+                    });
+                }
+            }
+            Op::Bind(slots, capacity, d) => {
+                let base = self.view(t, *slots, loc)?;
+                let cap = self.int(t, *capacity, loc)?;
+                let count = base.shape.first().copied().unwrap_or(0);
+                if cap < 1 || cap as usize > count {
+                    return fail(
+                        loc,
+                        format!("a channel of capacity {cap} over {count} slot(s); capacity must be 1..={count}"),
+                    );
+                }
+                let record_shape: Rc<[usize]> = base.shape[1..].to_vec().into();
+                self.channels.push(Channel {
+                    base: (*base).clone(),
+                    record_shape,
+                    capacity: cap as usize,
+                    free: (0..cap as usize).collect(),
+                    ready: VecDeque::new(),
+                    loc: loc.clone(),
+                });
+                self.set(t, *d, Value::Channel(self.channels.len() as u32 - 1));
+            }
+            Op::Reserve(ch, w, view) | Op::Acquire(ch, w, view) => {
+                let reserve = matches!(inst.op, Op::Reserve(..));
+                let c = self.channel(t, *ch, loc)?;
+                let channel = &mut self.channels[c as usize];
+                let queue = if reserve {
+                    &mut channel.free
+                } else {
+                    &mut channel.ready
+                };
+                let Some(slot) = queue.pop_front() else {
+                    let what = if reserve {
+                        "channel.reserve, waiting for a free slot"
+                    } else {
+                        "channel.acquire, waiting for a published record"
+                    };
+                    self.blocked_on.insert(t, (loc.clone(), what.into(), c));
+                    return Ok(false);
+                };
+                let payload = View {
+                    buffer: channel.base.buffer,
+                    offset: channel.base.offset + slot * channel.record_bytes(),
+                    shape: channel.record_shape.clone(),
+                    elem: channel.base.elem,
+                    owner: Some(self.records.len() as u32),
+                };
+                let id = self.records.len() as u32;
+                self.records.push(Record {
+                    channel: c,
+                    slot,
+                    kind: if reserve { Kind::Write } else { Kind::Read },
+                    held: true,
+                    created: loc.clone(),
+                    ended: None,
+                });
+                self.set(
+                    t,
+                    *w,
+                    if reserve {
+                        Value::Write(id)
+                    } else {
+                        Value::Read(id)
+                    },
+                );
+                self.set(t, *view, Value::View(Rc::new(payload)));
+            }
+            Op::Publish(w) | Op::Release(w) => {
+                let publish = matches!(inst.op, Op::Publish(_));
+                let kind = if publish { Kind::Write } else { Kind::Read };
+                let id = self.record(t, *w, kind, loc)?;
+                let record = &self.records[id as usize];
+                if !record.held {
+                    let verb = if publish { "publishes" } else { "releases" };
+                    return Err(RuntimeError {
+                        loc: loc.clone(),
+                        message: format!("{verb} a record a second time"),
+                        notes: vec![(
+                            record.ended.clone().unwrap_or_else(|| Rc::from("")),
+                            "it was already ended here".into(),
+                        )],
+                    });
+                }
+                let in_flight = self.copies.iter().find(|c| {
+                    !c.done
+                        && if publish {
+                            c.destination.owner == Some(id)
+                        } else {
+                            c.source.owner == Some(id)
+                        }
+                });
+                if let Some(copy) = in_flight {
+                    let (verb, way) = if publish {
+                        ("publishes", "into")
+                    } else {
+                        ("releases", "out of")
+                    };
+                    return Err(RuntimeError {
+                        loc: loc.clone(),
+                        message: format!(
+                            "{verb} a record while a copy {way} it is still in flight (wait for its group first)"
+                        ),
+                        notes: vec![(copy.loc.clone(), "the copy was started here".into())],
+                    });
+                }
+                let (c, slot) = (record.channel as usize, record.slot);
+                let record = &mut self.records[id as usize];
+                record.held = false;
+                record.ended = Some(loc.clone());
+                if publish {
+                    self.channels[c].ready.push_back(slot);
+                } else {
+                    self.channels[c].free.push_back(slot);
+                }
+            }
+            Op::Copy(src, dst, token) => {
+                let (s, d) = (self.view(t, *src, loc)?, self.view(t, *dst, loc)?);
+                if s.bytes() != d.bytes() || s.elem != d.elem {
+                    return fail(
+                        loc,
+                        format!(
+                            "copies {} {} elements into {} {} elements",
+                            s.elements(),
+                            s.elem.name(),
+                            d.elements(),
+                            d.elem.name()
+                        ),
+                    );
+                }
+                self.copies.push(Copy {
+                    source: s,
+                    destination: d,
+                    done: false,
+                    loc: loc.clone(),
+                });
+                self.set(t, *token, Value::Token(self.copies.len() as u32 - 1));
+            }
+            Op::Group(tokens, d) => {
+                let mut copies = Vec::new();
+                for r in tokens {
+                    match self.get(t, *r) {
+                        Value::Token(c)
+                            if self.groups.iter().any(|g| g.copies.contains(c))
+                                || copies.contains(c) =>
+                        {
+                            return Err(RuntimeError {
+                                loc: loc.clone(),
+                                message: "commits a copy that is already in a group".into(),
+                                notes: vec![(
+                                    self.copies[*c as usize].loc.clone(),
+                                    "the copy was started here".into(),
+                                )],
+                            });
+                        }
+                        Value::Token(c) => copies.push(*c),
+                        other => return fail(loc, format!("groups {}", other.kind())),
+                    }
+                }
+                self.groups.push(Group { copies });
+                let g = self.groups.len() as u32 - 1;
+                self.tasks[t].groups.push(g);
+                self.set(t, *d, Value::Group(g));
+            }
+            Op::Wait(g, newer) => {
+                let Value::Group(g) = *self.get(t, *g) else {
+                    return fail(loc, "waits on something that is not a group".into());
+                };
+                let order = &self.tasks[t].groups;
+                let Some(at) = order.iter().position(|x| *x == g) else {
+                    return fail(loc, "waits on a group another strand committed".into());
+                };
+                let keep = (*newer as usize).min(order.len() - at - 1);
+                let upto = order.len() - keep;
+                let finishing: Vec<u32> = order[..upto].to_vec();
+                for group in finishing {
+                    for c in self.groups[group as usize].copies.clone() {
+                        if !self.copies[c as usize].done {
+                            self.complete_copy(c as usize);
+                        }
+                    }
+                }
+            }
+            Op::Call(f, args, dsts) => {
+                let callee = &self.program.functions[*f];
+                let mut regs = vec![Value::Undef; callee.registers as usize];
+                for (&p, &a) in callee.params.iter().zip(args) {
+                    regs[p as usize] = self.get(t, a).clone();
+                }
+                self.advance(t);
+                self.tasks[t].frames.push(Frame {
+                    func: *f,
+                    block: 0,
+                    pc: 0,
+                    regs,
+                    results: dsts.clone(),
+                });
+                return Ok(true);
+            }
+            Op::ConfigGet(name, d) => {
+                let Some(&v) = self.options.config.get(name) else {
+                    return fail(
+                        loc,
+                        format!("config.get @{name} has no value: specialize it (--config) or give it in the scenario"),
+                    );
+                };
+                if let Some(facts) = self.program.configs.get(name) {
+                    if let Some(problem) = facts.violation(v) {
+                        return fail(loc, format!("the value {v} of @{name} {problem}"));
+                    }
+                }
+                self.set(t, *d, Value::Int(v));
+            }
+            Op::Unsupported(name) => {
+                return fail(
+                    loc,
+                    format!("`{name}` is configuration code; the interpreter cannot run it"),
+                );
+            }
+            Op::Br(target, args) => {
+                self.jump(t, *target, args);
+                return Ok(true);
+            }
+            Op::CondBr(c, yes, yes_args, no, no_args) => {
+                if self.boolean(t, *c, loc)? {
+                    self.jump(t, *yes, yes_args);
+                } else {
+                    self.jump(t, *no, no_args);
+                }
+                return Ok(true);
+            }
+            Op::Return(values) => {
+                let returned: Vec<Value> = values.iter().map(|&r| self.get(t, r).clone()).collect();
+                let frame = self.tasks[t].frames.pop().expect("a live task has a frame");
+                if let Some(caller) = self.tasks[t].frames.last_mut() {
+                    for (&d, v) in frame.results.iter().zip(returned) {
+                        caller.regs[d as usize] = v;
+                    }
+                }
+                return Ok(true);
+            }
+        }
+        self.advance(t);
+        Ok(true)
+    }
+}

@@ -1,0 +1,437 @@
+//! Checked-pipeline scenarios: `// TEST-...` directives in a `.loom` file
+//! (full-line comments, so the file stays ordinary Loom), in the spirit of
+//! lit's `// RUN:` lines. See docs/checked-pipelines.md.
+//!
+//! ```text
+//! // TEST-SCENARIO: k512 entry=@ffn_gate_up_quadratic_bf16 config=ffn_gate_up.input_size=512
+//! // TEST-BIND: k512 %input_arg = random(bf16, 512, seed=1)
+//! // TEST-BIND: k512 %weights_arg = npy(k512-weights.npy)
+//! // TEST-BIND: k512 %output_arg = zeros(f32, 1)
+//! // TEST-EXPECT: k512 %output_arg = [0x3e800000] : f32 exact
+//! ```
+
+use crate::npy::{self, Dtype};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Element encodings of bound and expected data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    BF16,
+    F32,
+    I64,
+}
+
+impl Element {
+    pub fn size(self) -> usize {
+        match self {
+            Element::BF16 => 2,
+            Element::F32 => 4,
+            Element::I64 => 8,
+        }
+    }
+
+    fn parse(text: &str) -> Result<Element, String> {
+        match text.trim() {
+            "bf16" => Ok(Element::BF16),
+            "f32" => Ok(Element::F32),
+            "i64" | "index" => Ok(Element::I64),
+            other => Err(format!(
+                "unknown element type `{other}`; use bf16, f32 or i64"
+            )),
+        }
+    }
+
+    fn of_dtype(dtype: Dtype) -> Element {
+        match dtype {
+            Dtype::U16 => Element::BF16,
+            Dtype::F32 => Element::F32,
+            Dtype::I64 => Element::I64,
+        }
+    }
+
+    /// One element from a decimal literal or a `0x` bit pattern.
+    fn encode(self, literal: &str) -> Result<Vec<u8>, String> {
+        let literal = literal.trim();
+        if let Some(hex) = literal.strip_prefix("0x") {
+            let bits =
+                u64::from_str_radix(hex, 16).map_err(|_| format!("bad bit pattern `{literal}`"))?;
+            let bytes = bits.to_le_bytes();
+            return Ok(bytes[..self.size()].to_vec());
+        }
+        match self {
+            Element::I64 => literal
+                .parse::<i64>()
+                .map(|v| v.to_le_bytes().to_vec())
+                .map_err(|_| format!("`{literal}` is not an integer")),
+            _ => {
+                let v: f64 = literal
+                    .parse()
+                    .map_err(|_| format!("`{literal}` is not a number"))?;
+                Ok(self.round_f64(v))
+            }
+        }
+    }
+
+    /// An f64 rounded to the element (nearest, ties to even; BF16 via F32).
+    fn round_f64(self, v: f64) -> Vec<u8> {
+        match self {
+            Element::F32 => (v as f32).to_le_bytes().to_vec(),
+            Element::BF16 => loom_runtime::numerics::f32_to_bf16(v as f32)
+                .to_le_bytes()
+                .to_vec(),
+            Element::I64 => (v as i64).to_le_bytes().to_vec(),
+        }
+    }
+
+    /// An element as a float (integers widened) and its bits.
+    pub fn decode(self, bytes: &[u8]) -> (f64, u64) {
+        match self {
+            Element::BF16 => {
+                let bits = u16::from_le_bytes([bytes[0], bytes[1]]);
+                (
+                    loom_runtime::numerics::bf16_to_f32(bits) as f64,
+                    bits as u64,
+                )
+            }
+            Element::F32 => {
+                let bits = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+                (f32::from_bits(bits) as f64, bits as u64)
+            }
+            Element::I64 => {
+                let v = i64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+                (v as f64, v as u64)
+            }
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Element::BF16 => "bf16",
+            Element::F32 => "f32",
+            Element::I64 => "i64",
+        }
+    }
+}
+
+/// How expected and actual elements are compared.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tolerance {
+    Exact,
+    Ulp(u64),
+    Abs(f64),
+}
+
+impl std::fmt::Display for Tolerance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tolerance::Exact => write!(f, "exact"),
+            Tolerance::Ulp(n) => write!(f, "ulp({n})"),
+            Tolerance::Abs(x) => write!(f, "abs({x})"),
+        }
+    }
+}
+
+/// Data: the element type and the bytes.
+#[derive(Clone, Debug)]
+pub struct Data {
+    pub element: Element,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Expectation {
+    pub data: Data,
+    pub tolerance: Tolerance,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scenario {
+    pub name: String,
+    pub entry: String,
+    pub config: Vec<(String, i64)>,
+    pub bindings: BTreeMap<String, Data>,
+    pub expectations: BTreeMap<String, Expectation>,
+    /// TEST-EXPECT-ERROR: the run must fail with a message containing this.
+    pub expected_error: Option<String>,
+    /// The line of the TEST-SCENARIO directive.
+    pub line: usize,
+}
+
+/// A directive problem at a line of the file.
+pub struct DirectiveError {
+    pub line: usize,
+    pub message: String,
+}
+
+/// SplitMix64: the generator `random(...)` bindings are defined with.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// `key=value` arguments after the positional ones.
+fn keyword(args: &[&str], key: &str) -> Option<String> {
+    args.iter()
+        .filter_map(|a| a.trim().split_once('='))
+        .find(|(k, _)| k.trim() == key)
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// `random(...)`, `zeros(...)`, `npy(...)` or `[...] : TYPE`; returns the
+/// data and the rest of the text.
+fn parse_data<'a>(text: &'a str, dir: &Path) -> Result<(Data, &'a str), String> {
+    let text = text.trim_start();
+    if let Some(rest) = text.strip_prefix('[') {
+        let (list, rest) = rest.split_once(']').ok_or("unterminated `[`")?;
+        let rest = rest
+            .trim_start()
+            .strip_prefix(':')
+            .ok_or("a literal list needs `: TYPE`")?;
+        let rest = rest.trim_start();
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let element = Element::parse(&rest[..end])?;
+        let mut bytes = Vec::new();
+        for item in list.split(',').filter(|i| !i.trim().is_empty()) {
+            bytes.extend(element.encode(item)?);
+        }
+        return Ok((Data { element, bytes }, &rest[end..]));
+    }
+    let open = text
+        .find('(')
+        .ok_or_else(|| format!("expected data, got `{text}`"))?;
+    let close = text.find(')').ok_or("unterminated `(`")?;
+    let (kind, inner, rest) = (&text[..open], &text[open + 1..close], &text[close + 1..]);
+    let args: Vec<&str> = inner.split(',').collect();
+    let data = match kind.trim() {
+        "npy" => {
+            let path = dir.join(inner.trim().trim_matches('"'));
+            let bytes =
+                std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let array = npy::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            Data {
+                element: Element::of_dtype(array.dtype),
+                bytes: array.data,
+            }
+        }
+        "zeros" | "random" => {
+            let element = Element::parse(args.first().ok_or("missing element type")?)?;
+            let count: usize = args
+                .get(1)
+                .and_then(|c| c.trim().parse().ok())
+                .ok_or("missing element count")?;
+            if count > 1 << 28 {
+                return Err(format!("{count} elements is too many"));
+            }
+            if kind.trim() == "zeros" {
+                Data {
+                    element,
+                    bytes: vec![0; count * element.size()],
+                }
+            } else {
+                let seed: u64 = keyword(&args[2..], "seed")
+                    .ok_or("random(...) needs seed=N")?
+                    .parse()
+                    .map_err(|_| "seed must be an unsigned integer")?;
+                let min: f64 = keyword(&args[2..], "min")
+                    .map_or(Ok(-1.0), |v| v.parse())
+                    .map_err(|_| "bad min")?;
+                let max: f64 = keyword(&args[2..], "max")
+                    .map_or(Ok(1.0), |v| v.parse())
+                    .map_err(|_| "bad max")?;
+                let mut rng = SplitMix64(seed);
+                let mut bytes = Vec::with_capacity(count * element.size());
+                for _ in 0..count {
+                    let u = (rng.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+                    bytes.extend(element.round_f64(min + (max - min) * u));
+                }
+                Data { element, bytes }
+            }
+        }
+        other => {
+            return Err(format!(
+                "unknown data `{other}(...)`; use npy, random, zeros or [..] : TYPE"
+            ))
+        }
+    };
+    Ok((data, rest))
+}
+
+fn parse_tolerance(text: &str) -> Result<Tolerance, String> {
+    let text = text.trim();
+    if text.is_empty() || text == "exact" {
+        return Ok(Tolerance::Exact);
+    }
+    if let Some(n) = text.strip_prefix("ulp(").and_then(|t| t.strip_suffix(')')) {
+        return n
+            .trim()
+            .parse()
+            .map(Tolerance::Ulp)
+            .map_err(|_| format!("bad ulp count `{n}`"));
+    }
+    if let Some(x) = text.strip_prefix("abs(").and_then(|t| t.strip_suffix(')')) {
+        return x
+            .trim()
+            .parse()
+            .map(Tolerance::Abs)
+            .map_err(|_| format!("bad tolerance `{x}`"));
+    }
+    Err(format!(
+        "unknown comparison `{text}`; use exact, ulp(N) or abs(X)"
+    ))
+}
+
+/// `NAME %arg = DATA [...]`.
+fn split_target(text: &str) -> Result<(&str, String, &str), String> {
+    let text = text.trim();
+    let (name, rest) = text
+        .split_once(char::is_whitespace)
+        .ok_or("expected `NAME %arg = ...`")?;
+    let (arg, rest) = rest.split_once('=').ok_or("expected `%arg = ...`")?;
+    let arg = arg
+        .trim()
+        .strip_prefix('%')
+        .ok_or("expected a `%arg` name")?;
+    Ok((name, arg.to_string(), rest))
+}
+
+/// Every scenario in `source`, in file order; `dir` resolves `npy(...)`.
+pub fn parse(source: &str, dir: &Path) -> Result<Vec<Scenario>, DirectiveError> {
+    let mut scenarios: Vec<Scenario> = Vec::new();
+    for (index, line) in source.lines().enumerate() {
+        let line_no = index + 1;
+        let err = |message: String| DirectiveError {
+            line: line_no,
+            message,
+        };
+        let Some(directive) = line.trim_start().strip_prefix("// TEST-") else {
+            continue;
+        };
+        let (kind, body) = directive
+            .split_once(':')
+            .ok_or_else(|| err("expected `// TEST-KIND: ...`".into()))?;
+        let find = |scenarios: &mut Vec<Scenario>, name: &str| -> Result<usize, DirectiveError> {
+            scenarios
+                .iter()
+                .position(|s| s.name == name)
+                .ok_or_else(|| DirectiveError {
+                    line: line_no,
+                    message: format!("no TEST-SCENARIO `{name}` above this line"),
+                })
+        };
+        match kind {
+            "SCENARIO" => {
+                let mut words = body.split_whitespace();
+                let name = words.next().ok_or_else(|| err("a scenario needs a name".into()))?;
+                if scenarios.iter().any(|s| s.name == name) {
+                    return Err(err(format!("scenario `{name}` is defined twice")));
+                }
+                let mut scenario = Scenario {
+                    name: name.to_string(),
+                    line: line_no,
+                    ..Scenario::default()
+                };
+                for word in words {
+                    let (key, value) = word.split_once('=').ok_or_else(|| err(format!("expected key=value, got `{word}`")))?;
+                    match key {
+                        "entry" => scenario.entry = value.trim_start_matches('@').to_string(),
+                        "config" => {
+                            for item in value.split(',') {
+                                let (k, v) = item.rsplit_once('=').ok_or_else(|| err(format!("config `{item}` is not NAME=VALUE")))?;
+                                let v = v.parse().map_err(|_| err(format!("config value `{v}` is not an integer")))?;
+                                scenario.config.push((k.trim_start_matches('@').to_string(), v));
+                            }
+                        }
+                        other => return Err(err(format!("unknown scenario key `{other}`; use entry= and config="))),
+                    }
+                }
+                if scenario.entry.is_empty() {
+                    return Err(err("a scenario needs entry=@PIPELINE".into()));
+                }
+                scenarios.push(scenario);
+            }
+            "BIND" => {
+                let (name, arg, rest) = split_target(body).map_err(err)?;
+                let at = find(&mut scenarios, name)?;
+                let (data, rest) = parse_data(rest, dir).map_err(err)?;
+                if !rest.trim().is_empty() {
+                    return Err(err(format!("unexpected `{}` after the data", rest.trim())));
+                }
+                if scenarios[at].bindings.insert(arg.clone(), data).is_some() {
+                    return Err(err(format!("%{arg} is bound twice")));
+                }
+            }
+            "EXPECT" => {
+                let (name, arg, rest) = split_target(body).map_err(err)?;
+                let at = find(&mut scenarios, name)?;
+                let (data, rest) = parse_data(rest, dir).map_err(err)?;
+                let tolerance = parse_tolerance(rest).map_err(err)?;
+                if scenarios[at].expectations.insert(arg.clone(), Expectation { data, tolerance }).is_some() {
+                    return Err(err(format!("%{arg} has two expectations")));
+                }
+            }
+            "EXPECT-ERROR" => {
+                let (name, text) = body.trim().split_once(char::is_whitespace).ok_or_else(|| err("expected `NAME TEXT`".into()))?;
+                let at = find(&mut scenarios, name)?;
+                scenarios[at].expected_error = Some(text.trim().to_string());
+            }
+            other => {
+                return Err(err(format!(
+                    "unknown directive TEST-{other}; use TEST-SCENARIO, TEST-BIND, TEST-EXPECT or TEST-EXPECT-ERROR"
+                )))
+            }
+        }
+    }
+    Ok(scenarios)
+}
+
+/// An element that differs: its index, then expected and actual as (value,
+/// bits).
+pub type Mismatch = (usize, (f64, u64), (f64, u64));
+
+/// Elements of `actual` that differ from the expectation.
+pub fn mismatches(expectation: &Expectation, actual: &[u8]) -> Vec<Mismatch> {
+    let element = expectation.data.element;
+    let size = element.size();
+    let mut found = Vec::new();
+    for (i, (e, a)) in expectation
+        .data
+        .bytes
+        .chunks(size)
+        .zip(actual.chunks(size))
+        .enumerate()
+    {
+        let (ev, eb) = element.decode(e);
+        let (av, ab) = element.decode(a);
+        let same = match expectation.tolerance {
+            Tolerance::Exact => eb == ab,
+            Tolerance::Abs(x) => (ev - av).abs() <= x || eb == ab,
+            Tolerance::Ulp(n) => {
+                let ordered = |bits: u64, v: f64| -> i128 {
+                    let width = size * 8;
+                    let sign = 1u64 << (width - 1);
+                    if v.is_sign_negative() {
+                        -((bits & !sign) as i128)
+                    } else {
+                        bits as i128
+                    }
+                };
+                eb == ab
+                    || (!ev.is_nan()
+                        && !av.is_nan()
+                        && (ordered(eb, ev) - ordered(ab, av)).unsigned_abs() <= n as u128)
+            }
+        };
+        if !same {
+            found.push((i, (ev, eb), (av, ab)));
+        }
+    }
+    found
+}
