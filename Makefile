@@ -53,6 +53,7 @@ bench:
 	$(MAKE) build PROFILE=release
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench.sh
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench-pipeline.sh
+	cargo bench -p loom-tools --bench interp
 
 # A 10-minute fuzzing campaign over parse + verify + print (docs/fuzzing.md).
 fuzz: deps

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The most complete user journey that works today: check, verify, convert and
 # round-trip the walkthrough's gated projection, then compile it to the
-# walkthrough's outlined module with its trace and report. (The .xdna artifact
-# and loom-test execution arrive with later milestones; see README.md.)
+# walkthrough's outlined module with its trace and report, and execute its
+# checked scenario on the reference interpreter at every compile stage. (The
+# .xdna artifact, the simulator and the NPU arrive later; see README.md.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${LOOM_BIN:-target/debug}
@@ -63,9 +64,14 @@ if [ -f "$WALKTHROUGH" ]; then
   echo "equal to the walkthrough's outlined module up to renaming: $(python3 scripts/compare-modulo-renaming.py "$OUT/walkthrough.loom" "$OUT/projection.loom" >/dev/null && echo yes || echo NO)"
 fi
 
+step "loom-test $EXAMPLE --each-pass   (its TEST-SCENARIO, on the best available device)"
+"$BIN/loom-test" $EXAMPLE --each-pass | sed 's/^/  /'
+step "loom-test projection.loom --scenario-file=$EXAMPLE   (the same scenario on the outlined module)"
+"$BIN/loom-test" "$OUT/projection.loom" --scenario-file=$EXAMPLE | sed 's/^/  /'
+
 step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500"
 "$BIN/loom-compile" $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500 \
   2>&1 >/dev/null | sed 's/^/  /' || true
 
-printf '\nNot yet available: --format=xdna (the xdna target: aie2p-lower-pipeline, TXN, ELF) and\n'
-printf 'loom-test (interpreter, simulator, NPU). See README.md for the status of each.\n'
+printf '\nNot yet available: --format=xdna (the xdna target: aie2p-lower-pipeline, TXN, ELF), and\n'
+printf 'loom-test --device=sim|xdna (array simulator, NPU HAL). See README.md for the status of each.\n'

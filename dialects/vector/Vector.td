@@ -68,9 +68,9 @@ def Vector_Dot2FOp : Vector_Op<"dot2f", [Pure, AllTypesMatch<["lhs", "rhs"]>,
     ```
     %next = vector.dot2f %x, %w, %acc : vector<32xbf16>, vector<32xbf16>, vector<16xf32>
     ```
-    Lane i of the result is acc[i] + x[2i] * w[2i] + x[2i+1] * w[2i+1]: the
-    products are exact and the sums are rounded to F32 in that order (the
-    reference interpreter will pin this down further).
+    Lane i of the result is (acc[i] + x[2i] * w[2i]) + x[2i+1] * w[2i+1]:
+    each product in F32 (exact for BF16 inputs), each sum rounded to F32 in
+    that order (docs/semantics.md).
   }];
   let arguments = (ins Loom_FloatVector:$lhs, Loom_FloatVector:$rhs, Loom_FloatVector:$accumulator);
   let results = (outs Loom_FloatVector:$result);

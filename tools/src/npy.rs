@@ -133,5 +133,15 @@ mod tests {
         assert_eq!(back.dtype, Dtype::F32);
         assert_eq!(back.data, array.data);
         assert!(read(&bytes[..20]).is_err());
+        // Regression: a huge shape overflowed the element count.
+        let header =
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n";
+        let mut huge = b"\x93NUMPY\x01\x00".to_vec();
+        huge.extend((header.len() as u16).to_le_bytes());
+        huge.extend(header.as_bytes());
+        assert_eq!(
+            read(&huge).err().as_deref(),
+            Some("shape (4294967296, 4294967296) is too large")
+        );
     }
 }

@@ -56,6 +56,13 @@ impl Element {
         if let Some(hex) = literal.strip_prefix("0x") {
             let bits =
                 u64::from_str_radix(hex, 16).map_err(|_| format!("bad bit pattern `{literal}`"))?;
+            let width = self.size() * 8;
+            if width < 64 && bits >> width != 0 {
+                return Err(format!(
+                    "bit pattern `{literal}` is wider than {} ({width} bits)",
+                    self.name()
+                ));
+            }
             let bytes = bits.to_le_bytes();
             return Ok(bytes[..self.size()].to_vec());
         }
@@ -64,11 +71,17 @@ impl Element {
                 .parse::<i64>()
                 .map(|v| v.to_le_bytes().to_vec())
                 .map_err(|_| format!("`{literal}` is not an integer")),
-            _ => {
+            // A decimal literal rounds once, directly to the type (f32's
+            // parser rounds correctly; bf16 goes through f64, see below).
+            Element::F32 => literal
+                .parse::<f32>()
+                .map(|v| v.to_le_bytes().to_vec())
+                .map_err(|_| format!("`{literal}` is not a number")),
+            Element::BF16 => {
                 let v: f64 = literal
                     .parse()
                     .map_err(|_| format!("`{literal}` is not a number"))?;
-                Ok(self.round_f64(v))
+                Ok(f64_to_bf16(v).to_le_bytes().to_vec())
             }
         }
     }
@@ -114,6 +127,25 @@ impl Element {
     }
 }
 
+/// An f64 rounded to the nearest bf16, ties to even, in one rounding. Going
+/// through f32 rounds twice: a value just off a bf16 tie can land on the
+/// tie in f32 and then go the wrong way (1.0039062500001 is above the tie
+/// 1 + 2^-8, so it rounds up to 0x3F81, not to the even 0x3F80).
+fn f64_to_bf16(v: f64) -> u16 {
+    let f = v as f32;
+    let bits = f.to_bits();
+    if !f.is_nan() && bits & 0xFFFF == 0x8000 && f as f64 != v {
+        // The f32 is a bf16 tie that `v` is not: round toward `v`.
+        let truncated = (bits >> 16) as u16;
+        return if v.abs() > (f as f64).abs() {
+            truncated + 1
+        } else {
+            truncated
+        };
+    }
+    loom_runtime::numerics::f32_to_bf16(f)
+}
+
 /// How expected and actual elements are compared.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Tolerance {
@@ -156,6 +188,8 @@ pub struct Scenario {
     pub expected_error: Option<String>,
     /// The line of the TEST-SCENARIO directive.
     pub line: usize,
+    /// The line of each argument's TEST-BIND directive.
+    pub bind_lines: BTreeMap<String, usize>,
 }
 
 /// A directive problem at a line of the file.
@@ -367,6 +401,7 @@ pub fn parse(source: &str, dir: &Path) -> Result<Vec<Scenario>, DirectiveError> 
                 if scenarios[at].bindings.insert(arg.clone(), data).is_some() {
                     return Err(err(format!("%{arg} is bound twice")));
                 }
+                scenarios[at].bind_lines.insert(arg, line_no);
             }
             "EXPECT" => {
                 let (name, arg, rest) = split_target(body).map_err(err)?;

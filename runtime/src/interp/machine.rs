@@ -45,6 +45,9 @@ pub struct RuntimeError {
     pub loc: Rc<str>,
     pub message: String,
     pub notes: Vec<(Rc<str>, String)>,
+    /// Further violations found with this one (the checks at completion
+    /// report every violation, docs/semantics.md, "Errors").
+    pub further: Vec<RuntimeError>,
 }
 
 /// What an invocation left behind.
@@ -59,6 +62,10 @@ pub struct Outcome {
 
 type Result<T> = std::result::Result<T, RuntimeError>;
 
+/// Caller buffers start at multiples of 4096 bytes (docs/semantics.md,
+/// "Values and storage").
+const CALLER_ALIGNMENT: u64 = 4096;
+
 /// Arithmetic NaNs are the canonical quiet NaN, so results do not depend on
 /// the host's NaN propagation.
 fn canonical(v: f32) -> f32 {
@@ -70,11 +77,16 @@ fn canonical(v: f32) -> f32 {
 }
 
 fn fail<T>(loc: &Rc<str>, message: String) -> Result<T> {
-    Err(RuntimeError {
+    Err(error(loc, message, Vec::new()))
+}
+
+fn error(loc: &Rc<str>, message: String, notes: Vec<(Rc<str>, String)>) -> RuntimeError {
+    RuntimeError {
         loc: loc.clone(),
         message,
-        notes: Vec::new(),
-    })
+        notes,
+        further: Vec::new(),
+    }
 }
 
 struct Frame {
@@ -94,6 +106,8 @@ enum Status {
 
 struct Task {
     name: String,
+    /// The `pipeline.strand` (or, for the construction code, the pipeline).
+    loc: Rc<str>,
     frames: Vec<Frame>,
     status: Status,
     /// Groups this strand committed, oldest first.
@@ -111,6 +125,9 @@ struct Record {
     slot: usize,
     kind: Kind,
     held: bool,
+    /// The task that reserved or acquired it, and the calls it was in.
+    task: usize,
+    stack: Vec<(Rc<str>, String)>,
     created: Rc<str>,
     ended: Option<Rc<str>>,
 }
@@ -133,8 +150,14 @@ impl Channel {
 struct Copy {
     source: Rc<View>,
     destination: Rc<View>,
-    done: bool,
+    /// The bytes have moved (at most once).
+    moved: bool,
+    /// A wait that covers the copy has returned: it is no longer in flight.
+    waited: bool,
     loc: Rc<str>,
+    /// The task that started it, and the calls it was in.
+    task: usize,
+    stack: Vec<(Rc<str>, String)>,
 }
 
 struct Group {
@@ -152,6 +175,10 @@ pub struct Machine<'p> {
     program: &'p Program,
     options: Options,
     buffers: Vec<Vec<u8>>,
+    /// The alignment of each buffer's base address.
+    alignments: Vec<u64>,
+    /// How many of the buffers are the caller's.
+    callers: usize,
     channels: Vec<Channel>,
     records: Vec<Record>,
     copies: Vec<Copy>,
@@ -181,6 +208,20 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         );
     };
     let body = &program.functions[pipeline.body];
+    if let Some((arg, ty)) = pipeline
+        .run_args
+        .iter()
+        .zip(&pipeline.arg_types)
+        .find(|(_, ty)| ty.as_str() != "buffer")
+    {
+        return fail(
+            &body.loc,
+            format!(
+                "@{name} takes %{arg}: {ty}; the interpreter binds buffer arguments only \
+                 (specialization arguments and views cannot be bound from a scenario yet)"
+            ),
+        );
+    }
     if args.len() != body.params.len() {
         return fail(
             &body.loc,
@@ -199,6 +240,8 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
     let mut machine = Machine {
         program,
         options,
+        alignments: vec![CALLER_ALIGNMENT; args.len()],
+        callers: args.len(),
         buffers: args,
         channels: Vec::new(),
         records: Vec::new(),
@@ -207,7 +250,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         tasks: Vec::new(),
         blocked_on: HashMap::new(),
         steps: 0,
-        rng: seed ^ 0x5DEE_CE66_D1CE_4E5B,
+        rng: seed,
     };
     let mut regs = vec![Value::Undef; body.registers as usize];
     for (i, &param) in body.params.iter().enumerate() {
@@ -215,6 +258,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
     }
     machine.tasks.push(Task {
         name: format!("the construction code of @{name}"),
+        loc: body.loc.clone(),
         frames: vec![Frame {
             func: pipeline.body,
             block: 0,
@@ -226,7 +270,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         groups: Vec::new(),
     });
     machine.schedule()?;
-    machine.finish(&body.loc)?;
+    machine.finish()?;
     let strands = machine.tasks.len() - 1;
     let steps = machine.steps;
     machine.buffers.truncate(callers);
@@ -256,13 +300,20 @@ impl<'p> Machine<'p> {
             if live.is_empty() {
                 return Ok(());
             }
-            let mut order = live.clone();
+            let mut order = live;
             if random {
+                // A scheduling point: first the copies, then the shuffle
+                // (docs/semantics.md, "Strands and scheduling").
+                self.move_some_copies();
                 for i in (1..order.len()).rev() {
                     let j = (self.next_random() % (i as u64 + 1)) as usize;
                     order.swap(i, j);
                 }
-                self.complete_some_copies();
+            }
+            // The strands run once the construction region is done: until
+            // then the construction task (task 0) is the only candidate.
+            if self.tasks[0].status != Status::Done {
+                order.retain(|&t| t == 0);
             }
             let mut progressed = false;
             for t in order {
@@ -270,7 +321,7 @@ impl<'p> Machine<'p> {
                 let steps = match ran {
                     Ran::Blocked(n) | Ran::Done(n) | Ran::Preempted(n) => n,
                 };
-                if steps > 0 {
+                if steps > 0 || matches!(ran, Ran::Done(_)) {
                     progressed = true;
                     break;
                 }
@@ -281,17 +332,34 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Random schedule: each pending copy completes with probability 1/2.
-    fn complete_some_copies(&mut self) {
+    /// Random schedule: each copy whose bytes have not moved yet moves with
+    /// probability 1/2 (one draw per copy, in the order they started).
+    fn move_some_copies(&mut self) {
         for c in 0..self.copies.len() {
-            if !self.copies[c].done && self.next_random() & 1 == 1 {
-                self.complete_copy(c);
+            if !self.copies[c].moved && self.next_random() & 1 == 1 {
+                self.move_copy(c);
             }
         }
     }
 
+    /// Notes naming the calls that task `t` is inside, innermost first.
+    fn call_stack(&self, t: usize) -> Vec<(Rc<str>, String)> {
+        self.tasks[t]
+            .frames
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|frame| {
+                let call =
+                    &self.program.functions[frame.func].blocks[frame.block].insts[frame.pc - 1];
+                (call.loc.clone(), "called from here".to_string())
+            })
+            .collect()
+    }
+
     fn deadlock(&self) -> RuntimeError {
         let mut notes = Vec::new();
+        let mut first = None;
         for (t, task) in self.tasks.iter().enumerate() {
             if task.status == Status::Done {
                 continue;
@@ -299,6 +367,7 @@ impl<'p> Machine<'p> {
             let Some((loc, what, channel)) = self.blocked_on.get(&t) else {
                 continue;
             };
+            first.get_or_insert_with(|| loc.clone());
             let ch = &self.channels[*channel as usize];
             let held = |kind| {
                 self.records
@@ -319,49 +388,68 @@ impl<'p> Machine<'p> {
                     held(Kind::Read)
                 ),
             ));
+            notes.extend(self.call_stack(t));
         }
-        RuntimeError {
-            loc: notes
-                .first()
-                .map(|n| n.0.clone())
-                .unwrap_or_else(|| Rc::from("")),
-            message: "deadlock: every live strand is blocked".into(),
+        let message = if self.tasks[0].status != Status::Done {
+            "deadlock: the construction code of the pipeline is blocked (its strands run only once it is done)"
+        } else {
+            "deadlock: every live strand is blocked"
+        };
+        error(
+            &first.unwrap_or_else(|| Rc::from("")),
+            message.into(),
             notes,
-        }
+        )
     }
 
     /// The end of the invocation: nothing may be left in flight or unowned.
-    fn finish(&mut self, loc: &Rc<str>) -> Result<()> {
-        if let Some(copy) = self.copies.iter().find(|c| !c.done) {
-            return fail(
+    /// Every violation is reported (the first is the error, the others
+    /// follow it).
+    fn finish(&mut self) -> Result<()> {
+        let mut found = Vec::new();
+        for copy in self.copies.iter().filter(|c| !c.waited) {
+            let task = &self.tasks[copy.task];
+            let mut notes = copy.stack.clone();
+            notes.push((task.loc.clone(), format!("started by {}", task.name)));
+            found.push(error(
                 &copy.loc,
                 "the invocation completed while this copy was never waited for".into(),
-            );
+                notes,
+            ));
         }
-        if let Some(record) = self.records.iter().find(|r| r.held) {
+        for record in self.records.iter().filter(|r| r.held) {
             let verb = if record.kind == Kind::Write {
                 "published"
             } else {
                 "released"
             };
-            return fail(
+            let task = &self.tasks[record.task];
+            let mut notes = record.stack.clone();
+            notes.push((task.loc.clone(), format!("held by {}", task.name)));
+            found.push(error(
                 &record.created,
                 format!("the invocation completed while this record was never {verb}"),
-            );
+                notes,
+            ));
         }
         for ch in &self.channels {
             if !ch.ready.is_empty() {
-                return Err(RuntimeError {
-                    loc: ch.loc.clone(),
-                    message: format!(
+                found.push(error(
+                    &ch.loc,
+                    format!(
                         "the invocation completed with {} published record(s) of this channel never acquired",
                         ch.ready.len()
                     ),
-                    notes: vec![(loc.clone(), "the pipeline".into())],
-                });
+                    Vec::new(),
+                ));
             }
         }
-        Ok(())
+        if found.is_empty() {
+            return Ok(());
+        }
+        let mut first = found.remove(0);
+        first.further = found;
+        Err(first)
     }
 
     fn frame(&self, t: usize) -> &Frame {
@@ -420,10 +508,10 @@ impl<'p> Machine<'p> {
                 } else {
                     "released"
                 };
-                return Err(RuntimeError {
-                    loc: loc.clone(),
-                    message: format!("uses the payload view of a record after it was {verb}"),
-                    notes: vec![
+                return Err(error(
+                    loc,
+                    format!("uses the payload view of a record after it was {verb}"),
+                    vec![
                         (
                             record.ended.clone().unwrap_or_else(|| Rc::from("")),
                             format!("the record was {verb} here"),
@@ -433,7 +521,19 @@ impl<'p> Machine<'p> {
                             "the record was obtained here".into(),
                         ),
                     ],
-                });
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Any operand that is a payload view must still be valid: every op
+    /// that uses one after its record was handed on is an error, including
+    /// `scf.select`, calls, branches and returns that only pass it along.
+    fn check_operands(&self, t: usize, regs: &[Reg], loc: &Rc<str>) -> Result<()> {
+        for &r in regs {
+            if let Value::View(v) = self.get(t, r) {
+                self.check_alive(v, loc)?;
             }
         }
         Ok(())
@@ -456,8 +556,8 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Element offset and count of an access at `indices` (`lanes` along
-    /// the last dimension).
+    /// Element offset of an access at `indices` (`lanes` along the last
+    /// dimension), checked against the view's shape.
     fn locate(
         &self,
         t: usize,
@@ -476,36 +576,79 @@ impl<'p> Machine<'p> {
                 ),
             );
         }
+        let position = |index: &Index| -> Result<i64> {
+            match index {
+                Index::Const(c) => Ok(*c),
+                Index::Reg(r) => self.int(t, *r, loc),
+            }
+        };
         let mut element = 0usize;
         for (d, index) in indices.iter().enumerate() {
-            let i = match index {
-                Index::Const(c) => *c,
-                Index::Reg(r) => self.int(t, *r, loc)?,
-            };
+            let i = position(index)?;
             let extent = view.shape[d];
             let last = d + 1 == indices.len();
             let reach = if last { lanes } else { 1 };
-            if i < 0 || i as usize + reach > extent {
-                let shape: Vec<String> = view.shape.iter().map(|s| s.to_string()).collect();
-                return fail(
+            // Positions are unsigned: a negative one is out of bounds.
+            if i < 0 || (i as u64).saturating_add(reach as u64) > extent as u64 {
+                let mut at = Vec::new();
+                for index in indices {
+                    at.push(position(index)?.to_string());
+                }
+                let what = if reach > 1 {
+                    format!("elements {i}..{} are", i as i128 + reach as i128 - 1)
+                } else {
+                    format!("index {i} is")
+                };
+                return Err(error(
                     loc,
                     format!(
-                        "index {i}{} is out of bounds of dimension {d} (size {extent}) of a view<{}x{}>",
-                        if reach > 1 { format!(" (+{} lanes)", reach) } else { String::new() },
-                        shape.join("x"),
-                        view.elem.name()
+                        "out-of-bounds access at [{}]: {what} outside dimension {d} (size {extent}) of a {}",
+                        at.join(", "),
+                        view.type_text()
                     ),
-                );
+                    vec![self.view_note(view)],
+                ));
             }
             element = element * extent + i as usize;
         }
         Ok(element)
     }
 
-    fn read_elements(&self, view: &View, start: usize, count: usize) -> Value {
+    /// Where `view` was made, its byte range and its buffer's size.
+    fn view_note(&self, view: &View) -> (Rc<str>, String) {
+        (
+            view.origin.clone(),
+            format!(
+                "the {} was made here: bytes [{}, {}) of a buffer of {} bytes",
+                view.type_text(),
+                view.offset,
+                view.offset + view.bytes(),
+                self.buffers[view.buffer as usize].len()
+            ),
+        )
+    }
+
+    fn unsupported_element(view: &View, loc: &Rc<str>) -> RuntimeError {
+        error(
+            loc,
+            format!(
+                "accesses an element of a {}: the interpreter loads and stores f32, bf16 and index elements only",
+                view.type_text()
+            ),
+            Vec::new(),
+        )
+    }
+
+    fn read_elements(
+        &self,
+        view: &View,
+        start: usize,
+        count: usize,
+        loc: &Rc<str>,
+    ) -> Result<Value> {
         let bytes = &self.buffers[view.buffer as usize];
         let at = view.offset + start * view.elem.size();
-        match view.elem {
+        Ok(match view.elem {
             Elem::BF16 => {
                 let values: Vec<u16> = (0..count)
                     .map(|k| u16::from_le_bytes([bytes[at + 2 * k], bytes[at + 2 * k + 1]]))
@@ -529,11 +672,12 @@ impl<'p> Machine<'p> {
                     Value::VecF32(values.into())
                 }
             }
-            Elem::Index => {
+            Elem::Index if count == 1 => {
                 let b = &bytes[at..at + 8];
                 Value::Int(i64::from_le_bytes(b.try_into().expect("8 bytes")))
             }
-        }
+            Elem::Index | Elem::Other(..) => return Err(Self::unsupported_element(view, loc)),
+        })
     }
 
     fn write_elements(
@@ -543,6 +687,9 @@ impl<'p> Machine<'p> {
         value: &Value,
         loc: &Rc<str>,
     ) -> Result<()> {
+        if let Elem::Other(..) = view.elem {
+            return Err(Self::unsupported_element(view, loc));
+        }
         let at = view.offset + start * view.elem.size();
         let bytes = &mut self.buffers[view.buffer as usize];
         match (view.elem, value) {
@@ -569,13 +716,14 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    fn complete_copy(&mut self, c: usize) {
+    /// Move a copy's bytes (once).
+    fn move_copy(&mut self, c: usize) {
         let copy = &self.copies[c];
         let (src, dst) = (copy.source.clone(), copy.destination.clone());
         let data = self.buffers[src.buffer as usize][src.offset..src.offset + src.bytes()].to_vec();
         self.buffers[dst.buffer as usize][dst.offset..dst.offset + dst.bytes()]
             .copy_from_slice(&data);
-        self.copies[c].done = true;
+        self.copies[c].moved = true;
     }
 
     fn float_op(op: FloatOp, a: f32, b: f32) -> f32 {
@@ -649,17 +797,14 @@ impl<'p> Machine<'p> {
                 (f.func, f.block, f.pc)
             };
             let inst = &program.functions[func].blocks[block].insts[pc];
-            let executed = self.exec(t, inst).map_err(|mut error| {
-                // The callers, innermost first (their pc is past the call).
-                for frame in self.tasks[t].frames.iter().rev().skip(1) {
-                    let call =
-                        &program.functions[frame.func].blocks[frame.block].insts[frame.pc - 1];
-                    error
-                        .notes
-                        .push((call.loc.clone(), "called from here".into()));
+            let executed = match self.exec(t, inst) {
+                Ok(executed) => executed,
+                Err(mut error) => {
+                    // The callers, innermost first (their pc is past the call).
+                    error.notes.extend(self.call_stack(t));
+                    return Err(error);
                 }
-                error
-            })?;
+            };
             if !executed {
                 self.tasks[t].status = Status::Blocked;
                 return Ok(Ran::Blocked(done));
@@ -697,6 +842,7 @@ impl<'p> Machine<'p> {
         match &inst.op {
             Op::Const(v, d) => self.set(t, *d, v.clone()),
             Op::Move(a, d) => {
+                self.check_operands(t, &[*a], loc)?;
                 let v = self.get(t, *a).clone();
                 self.set(t, *d, v);
             }
@@ -777,6 +923,7 @@ impl<'p> Machine<'p> {
                 self.set(t, *d, v);
             }
             Op::Select(c, a, b, d) => {
+                self.check_operands(t, &[*a, *b], loc)?;
                 let v = if self.boolean(t, *c, loc)? {
                     self.get(t, *a)
                 } else {
@@ -849,7 +996,7 @@ impl<'p> Machine<'p> {
                 let v = self.view(t, *view, loc)?;
                 let count = lanes.unwrap_or(1);
                 let start = self.locate(t, &v, indices, count, loc)?;
-                let mut value = self.read_elements(&v, start, count);
+                let mut value = self.read_elements(&v, start, count, loc)?;
                 if lanes.is_some() && count == 1 {
                     value = Value::splat(&value, 1);
                 }
@@ -871,9 +1018,26 @@ impl<'p> Machine<'p> {
                 self.write_elements(&v, start, &stored, loc)?;
             }
             Op::AssumeAlignment(srcs, align, dsts) => {
-                // Caller buffers and allocations are aligned to 4096 bytes.
-                if !align.is_power_of_two() || *align > 4096 {
-                    return fail(loc, format!("cannot promise an alignment of {align} bytes"));
+                // The interpreter places caller buffers at multiples of 4096
+                // bytes and each allocation at a multiple of its alignment
+                // (and of 4096): a promise of more is not known to hold.
+                for s in srcs {
+                    if let Value::Buffer(b) = self.get(t, *s) {
+                        let placed = self.alignments[*b as usize];
+                        if *align > placed {
+                            let what = if (*b as usize) < self.callers {
+                                "a caller buffer"
+                            } else {
+                                "an allocation"
+                            };
+                            return fail(
+                                loc,
+                                format!(
+                                    "buffer.assume.alignment promises {align}-byte alignment; the interpreter places {what} at a multiple of {placed} bytes only"
+                                ),
+                            );
+                        }
+                    }
                 }
                 for (s, d) in srcs.iter().zip(dsts) {
                     let v = self.get(t, *s).clone();
@@ -898,12 +1062,24 @@ impl<'p> Machine<'p> {
                     self.set(t, *d, v);
                 }
             }
-            Op::Alloca(size, d) => {
+            Op::Alloca(size, align, d) => {
                 let n = self.int(t, *size, loc)?;
-                if !(0..=(1 << 30)).contains(&n) {
-                    return fail(loc, format!("allocates {n} bytes"));
+                if n < 0 {
+                    return fail(
+                        loc,
+                        format!("buffer.alloca of {n} bytes: the size must not be negative"),
+                    );
+                }
+                if n > 1 << 30 {
+                    return fail(
+                        loc,
+                        format!(
+                            "buffer.alloca of {n} bytes: the interpreter allocates at most 1 GiB"
+                        ),
+                    );
                 }
                 self.buffers.push(vec![0; n as usize]);
+                self.alignments.push((*align).max(CALLER_ALIGNMENT));
                 self.set(t, *d, Value::Buffer(self.buffers.len() as u32 - 1));
             }
             Op::View {
@@ -924,26 +1100,53 @@ impl<'p> Machine<'p> {
                         Dim::Reg(r) => {
                             let n = self.int(t, *r, loc)?;
                             if n < 0 {
-                                return fail(loc, format!("a view dimension is {n}"));
+                                let text: Vec<String> = shape
+                                    .iter()
+                                    .map(|d| match d {
+                                        Dim::Fixed(n) => n.to_string(),
+                                        Dim::Reg(r) => match self.get(t, *r) {
+                                            Value::Int(v) => v.to_string(),
+                                            _ => "?".into(),
+                                        },
+                                    })
+                                    .collect();
+                                return fail(
+                                    loc,
+                                    format!(
+                                        "out of bounds: a view<{}x{}> has the negative dimension {n}",
+                                        text.join("x"),
+                                        elem.name()
+                                    ),
+                                );
                             }
                             n as usize
                         }
                     });
                 }
+                let len = self.buffers[b as usize].len();
+                let bytes = View::checked_bytes(&dims, *elem);
                 let view = View {
                     buffer: b,
                     offset: off.max(0) as usize,
                     shape: dims.into(),
                     elem: *elem,
                     owner: None,
+                    origin: loc.clone(),
                 };
-                let len = self.buffers[b as usize].len();
-                if off < 0 || view.offset + view.bytes() > len {
+                let fits = off >= 0
+                    && bytes
+                        .and_then(|n| view.offset.checked_add(n))
+                        .is_some_and(|end| end <= len);
+                if !fits {
+                    let range = match bytes.map(|n| off as i128 + n as i128) {
+                        Some(end) => format!("bytes [{off}, {end})"),
+                        None => "more bytes than the address space holds".into(),
+                    };
                     return fail(
                         loc,
                         format!(
-                            "a view of {} bytes at byte offset {off} does not fit in a buffer of {len} bytes",
-                            view.bytes()
+                            "out of bounds: a {} at byte offset {off} ({range}) does not fit in a buffer of {len} bytes",
+                            view.type_text()
                         ),
                     );
                 }
@@ -968,6 +1171,7 @@ impl<'p> Machine<'p> {
                                 String::new()
                             }
                         ),
+                        loc: loc.clone(),
                         frames: vec![Frame {
                             func: *body,
                             block: 0,
@@ -1025,6 +1229,7 @@ impl<'p> Machine<'p> {
                     shape: channel.record_shape.clone(),
                     elem: channel.base.elem,
                     owner: Some(self.records.len() as u32),
+                    origin: loc.clone(),
                 };
                 let id = self.records.len() as u32;
                 self.records.push(Record {
@@ -1032,6 +1237,8 @@ impl<'p> Machine<'p> {
                     slot,
                     kind: if reserve { Kind::Write } else { Kind::Read },
                     held: true,
+                    task: t,
+                    stack: self.call_stack(t),
                     created: loc.clone(),
                     ended: None,
                 });
@@ -1053,17 +1260,17 @@ impl<'p> Machine<'p> {
                 let record = &self.records[id as usize];
                 if !record.held {
                     let verb = if publish { "publishes" } else { "releases" };
-                    return Err(RuntimeError {
-                        loc: loc.clone(),
-                        message: format!("{verb} a record a second time"),
-                        notes: vec![(
+                    return Err(error(
+                        loc,
+                        format!("{verb} a record a second time"),
+                        vec![(
                             record.ended.clone().unwrap_or_else(|| Rc::from("")),
                             "it was already ended here".into(),
                         )],
-                    });
+                    ));
                 }
                 let in_flight = self.copies.iter().find(|c| {
-                    !c.done
+                    !c.waited
                         && if publish {
                             c.destination.owner == Some(id)
                         } else {
@@ -1076,13 +1283,15 @@ impl<'p> Machine<'p> {
                     } else {
                         ("releases", "out of")
                     };
-                    return Err(RuntimeError {
-                        loc: loc.clone(),
-                        message: format!(
+                    return Err(error(
+                        loc,
+                        format!(
                             "{verb} a record while a copy {way} it is still in flight (wait for its group first)"
                         ),
-                        notes: vec![(copy.loc.clone(), "the copy was started here".into())],
-                    });
+                        std::iter::once((copy.loc.clone(), "the copy was started here".into()))
+                            .chain(copy.stack.iter().cloned())
+                            .collect(),
+                    ));
                 }
                 let (c, slot) = (record.channel as usize, record.slot);
                 let record = &mut self.records[id as usize];
@@ -1096,23 +1305,24 @@ impl<'p> Machine<'p> {
             }
             Op::Copy(src, dst, token) => {
                 let (s, d) = (self.view(t, *src, loc)?, self.view(t, *dst, loc)?);
-                if s.bytes() != d.bytes() || s.elem != d.elem {
+                if s.shape != d.shape || s.elem != d.elem {
                     return fail(
                         loc,
                         format!(
-                            "copies {} {} elements into {} {} elements",
-                            s.elements(),
-                            s.elem.name(),
-                            d.elements(),
-                            d.elem.name()
+                            "copies a {} into a {}: the run-time shapes differ",
+                            s.type_text(),
+                            d.type_text()
                         ),
                     );
                 }
                 self.copies.push(Copy {
                     source: s,
                     destination: d,
-                    done: false,
+                    moved: false,
+                    waited: false,
                     loc: loc.clone(),
+                    task: t,
+                    stack: self.call_stack(t),
                 });
                 self.set(t, *token, Value::Token(self.copies.len() as u32 - 1));
             }
@@ -1124,14 +1334,14 @@ impl<'p> Machine<'p> {
                             if self.groups.iter().any(|g| g.copies.contains(c))
                                 || copies.contains(c) =>
                         {
-                            return Err(RuntimeError {
-                                loc: loc.clone(),
-                                message: "commits a copy that is already in a group".into(),
-                                notes: vec![(
+                            return Err(error(
+                                loc,
+                                "commits a copy that is already in a group".into(),
+                                vec![(
                                     self.copies[*c as usize].loc.clone(),
                                     "the copy was started here".into(),
                                 )],
-                            });
+                            ));
                         }
                         Value::Token(c) => copies.push(*c),
                         other => return fail(loc, format!("groups {}", other.kind())),
@@ -1155,13 +1365,15 @@ impl<'p> Machine<'p> {
                 let finishing: Vec<u32> = order[..upto].to_vec();
                 for group in finishing {
                     for c in self.groups[group as usize].copies.clone() {
-                        if !self.copies[c as usize].done {
-                            self.complete_copy(c as usize);
+                        if !self.copies[c as usize].moved {
+                            self.move_copy(c as usize);
                         }
+                        self.copies[c as usize].waited = true;
                     }
                 }
             }
             Op::Call(f, args, dsts) => {
+                self.check_operands(t, args, loc)?;
                 let callee = &self.program.functions[*f];
                 let mut regs = vec![Value::Undef; callee.registers as usize];
                 for (&p, &a) in callee.params.iter().zip(args) {
@@ -1181,7 +1393,10 @@ impl<'p> Machine<'p> {
                 let Some(&v) = self.options.config.get(name) else {
                     return fail(
                         loc,
-                        format!("config.get @{name} has no value: specialize it (--config) or give it in the scenario"),
+                        format!(
+                            "config.get @{name} has no value: give one in the scenario \
+                             (config={name}=VALUE) or specialize the module (loom-compile --config)"
+                        ),
                     );
                 };
                 if let Some(facts) = self.program.configs.get(name) {
@@ -1191,25 +1406,33 @@ impl<'p> Machine<'p> {
                 }
                 self.set(t, *d, Value::Int(v));
             }
-            Op::Unsupported(name) => {
-                return fail(
-                    loc,
-                    format!("`{name}` is configuration code; the interpreter cannot run it"),
-                );
+            Op::CheckStep(step) => {
+                let s = self.int(t, *step, loc)?;
+                if s <= 0 {
+                    return fail(
+                        loc,
+                        format!("scf.for with step {s}: the step must be positive"),
+                    );
+                }
             }
+            Op::Unsupported(message) => return fail(loc, message.clone()),
             Op::Br(target, args) => {
+                self.check_operands(t, args, loc)?;
                 self.jump(t, *target, args);
                 return Ok(true);
             }
             Op::CondBr(c, yes, yes_args, no, no_args) => {
                 if self.boolean(t, *c, loc)? {
+                    self.check_operands(t, yes_args, loc)?;
                     self.jump(t, *yes, yes_args);
                 } else {
+                    self.check_operands(t, no_args, loc)?;
                     self.jump(t, *no, no_args);
                 }
                 return Ok(true);
             }
             Op::Return(values) => {
+                self.check_operands(t, values, loc)?;
                 let returned: Vec<Value> = values.iter().map(|&r| self.get(t, r).clone()).collect();
                 let frame = self.tasks[t].frames.pop().expect("a live task has a frame");
                 if let Some(caller) = self.tasks[t].frames.last_mut() {

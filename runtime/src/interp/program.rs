@@ -91,7 +91,8 @@ pub enum Op {
     },
     AssumeAlignment(Vec<Reg>, u64, Vec<Reg>),
     AssumeNoalias(Vec<Reg>, Vec<Reg>),
-    Alloca(Reg, Reg),
+    /// Size, alignment, result.
+    Alloca(Reg, u64, Reg),
     View {
         buffer: Reg,
         offset: Reg,
@@ -114,6 +115,9 @@ pub enum Op {
     Wait(Reg, u64),
     Call(FuncId, Vec<Reg>, Vec<Reg>),
     ConfigGet(String, Reg),
+    /// An `scf.for` step, checked positive when the loop starts.
+    CheckStep(Reg),
+    /// An op the interpreter cannot run; the message says why.
     Unsupported(String),
     Br(BlockId, Vec<Reg>),
     CondBr(Reg, BlockId, Vec<Reg>, BlockId, Vec<Reg>),
@@ -147,8 +151,10 @@ pub struct Function {
 #[derive(Debug)]
 pub struct Pipeline {
     pub body: FuncId,
-    /// The `run(...)` buffer arguments, by source name.
+    /// The arguments (specialization, then `run(...)`), by source name.
     pub run_args: Vec<String>,
+    /// Their types, as Loom spells them (`buffer`, `index`, ...).
+    pub arg_types: Vec<String>,
 }
 
 /// What a `config.def` promises about its value.
@@ -237,6 +243,58 @@ fn type_text(ty: MlirType) -> String {
     printed
 }
 
+fn attribute_text(attr: MlirAttribute) -> String {
+    let mut printed = String::new();
+    unsafe extern "C" fn append(text: MlirStringRef, data: *mut std::ffi::c_void) {
+        // SAFETY: as in `location_text`.
+        unsafe { (*(data as *mut String)).push_str(&text_of(text)) };
+    }
+    // SAFETY: a live attribute.
+    unsafe { mlirAttributePrint(attr, Some(append), &mut printed as *mut String as *mut _) };
+    printed
+}
+
+/// The value of a float constant of type `elem`. Every f32 and bf16 value
+/// but a NaN converts exactly through f64; a NaN would be quieted on the way
+/// (a signalling NaN's bits changed), so its bits are read from the printed
+/// attribute, which spells NaNs in hexadecimal (`0x7F81 : bf16`).
+fn float_constant(attr: MlirAttribute, elem: Elem) -> Value {
+    // SAFETY: a float attribute.
+    let value = unsafe { mlirFloatAttrGetValueDouble(attr) };
+    if value.is_nan() {
+        let printed = attribute_text(attr);
+        let bits = printed
+            .trim()
+            .strip_prefix("0x")
+            .or_else(|| printed.trim().strip_prefix("0X"))
+            .and_then(|rest| {
+                let end = rest
+                    .find(|c: char| !c.is_ascii_hexdigit())
+                    .unwrap_or(rest.len());
+                u32::from_str_radix(&rest[..end], 16).ok()
+            });
+        if let Some(bits) = bits {
+            return match elem {
+                Elem::BF16 => Value::BF16(bits as u16),
+                _ => Value::F32(f32::from_bits(bits)),
+            };
+        }
+    }
+    Value::float(elem, value as f32)
+}
+
+/// Why `op` cannot run on vectors of type `ty`, if it cannot: the
+/// interpreter's vectors hold f32 or bf16 lanes.
+fn unsupported_lanes(op: &str, ty: MlirType) -> Option<String> {
+    match elem_of(ty) {
+        Some(Elem::F32 | Elem::BF16) => None,
+        _ => Some(format!(
+            "{op} on {}: the interpreter implements f32 and bf16 lanes only",
+            type_text(ty)
+        )),
+    }
+}
+
 /// The element type of a scalar or vector type.
 fn elem_of(ty: MlirType) -> Option<Elem> {
     // SAFETY: type queries on a live type.
@@ -271,17 +329,20 @@ fn vector_lanes(ty: MlirType) -> Option<usize> {
 fn view_shape(ty: MlirType) -> Option<(Vec<Option<usize>>, Elem)> {
     let printed = type_text(ty);
     let inner = printed.rsplit('<').next()?.trim_end_matches('>');
-    let mut parts: Vec<&str> = inner.split('x').collect();
-    let elem = match parts.pop()? {
-        "bf16" => Elem::BF16,
-        "f32" => Elem::F32,
-        "index" => Elem::Index,
-        _ => return None,
-    };
-    let shape = parts
-        .iter()
+    // The element type follows the last dimension's `x` (a dimension is
+    // digits or `?`, so the first `x` after one is the separator; `index`
+    // has an `x` of its own).
+    let split = inner
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '?' || c == 'x'))
+        .map_or(inner.len(), |(i, _)| i);
+    let (dims, name) = inner.split_at(split);
+    let elem = Elem::named(name)?;
+    let shape = dims
+        .split('x')
+        .filter(|d| !d.is_empty())
         .map(|d| {
-            if *d == "?" {
+            if d == "?" {
                 Ok(None)
             } else {
                 d.parse().map(Some)
@@ -502,11 +563,14 @@ impl Translator {
             }
             "scalar.constant" | "vector.constant" => {
                 let attr = attribute(op, "value").expect("verified constants have a value");
-                // SAFETY: a float attribute.
-                let value = unsafe { mlirFloatAttrGetValueDouble(attr) };
                 let ty = value_type(outs[0]);
-                let elem = elem_of(ty).unwrap_or(Elem::F32);
-                let scalar = Value::float(elem, value as f32);
+                let Some(elem @ (Elem::F32 | Elem::BF16)) = elem_of(ty) else {
+                    body.define(outs[0]);
+                    let message = unsupported_lanes(&name, ty).unwrap_or_default();
+                    body.emit(current, Op::Unsupported(message), &loc);
+                    return Ok(current);
+                };
+                let scalar = float_constant(attr, elem);
                 let v = match vector_lanes(ty) {
                     Some(lanes) => Value::splat(&scalar, lanes),
                     None => scalar,
@@ -523,9 +587,18 @@ impl Translator {
                 Op::Float(kind, a, b, body.define(outs[0]))
             }
             "scalar.fptrunc" | "scalar.extf" | "vector.fptrunc" | "vector.extf" => {
-                let Some(elem) = elem_of(value_type(outs[0])) else {
-                    return self.error(op, "converts to a type the interpreter lacks".into());
+                let (from, to) = (value_type(ins[0]), value_type(outs[0]));
+                let Some(elem @ (Elem::F32 | Elem::BF16)) = elem_of(to) else {
+                    body.define(outs[0]);
+                    let message = unsupported_lanes(&name, to).unwrap_or_default();
+                    body.emit(current, Op::Unsupported(message), &loc);
+                    return Ok(current);
                 };
+                if let Some(message) = unsupported_lanes(&name, from) {
+                    body.define(outs[0]);
+                    body.emit(current, Op::Unsupported(message), &loc);
+                    return Ok(current);
+                }
                 let a = r!(ins[0]);
                 Op::Convert(a, elem, body.define(outs[0]))
             }
@@ -534,9 +607,14 @@ impl Translator {
                 Op::Select(c, a, b, body.define(outs[0]))
             }
             "vector.splat" => {
-                let lanes = vector_lanes(value_type(outs[0])).unwrap_or(1);
-                let a = r!(ins[0]);
-                Op::Splat(a, lanes, body.define(outs[0]))
+                if let Some(message) = unsupported_lanes(&name, value_type(outs[0])) {
+                    body.define(outs[0]);
+                    Op::Unsupported(message)
+                } else {
+                    let lanes = vector_lanes(value_type(outs[0])).unwrap_or(1);
+                    let a = r!(ins[0]);
+                    Op::Splat(a, lanes, body.define(outs[0]))
+                }
             }
             "vector.interleave" => {
                 if ctx_i64("mode") != Some(0) {
@@ -559,6 +637,13 @@ impl Translator {
                     position.first().copied().unwrap_or(0) as usize,
                     body.define(outs[0]),
                 )
+            }
+            "vector.load" if unsupported_lanes(&name, value_type(outs[0])).is_some() => {
+                body.define(outs[0]);
+                Op::Unsupported(unsupported_lanes(&name, value_type(outs[0])).unwrap_or_default())
+            }
+            "vector.store" if unsupported_lanes(&name, value_type(ins[0])).is_some() => {
+                Op::Unsupported(unsupported_lanes(&name, value_type(ins[0])).unwrap_or_default())
             }
             "vector.load" | "view.load" => {
                 let typed = self.typed_operands(op);
@@ -593,7 +678,8 @@ impl Translator {
             }
             "buffer.alloca" => {
                 let size = r!(*ins.last().expect("alloca has a size"));
-                Op::Alloca(size, body.define(outs[0]))
+                let align = ctx_i64("alignment").unwrap_or(1).max(1) as u64;
+                Op::Alloca(size, align, body.define(outs[0]))
             }
             "buffer.view" => {
                 let (buffer, offset) = (r!(ins[0]), r!(ins[1]));
@@ -671,7 +757,17 @@ impl Translator {
             "func.call" => {
                 let callee = symbol_ref(op, "callee").unwrap_or_default();
                 let Some(&id) = self.functions.get(&callee) else {
-                    return self.error(op, format!("calls @{callee}, which has no body"));
+                    body.emit(
+                        current,
+                        Op::Unsupported(format!(
+                            "func.call @{callee} calls a declaration, which has no body to run"
+                        )),
+                        &loc,
+                    );
+                    for &v in &outs {
+                        body.define(v);
+                    }
+                    return Ok(current);
                 };
                 let args = self.typed_operands(op);
                 let args = self.regs(body, op, &args)?;
@@ -731,7 +827,9 @@ impl Translator {
             }
             "scf.for" => return self.for_loop(body, op, current, blocks, &loc),
             "scf.if" => return self.if_op(body, op, current, blocks, &loc),
-            "aie2p.program.load" => Op::Unsupported(name),
+            "aie2p.program.load" => Op::Unsupported(
+                "`aie2p.program.load` is configuration code; the interpreter cannot run it".into(),
+            ),
             other => {
                 return self.error(op, format!("the interpreter does not implement `{other}`"));
             }
@@ -765,6 +863,7 @@ impl Translator {
         body.blocks[header].params = params.clone();
         let mut start = vec![low];
         start.extend(inits);
+        body.emit(current, Op::CheckStep(step), loc);
         body.emit(current, Op::Br(header, start), loc);
         let more = body.fresh();
         body.emit(header, Op::Cmp(Predicate::Slt, params[0], high, more), loc);
@@ -959,10 +1058,27 @@ pub fn translate(module: MlirOperation) -> Result<Program> {
         } else {
             // SAFETY: a pipeline has one region with an entry block.
             let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)) };
-            let run_args = arguments(entry).into_iter().map(value_name).collect();
-            t.program
-                .pipelines
-                .insert(name, Pipeline { body: id, run_args });
+            let args = arguments(entry);
+            let run_args = args.iter().map(|&a| value_name(a)).collect();
+            let arg_types = args
+                .iter()
+                .map(|&a| {
+                    let ty = type_text(value_type(a));
+                    if ty == "!buffer.buffer" {
+                        "buffer".to_string()
+                    } else {
+                        ty
+                    }
+                })
+                .collect();
+            t.program.pipelines.insert(
+                name,
+                Pipeline {
+                    body: id,
+                    run_args,
+                    arg_types,
+                },
+            );
         }
         defined.push((op, id));
     }

@@ -10,6 +10,11 @@ pub enum Elem {
     F32,
     BF16,
     Index,
+    /// An element type views may have but the interpreter cannot load or
+    /// store (`i8`, `f16`, ...): its name and its size in bytes. Such a view
+    /// can be made, bound and copied; accessing an element is an
+    /// unsupported-op error (docs/semantics.md, "Values and storage").
+    Other(&'static str, usize),
 }
 
 impl Elem {
@@ -18,6 +23,7 @@ impl Elem {
             Elem::F32 => 4,
             Elem::BF16 => 2,
             Elem::Index => 8,
+            Elem::Other(_, size) => size,
         }
     }
 
@@ -26,7 +32,26 @@ impl Elem {
             Elem::F32 => "f32",
             Elem::BF16 => "bf16",
             Elem::Index => "index",
+            Elem::Other(name, _) => name,
         }
+    }
+
+    /// The element type a view type spells, by name; `None` for a name that
+    /// is not an integer, `index` or float type.
+    pub fn named(name: &str) -> Option<Elem> {
+        Some(match name {
+            "f32" => Elem::F32,
+            "bf16" => Elem::BF16,
+            "index" => Elem::Index,
+            "i1" => Elem::Other("i1", 1),
+            "i8" => Elem::Other("i8", 1),
+            "i16" => Elem::Other("i16", 2),
+            "i32" => Elem::Other("i32", 4),
+            "i64" => Elem::Other("i64", 8),
+            "f16" => Elem::Other("f16", 2),
+            "f64" => Elem::Other("f64", 8),
+            _ => return None,
+        })
     }
 }
 
@@ -40,6 +65,9 @@ pub struct View {
     pub elem: Elem,
     /// The record whose payload this is; the view dies with the record.
     pub owner: Option<u32>,
+    /// Where the view was made (its `buffer.view`, `channel.reserve` or
+    /// `channel.acquire`), for the notes of an out-of-bounds access.
+    pub origin: Rc<str>,
 }
 
 impl View {
@@ -49,6 +77,24 @@ impl View {
 
     pub fn bytes(&self) -> usize {
         self.elements() * self.elem.size()
+    }
+
+    /// The byte count of a view of `shape` and `elem`, if it fits in usize.
+    pub fn checked_bytes(shape: &[usize], elem: Elem) -> Option<usize> {
+        shape
+            .iter()
+            .try_fold(elem.size(), |bytes, &d| bytes.checked_mul(d))
+    }
+
+    /// `view<2x4xf32>`.
+    pub fn type_text(&self) -> String {
+        let mut text = String::from("view<");
+        for d in self.shape.iter() {
+            text.push_str(&format!("{d}x"));
+        }
+        text.push_str(self.elem.name());
+        text.push('>');
+        text
     }
 }
 

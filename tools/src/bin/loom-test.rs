@@ -59,6 +59,23 @@ struct Args {
 /// The caller's buffers of one run, by argument name.
 type Buffers = Vec<(String, Vec<u8>)>;
 
+/// The file the scenarios come from, for errors located at a directive.
+struct Directives<'a> {
+    path: &'a str,
+    text: &'a str,
+}
+
+impl Directives<'_> {
+    /// `path:line:1: error: message`, the directive's line and a caret.
+    fn error(&self, line: usize, message: &str) -> String {
+        format!(
+            "{}:{line}:1: error: {message}\n{}\n^\n",
+            self.path,
+            self.text.lines().nth(line.wrapping_sub(1)).unwrap_or("")
+        )
+    }
+}
+
 fn parse_schedule(text: &str) -> Result<Schedule, Failure> {
     if text == "deterministic" {
         return Ok(Schedule::Deterministic);
@@ -104,44 +121,55 @@ fn execute(
     module: &Module,
     scenario: &Scenario,
     schedule: Schedule,
+    directives: &Directives,
 ) -> Result<(Buffers, u64, usize), String> {
     let program = interp::translate(module.as_operation().to_raw())
         .map_err(|e| diagnostic::render(&e.loc, "error", &e.message, &[]))?;
     let Some(pipeline) = program.pipelines.get(&scenario.entry) else {
         let mut known: Vec<String> = program.pipelines.keys().map(|k| format!("@{k}")).collect();
         known.sort();
-        return Err(format!(
-            "no pipeline @{}; the module has {}\n",
-            scenario.entry,
-            known.join(", ")
+        return Err(directives.error(
+            scenario.line,
+            &format!(
+                "no pipeline @{}; the module has {}",
+                scenario.entry,
+                known.join(", ")
+            ),
         ));
     };
-    let mut args = Vec::new();
-    for name in &pipeline.run_args {
-        let Some(data) = scenario.bindings.get(name) else {
-            return Err(format!(
-                "scenario `{}` binds no data to %{name}\n",
-                scenario.name
-            ));
-        };
-        args.push(data.bytes.clone());
-    }
     if let Some(extra) = scenario
         .bindings
         .keys()
         .find(|k| !pipeline.run_args.contains(k))
     {
-        return Err(format!(
-            "scenario `{}` binds %{extra}, which @{} does not take (it takes {})\n",
-            scenario.name,
-            scenario.entry,
-            pipeline
-                .run_args
-                .iter()
-                .map(|a| format!("%{a}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        return Err(directives.error(
+            scenario
+                .bind_lines
+                .get(extra)
+                .copied()
+                .unwrap_or(scenario.line),
+            &format!(
+                "scenario `{}` binds %{extra}, which @{} does not take (it takes {})",
+                scenario.name,
+                scenario.entry,
+                pipeline
+                    .run_args
+                    .iter()
+                    .map(|a| format!("%{a}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ));
+    }
+    let mut args = Vec::new();
+    for name in &pipeline.run_args {
+        let Some(data) = scenario.bindings.get(name) else {
+            return Err(directives.error(
+                scenario.line,
+                &format!("scenario `{}` binds no data to %{name}", scenario.name),
+            ));
+        };
+        args.push(data.bytes.clone());
     }
     let names = pipeline.run_args.clone();
     let options = Options {
@@ -149,8 +177,13 @@ fn execute(
         config: scenario.config.iter().cloned().collect::<HashMap<_, _>>(),
         ..Options::default()
     };
-    let outcome = interp::run(&program, &scenario.entry, args, options)
-        .map_err(|e| diagnostic::render(&e.loc, "error", &e.message, &e.notes))?;
+    let outcome = interp::run(&program, &scenario.entry, args, options).map_err(|e| {
+        // The checks at completion report every violation they find.
+        std::iter::once(&e)
+            .chain(&e.further)
+            .map(|e| diagnostic::render(&e.loc, "error", &e.message, &e.notes))
+            .collect::<String>()
+    })?;
     Ok((
         names.into_iter().zip(outcome.buffers).collect(),
         outcome.steps,
@@ -207,6 +240,7 @@ fn differential(
     scenario: &Scenario,
     schedule: Schedule,
     reference: &Buffers,
+    directives: &Directives,
 ) -> Result<usize, String> {
     let session = Session::new();
     let mut parsed = session.parse(source, name).map_err(|f| f.0)?;
@@ -226,7 +260,7 @@ fn differential(
         if problem.is_some() {
             return Ok(());
         }
-        match execute(module, scenario, schedule) {
+        match execute(module, scenario, schedule, directives) {
             Ok((buffers, _, _)) if &buffers == reference => {}
             Ok((buffers, _, _)) => {
                 let differing: Vec<String> = buffers
@@ -265,15 +299,12 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             .unwrap_or(Path::new("."))
             .to_path_buf(),
     };
-    let scenarios = scenario::parse(&text, &dir).map_err(|e| {
-        Failure(format!(
-            "{}:{}:1: error: {}\n{}\n",
-            scenario_path,
-            e.line,
-            e.message,
-            text.lines().nth(e.line - 1).unwrap_or("")
-        ))
-    })?;
+    let directives = Directives {
+        path: scenario_path,
+        text: &text,
+    };
+    let scenarios =
+        scenario::parse(&text, &dir).map_err(|e| Failure(directives.error(e.line, &e.message)))?;
     for wanted in &args.scenarios {
         if !scenarios.iter().any(|s| &s.name == wanted) {
             return Err(Failure(format!(
@@ -301,7 +332,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let parsed = session.parse(&bytes, &args.input)?;
     let (mut passed, mut failed) = (0, 0);
     for scenario in selected {
-        let ran = execute(&parsed.module, scenario, schedule);
+        let ran = execute(&parsed.module, scenario, schedule, &directives);
         let result = match (&scenario.expected_error, ran) {
             (Some(text), Err(report)) if report.contains(text.as_str()) => {
                 let first = report.lines().next().unwrap_or("");
@@ -320,7 +351,14 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                 }
                 let mut summary = format!("{steps} ops, {strands} strands");
                 if args.each_pass {
-                    let stages = differential(&bytes, &args.input, scenario, schedule, &buffers)?;
+                    let stages = differential(
+                        &bytes,
+                        &args.input,
+                        scenario,
+                        schedule,
+                        &buffers,
+                        &directives,
+                    )?;
                     summary.push_str(&format!("; identical after each of {stages} passes"));
                 }
                 Ok(summary)
