@@ -79,9 +79,13 @@ pub fn read(bytes: &[u8]) -> Result<Array, String> {
         .ok_or("malformed shape")?;
     let mut count = 1usize;
     for dim in inner.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        count *= dim
+        let dim = dim
             .parse::<usize>()
             .map_err(|_| format!("malformed shape ({inner})"))?;
+        count = count
+            .checked_mul(dim)
+            .filter(|n| n.checked_mul(dtype.size()).is_some())
+            .ok_or_else(|| format!("shape ({inner}) is too large"))?;
     }
     let data = &bytes[start + length..];
     if data.len() != count * dtype.size() {
