@@ -66,6 +66,17 @@ type Result<T> = std::result::Result<T, RuntimeError>;
 /// "Values and storage").
 const CALLER_ALIGNMENT: u64 = 4096;
 
+/// `vector.dot2f` lane by lane: ((acc + x[2i]*w[2i]) + x[2i+1]*w[2i+1]).
+fn dot2f(acc: &[f32], x: impl Fn(usize) -> f32, w: impl Fn(usize) -> f32) -> Rc<[f32]> {
+    acc.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let first = canonical(canonical(x(2 * i) * w(2 * i)) + s);
+            canonical(first + canonical(x(2 * i + 1) * w(2 * i + 1)))
+        })
+        .collect()
+}
+
 /// Arithmetic NaNs are the canonical quiet NaN, so results do not depend on
 /// the host's NaN propagation.
 fn canonical(v: f32) -> f32 {
@@ -95,6 +106,8 @@ struct Frame {
     pc: usize,
     regs: Vec<Value>,
     results: Vec<Reg>,
+    /// Reused for the values of block arguments in flight.
+    scratch: Vec<Value>,
 }
 
 #[derive(PartialEq, Eq)]
@@ -188,6 +201,28 @@ pub struct Machine<'p> {
     blocked_on: HashMap<usize, (Rc<str>, String, u32)>,
     steps: u64,
     rng: u64,
+    /// Vector storage of overwritten registers, reused by new vectors of
+    /// the same length so a loop body does not allocate.
+    spare_f32: Vec<Rc<[f32]>>,
+    spare_bf16: Vec<Rc<[u16]>>,
+}
+
+/// A vector of `len` lanes from `fill`, in `spare` storage when one fits.
+fn lanes<T: std::marker::Copy + Default>(
+    spare: &mut Vec<Rc<[T]>>,
+    len: usize,
+    fill: impl Fn(usize) -> T,
+) -> Rc<[T]> {
+    if let Some(mut reused) = spare.pop() {
+        if reused.len() == len {
+            let lanes = Rc::get_mut(&mut reused).expect("spare storage is unshared");
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                *lane = fill(i);
+            }
+            return reused;
+        }
+    }
+    (0..len).map(fill).collect()
 }
 
 /// Run pipeline `name` of `program` with the caller's buffers `args`.
@@ -251,6 +286,8 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         blocked_on: HashMap::new(),
         steps: 0,
         rng: seed,
+        spare_f32: Vec::new(),
+        spare_bf16: Vec::new(),
     };
     let mut regs = vec![Value::Undef; body.registers as usize];
     for (i, &param) in body.params.iter().enumerate() {
@@ -265,6 +302,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
             pc: 0,
             regs,
             results: Vec::new(),
+            scratch: Vec::new(),
         }],
         status: Status::Ready,
         groups: Vec::new(),
@@ -471,7 +509,21 @@ impl<'p> Machine<'p> {
     }
 
     fn set(&mut self, t: usize, r: Reg, v: Value) {
-        self.frame_mut(t).regs[r as usize] = v;
+        let old = std::mem::replace(&mut self.frame_mut(t).regs[r as usize], v);
+        self.recycle(old);
+    }
+
+    /// Keep the storage of a vector nothing else holds, for `lanes`.
+    fn recycle(&mut self, old: Value) {
+        match old {
+            Value::VecF32(rc) if Rc::strong_count(&rc) == 1 && self.spare_f32.len() < 8 => {
+                self.spare_f32.push(rc)
+            }
+            Value::VecBF16(rc) if Rc::strong_count(&rc) == 1 && self.spare_bf16.len() < 8 => {
+                self.spare_bf16.push(rc)
+            }
+            _ => {}
+        }
     }
 
     fn int(&self, t: usize, r: Reg, loc: &Rc<str>) -> Result<i64> {
@@ -640,7 +692,7 @@ impl<'p> Machine<'p> {
     }
 
     fn read_elements(
-        &self,
+        &mut self,
         view: &View,
         start: usize,
         count: usize,
@@ -650,26 +702,26 @@ impl<'p> Machine<'p> {
         let at = view.offset + start * view.elem.size();
         Ok(match view.elem {
             Elem::BF16 => {
-                let values: Vec<u16> = (0..count)
-                    .map(|k| u16::from_le_bytes([bytes[at + 2 * k], bytes[at + 2 * k + 1]]))
-                    .collect();
                 if count == 1 {
-                    Value::BF16(values[0])
+                    Value::BF16(u16::from_le_bytes([bytes[at], bytes[at + 1]]))
                 } else {
-                    Value::VecBF16(values.into())
+                    let word =
+                        |k: usize| u16::from_le_bytes([bytes[at + 2 * k], bytes[at + 2 * k + 1]]);
+                    Value::VecBF16(lanes(&mut self.spare_bf16, count, word))
                 }
             }
             Elem::F32 => {
-                let values: Vec<f32> = (0..count)
-                    .map(|k| {
-                        let b = &bytes[at + 4 * k..at + 4 * k + 4];
-                        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-                    })
-                    .collect();
+                let word = |k: usize| {
+                    f32::from_le_bytes(
+                        bytes[at + 4 * k..at + 4 * k + 4]
+                            .try_into()
+                            .expect("4 bytes"),
+                    )
+                };
                 if count == 1 {
-                    Value::F32(values[0])
+                    Value::F32(word(0))
                 } else {
-                    Value::VecF32(values.into())
+                    Value::VecF32(lanes(&mut self.spare_f32, count, word))
                 }
             }
             Elem::Index if count == 1 => {
@@ -809,12 +861,14 @@ impl<'p> Machine<'p> {
                 self.tasks[t].status = Status::Blocked;
                 return Ok(Ran::Blocked(done));
             }
+            if self.tasks[t].status == Status::Blocked {
+                self.blocked_on.remove(&t);
+            }
             self.tasks[t].status = if self.tasks[t].frames.is_empty() {
                 Status::Done
             } else {
                 Status::Ready
             };
-            self.blocked_on.remove(&t);
             done += 1;
             self.steps += 1;
         }
@@ -825,15 +879,23 @@ impl<'p> Machine<'p> {
     }
 
     fn jump(&mut self, t: usize, target: BlockId, args: &[Reg]) {
-        let values: Vec<Value> = args.iter().map(|&r| self.get(t, r).clone()).collect();
         let func = self.frame(t).func;
         let params = &self.program.functions[func].blocks[target].params;
         let frame = self.frame_mut(t);
-        for (&p, v) in params.iter().zip(values) {
-            frame.regs[p as usize] = v;
+        // Block arguments are read before any is written (a loop's header
+        // may receive its own parameters swapped).
+        let mut scratch = std::mem::take(&mut frame.scratch);
+        scratch.extend(args.iter().map(|&r| frame.regs[r as usize].clone()));
+        for (&p, v) in params.iter().zip(scratch.iter_mut()) {
+            std::mem::swap(&mut frame.regs[p as usize], v);
         }
         frame.block = target;
         frame.pc = 0;
+        // `scratch` now holds what the parameters held before the jump.
+        for old in scratch.drain(..) {
+            self.recycle(old);
+        }
+        self.frame_mut(t).scratch = scratch;
     }
 
     /// Execute one op; false when the strand must wait.
@@ -951,33 +1013,46 @@ impl<'p> Machine<'p> {
                 self.set(t, *d, v);
             }
             Op::Dot2f(a, b, c, d) => {
-                let (Some(x), Some(w), Some(acc)) = (
-                    Self::lanes_f32(self.get(t, *a)),
-                    Self::lanes_f32(self.get(t, *b)),
-                    Self::lanes_f32(self.get(t, *c)),
-                ) else {
-                    return fail(loc, "vector.dot2f needs vector operands".into());
+                let out = match (self.get(t, *a), self.get(t, *b), self.get(t, *c)) {
+                    // The common case, without widening copies of the operands.
+                    (Value::VecBF16(x), Value::VecBF16(w), Value::VecF32(acc))
+                        if x.len() == w.len() && x.len() == 2 * acc.len() =>
+                    {
+                        let (x, w, acc) = (x.clone(), w.clone(), acc.clone());
+                        let lane = |i: usize| {
+                            let first = canonical(
+                                canonical(bf16_to_f32(x[2 * i]) * bf16_to_f32(w[2 * i])) + acc[i],
+                            );
+                            canonical(
+                                first
+                                    + canonical(
+                                        bf16_to_f32(x[2 * i + 1]) * bf16_to_f32(w[2 * i + 1]),
+                                    ),
+                            )
+                        };
+                        lanes(&mut self.spare_f32, acc.len(), lane)
+                    }
+                    (x, w, acc) => {
+                        let (Some(x), Some(w), Some(acc)) =
+                            (Self::lanes_f32(x), Self::lanes_f32(w), Self::lanes_f32(acc))
+                        else {
+                            return fail(loc, "vector.dot2f needs vector operands".into());
+                        };
+                        if x.len() != w.len() || x.len() != 2 * acc.len() {
+                            return fail(
+                                loc,
+                                format!(
+                                    "vector.dot2f lane counts {} x {} into {}",
+                                    x.len(),
+                                    w.len(),
+                                    acc.len()
+                                ),
+                            );
+                        }
+                        dot2f(&acc, |i| x[i], |i| w[i])
+                    }
                 };
-                if x.len() != w.len() || x.len() != 2 * acc.len() {
-                    return fail(
-                        loc,
-                        format!(
-                            "vector.dot2f lane counts {} x {} into {}",
-                            x.len(),
-                            w.len(),
-                            acc.len()
-                        ),
-                    );
-                }
-                let out: Vec<f32> = acc
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| {
-                        let first = canonical(canonical(x[2 * i] * w[2 * i]) + s);
-                        canonical(first + canonical(x[2 * i + 1] * w[2 * i + 1]))
-                    })
-                    .collect();
-                self.set(t, *d, Value::VecF32(out.into()));
+                self.set(t, *d, Value::VecF32(out));
             }
             Op::Extract(a, i, d) => {
                 let v = match self.get(t, *a) {
@@ -1178,6 +1253,7 @@ impl<'p> Machine<'p> {
                             pc: 0,
                             regs: regs.clone(),
                             results: Vec::new(),
+                            scratch: Vec::new(),
                         }],
                         status: Status::Ready,
                         groups: Vec::new(),
@@ -1386,6 +1462,7 @@ impl<'p> Machine<'p> {
                     pc: 0,
                     regs,
                     results: dsts.clone(),
+                    scratch: Vec::new(),
                 });
                 return Ok(true);
             }

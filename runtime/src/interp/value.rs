@@ -128,8 +128,8 @@ impl Value {
 
     pub fn splat(scalar: &Value, lanes: usize) -> Value {
         match scalar {
-            Value::BF16(bits) => Value::VecBF16(vec![*bits; lanes].into()),
-            Value::F32(v) => Value::VecF32(vec![*v; lanes].into()),
+            Value::BF16(bits) => Value::VecBF16(std::iter::repeat_n(*bits, lanes).collect()),
+            Value::F32(v) => Value::VecF32(std::iter::repeat_n(*v, lanes).collect()),
             _ => Value::Undef,
         }
     }
