@@ -77,6 +77,24 @@ fn dot2f(acc: &[f32], x: impl Fn(usize) -> f32, w: impl Fn(usize) -> f32) -> Rc<
         .collect()
 }
 
+/// `index.cmp`: signed predicates on the two's complement values, unsigned
+/// ones on their bits.
+fn compare(p: Predicate, x: i64, y: i64) -> bool {
+    let (ux, uy) = (x as u64, y as u64);
+    match p {
+        Predicate::Eq => x == y,
+        Predicate::Ne => x != y,
+        Predicate::Slt => x < y,
+        Predicate::Sle => x <= y,
+        Predicate::Sgt => x > y,
+        Predicate::Sge => x >= y,
+        Predicate::Ult => ux < uy,
+        Predicate::Ule => ux <= uy,
+        Predicate::Ugt => ux > uy,
+        Predicate::Uge => ux >= uy,
+    }
+}
+
 /// Arithmetic NaNs are the canonical quiet NaN, so results do not depend on
 /// the host's NaN propagation.
 fn canonical(v: f32) -> f32 {
@@ -920,20 +938,7 @@ impl<'p> Machine<'p> {
                 self.set(t, *d, Value::Int(v));
             }
             Op::Cmp(p, a, b, d) => {
-                let (x, y) = (self.int(t, *a, loc)?, self.int(t, *b, loc)?);
-                let (ux, uy) = (x as u64, y as u64);
-                let v = match p {
-                    Predicate::Eq => x == y,
-                    Predicate::Ne => x != y,
-                    Predicate::Slt => x < y,
-                    Predicate::Sle => x <= y,
-                    Predicate::Sgt => x > y,
-                    Predicate::Sge => x >= y,
-                    Predicate::Ult => ux < uy,
-                    Predicate::Ule => ux <= uy,
-                    Predicate::Ugt => ux > uy,
-                    Predicate::Uge => ux >= uy,
-                };
+                let v = compare(*p, self.int(t, *a, loc)?, self.int(t, *b, loc)?);
                 self.set(t, *d, Value::Bool(v));
             }
             Op::Assume {
@@ -1092,6 +1097,54 @@ impl<'p> Machine<'p> {
                 let start = self.locate(t, &v, indices, count, loc)?;
                 self.write_elements(&v, start, &stored, loc)?;
             }
+            Op::Br(target, args) => {
+                self.check_operands(t, args, loc)?;
+                self.jump(t, *target, args);
+                return Ok(true);
+            }
+            Op::CmpBr(p, a, b, yes, yes_args, no, no_args) => {
+                if compare(*p, self.int(t, *a, loc)?, self.int(t, *b, loc)?) {
+                    self.check_operands(t, yes_args, loc)?;
+                    self.jump(t, *yes, yes_args);
+                } else {
+                    self.check_operands(t, no_args, loc)?;
+                    self.jump(t, *no, no_args);
+                }
+                return Ok(true);
+            }
+            Op::CondBr(c, yes, yes_args, no, no_args) => {
+                if self.boolean(t, *c, loc)? {
+                    self.check_operands(t, yes_args, loc)?;
+                    self.jump(t, *yes, yes_args);
+                } else {
+                    self.check_operands(t, no_args, loc)?;
+                    self.jump(t, *no, no_args);
+                }
+                return Ok(true);
+            }
+            Op::Return(values) => {
+                self.check_operands(t, values, loc)?;
+                let returned: Vec<Value> = values.iter().map(|&r| self.get(t, r).clone()).collect();
+                let frame = self.tasks[t].frames.pop().expect("a live task has a frame");
+                if let Some(caller) = self.tasks[t].frames.last_mut() {
+                    for (&d, v) in frame.results.iter().zip(returned) {
+                        caller.regs[d as usize] = v;
+                    }
+                }
+                return Ok(true);
+            }
+            _ => return self.exec_cold(t, inst),
+        }
+        self.advance(t);
+        Ok(true)
+    }
+
+    /// The operations a loop body rarely runs (storage, channels, copies,
+    /// calls), apart so that `exec` stays small.
+    #[inline(never)]
+    fn exec_cold(&mut self, t: usize, inst: &Inst) -> Result<bool> {
+        let loc = &inst.loc;
+        match &inst.op {
             Op::AssumeAlignment(srcs, align, dsts) => {
                 // The interpreter places caller buffers at multiples of 4096
                 // bytes and each allocation at a multiple of its alignment
@@ -1493,32 +1546,7 @@ impl<'p> Machine<'p> {
                 }
             }
             Op::Unsupported(message) => return fail(loc, message.clone()),
-            Op::Br(target, args) => {
-                self.check_operands(t, args, loc)?;
-                self.jump(t, *target, args);
-                return Ok(true);
-            }
-            Op::CondBr(c, yes, yes_args, no, no_args) => {
-                if self.boolean(t, *c, loc)? {
-                    self.check_operands(t, yes_args, loc)?;
-                    self.jump(t, *yes, yes_args);
-                } else {
-                    self.check_operands(t, no_args, loc)?;
-                    self.jump(t, *no, no_args);
-                }
-                return Ok(true);
-            }
-            Op::Return(values) => {
-                self.check_operands(t, values, loc)?;
-                let returned: Vec<Value> = values.iter().map(|&r| self.get(t, r).clone()).collect();
-                let frame = self.tasks[t].frames.pop().expect("a live task has a frame");
-                if let Some(caller) = self.tasks[t].frames.last_mut() {
-                    for (&d, v) in frame.results.iter().zip(returned) {
-                        caller.regs[d as usize] = v;
-                    }
-                }
-                return Ok(true);
-            }
+            _ => unreachable!("exec handles the other operations"),
         }
         self.advance(t);
         Ok(true)

@@ -121,6 +121,9 @@ pub enum Op {
     Unsupported(String),
     Br(BlockId, Vec<Reg>),
     CondBr(Reg, BlockId, Vec<Reg>, BlockId, Vec<Reg>),
+    /// An `index.cmp` whose only use is the `cfg.cond_br` right after it,
+    /// fused: loop headers run one op instead of two.
+    CmpBr(Predicate, Reg, Reg, BlockId, Vec<Reg>, BlockId, Vec<Reg>),
     Return(Vec<Reg>),
 }
 
@@ -798,13 +801,16 @@ impl Translator {
                 let cond = r!(ins[0]);
                 let yes = self.regs(body, op, &ins[1..1 + t])?;
                 let no = self.regs(body, op, &ins[1 + t..])?;
-                Op::CondBr(
-                    cond,
-                    blocks[&(f.0.ptr as usize)],
-                    yes,
-                    blocks[&(f.1.ptr as usize)],
-                    no,
-                )
+                let (yes_block, no_block) =
+                    (blocks[&(f.0.ptr as usize)], blocks[&(f.1.ptr as usize)]);
+                let fusable = uses(ins[0]).len() == 1;
+                match body.blocks[current].insts.last().map(|i| &i.op) {
+                    Some(&Op::Cmp(p, a, b, d)) if fusable && d == cond => {
+                        body.blocks[current].insts.pop();
+                        Op::CmpBr(p, a, b, yes_block, yes, no_block, no)
+                    }
+                    _ => Op::CondBr(cond, yes_block, yes, no_block, no),
+                }
             }
             "func.return" => Op::Return(self.regs(body, op, &ins)?),
             "scf.yield" => {
@@ -865,9 +871,11 @@ impl Translator {
         start.extend(inits);
         body.emit(current, Op::CheckStep(step), loc);
         body.emit(current, Op::Br(header, start), loc);
-        let more = body.fresh();
-        body.emit(header, Op::Cmp(Predicate::Slt, params[0], high, more), loc);
-        body.emit(header, Op::CondBr(more, entry, vec![], exit, vec![]), loc);
+        body.emit(
+            header,
+            Op::CmpBr(Predicate::Slt, params[0], high, entry, vec![], exit, vec![]),
+            loc,
+        );
         let yield_to = Yield::Loop {
             header,
             induction: params[0],
@@ -972,7 +980,7 @@ impl Translator {
         for block in &mut body.blocks {
             let ends = matches!(
                 block.insts.last().map(|i| &i.op),
-                Some(Op::Br(..) | Op::CondBr(..) | Op::Return(_))
+                Some(Op::Br(..) | Op::CondBr(..) | Op::CmpBr(..) | Op::Return(_))
             );
             if !ends {
                 block.insts.push(Inst {
