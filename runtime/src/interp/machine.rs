@@ -229,18 +229,18 @@ pub struct Machine<'p> {
 fn lanes<T: std::marker::Copy + Default>(
     spare: &mut Vec<Rc<[T]>>,
     len: usize,
-    fill: impl Fn(usize) -> T,
+    fill: impl ExactSizeIterator<Item = T>,
 ) -> Rc<[T]> {
     if let Some(mut reused) = spare.pop() {
         if reused.len() == len {
             let lanes = Rc::get_mut(&mut reused).expect("spare storage is unshared");
-            for (i, lane) in lanes.iter_mut().enumerate() {
-                *lane = fill(i);
+            for (lane, value) in lanes.iter_mut().zip(fill) {
+                *lane = value;
             }
             return reused;
         }
     }
-    (0..len).map(fill).collect()
+    fill.collect()
 }
 
 /// Run pipeline `name` of `program` with the caller's buffers `args`.
@@ -723,9 +723,10 @@ impl<'p> Machine<'p> {
                 if count == 1 {
                     Value::BF16(u16::from_le_bytes([bytes[at], bytes[at + 1]]))
                 } else {
-                    let word =
-                        |k: usize| u16::from_le_bytes([bytes[at + 2 * k], bytes[at + 2 * k + 1]]);
-                    Value::VecBF16(lanes(&mut self.spare_bf16, count, word))
+                    let words = bytes[at..at + 2 * count]
+                        .chunks_exact(2)
+                        .map(|b| u16::from_le_bytes([b[0], b[1]]));
+                    Value::VecBF16(lanes(&mut self.spare_bf16, count, words))
                 }
             }
             Elem::F32 => {
@@ -739,7 +740,10 @@ impl<'p> Machine<'p> {
                 if count == 1 {
                     Value::F32(word(0))
                 } else {
-                    Value::VecF32(lanes(&mut self.spare_f32, count, word))
+                    let words = bytes[at..at + 4 * count]
+                        .chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    Value::VecF32(lanes(&mut self.spare_f32, count, words))
                 }
             }
             Elem::Index if count == 1 => {
@@ -1024,18 +1028,16 @@ impl<'p> Machine<'p> {
                         if x.len() == w.len() && x.len() == 2 * acc.len() =>
                     {
                         let (x, w, acc) = (x.clone(), w.clone(), acc.clone());
-                        let lane = |i: usize| {
-                            let first = canonical(
-                                canonical(bf16_to_f32(x[2 * i]) * bf16_to_f32(w[2 * i])) + acc[i],
-                            );
-                            canonical(
-                                first
-                                    + canonical(
-                                        bf16_to_f32(x[2 * i + 1]) * bf16_to_f32(w[2 * i + 1]),
-                                    ),
-                            )
-                        };
-                        lanes(&mut self.spare_f32, acc.len(), lane)
+                        let sums = x
+                            .chunks_exact(2)
+                            .zip(w.chunks_exact(2))
+                            .zip(acc.iter())
+                            .map(|((x, w), s)| {
+                                let first =
+                                    canonical(canonical(bf16_to_f32(x[0]) * bf16_to_f32(w[0])) + s);
+                                canonical(first + canonical(bf16_to_f32(x[1]) * bf16_to_f32(w[1])))
+                            });
+                        lanes(&mut self.spare_f32, acc.len(), sums)
                     }
                     (x, w, acc) => {
                         let (Some(x), Some(w), Some(acc)) =
