@@ -3,6 +3,7 @@
 //! dialect handles.
 
 pub mod ffi;
+pub mod ir;
 pub mod ops;
 
 use melior::dialect::{DialectHandle, DialectRegistry};

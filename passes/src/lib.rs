@@ -6,7 +6,6 @@
 
 pub mod diagnostics;
 pub mod ffi;
-pub mod ir;
 pub mod options;
 
 mod loom_canonicalize;

@@ -16,7 +16,7 @@
 //! free ops whose results are unused are removed.
 
 use crate::diagnostics::error;
-use crate::ir::*;
+use loom_dialects::ir::*;
 use crate::PassInfo;
 use mlir_sys::*;
 use std::ffi::c_void;

@@ -10,7 +10,7 @@
 //! not already capture, so merging cannot widen what outlining later passes
 //! to the strand's function.
 
-use crate::ir::*;
+use loom_dialects::ir::*;
 use crate::PassInfo;
 use mlir_sys::*;
 use std::collections::HashMap;

@@ -20,7 +20,7 @@
 //! After: `%y = index.add %a, %a : index`, and `%r`'s uses use `%y`.
 
 use crate::diagnostics::error;
-use crate::ir::*;
+use loom_dialects::ir::*;
 use crate::PassInfo;
 use mlir_sys::*;
 use std::collections::{BTreeMap, BTreeSet};

@@ -14,7 +14,7 @@
 //! ```
 
 use crate::diagnostics::error;
-use crate::ir::*;
+use loom_dialects::ir::*;
 use crate::{options, PassInfo};
 use mlir_sys::*;
 use std::collections::BTreeSet;

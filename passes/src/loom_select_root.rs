@@ -7,7 +7,7 @@
 //! this after inlining, so helpers that were inlined everywhere disappear.
 
 use crate::diagnostics::error;
-use crate::ir::*;
+use loom_dialects::ir::*;
 use crate::{options, PassInfo};
 use mlir_sys::*;
 use std::collections::BTreeSet;

@@ -18,7 +18,7 @@
 //! ```
 
 use crate::diagnostics::error;
-use crate::ir::{attribute, op_name, walk};
+use loom_dialects::ir::{attribute, op_name, walk};
 use crate::{options, PassInfo};
 use loom_dialects::ops;
 use melior::ir::attribute::IntegerAttribute;
@@ -82,7 +82,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
         let mut declarations = BTreeMap::new();
         for &op in &all {
             if op_name(op) == "config.def" {
-                let Some(name) = crate::ir::symbol_name(op) else {
+                let Some(name) = loom_dialects::ir::symbol_name(op) else {
                     continue;
                 };
                 let range = attribute(op, "range").map(|range| {
@@ -143,7 +143,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
             if op_name(op) != "config.get" {
                 continue;
             }
-            let Some(name) = crate::ir::symbol_ref(op, "name") else {
+            let Some(name) = loom_dialects::ir::symbol_ref(op, "name") else {
                 continue;
             };
             let Some(&value) = values.get(&name) else {

@@ -24,7 +24,7 @@
 //! Structured ops in a pipeline's construction region stay: that region is a
 //! single block.
 
-use crate::ir::*;
+use loom_dialects::ir::*;
 use crate::PassInfo;
 use mlir_sys::*;
 

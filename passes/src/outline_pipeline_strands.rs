@@ -22,7 +22,7 @@
 //! after the functions.
 
 use crate::diagnostics::error;
-use crate::ir::*;
+use loom_dialects::ir::*;
 use crate::loom_resolve_target::{context_op, fresh_context_name};
 use crate::PassInfo;
 use mlir_sys::*;

@@ -17,7 +17,7 @@
 
 use crate::session::{PipelineOptions, Session};
 use crate::Failure;
-use loom_passes::ir;
+use loom_dialects::ir;
 use melior::ir::Module;
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //! the compiler's output.
 
 use super::value::{Elem, Value};
-use loom_passes::ir::*;
+use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::collections::HashMap;
 use std::rc::Rc;

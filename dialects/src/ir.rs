@@ -4,7 +4,7 @@
 //! Every function takes live IR handles owned by the running pass manager;
 //! that is the one invariant their `unsafe` blocks rely on.
 
-use loom_dialects::ffi;
+use crate::ffi;
 use mlir_sys::*;
 use std::ffi::c_void;
 
