@@ -16,8 +16,8 @@
 //! free ops whose results are unused are removed.
 
 use crate::diagnostics::error;
-use loom_dialects::ir::*;
 use crate::PassInfo;
+use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::ffi::c_void;
 

@@ -10,8 +10,8 @@
 //! not already capture, so merging cannot widen what outlining later passes
 //! to the strand's function.
 
-use loom_dialects::ir::*;
 use crate::PassInfo;
+use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::collections::HashMap;
 

@@ -20,8 +20,8 @@
 //! After: `%y = index.add %a, %a : index`, and `%r`'s uses use `%y`.
 
 use crate::diagnostics::error;
-use loom_dialects::ir::*;
 use crate::PassInfo;
+use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
 

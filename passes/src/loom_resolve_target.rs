@@ -14,8 +14,8 @@
 //! ```
 
 use crate::diagnostics::error;
-use loom_dialects::ir::*;
 use crate::{options, PassInfo};
+use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::collections::BTreeSet;
 

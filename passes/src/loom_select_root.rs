@@ -7,8 +7,8 @@
 //! this after inlining, so helpers that were inlined everywhere disappear.
 
 use crate::diagnostics::error;
-use loom_dialects::ir::*;
 use crate::{options, PassInfo};
+use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::collections::BTreeSet;
 

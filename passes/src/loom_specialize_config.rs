@@ -18,8 +18,8 @@
 //! ```
 
 use crate::diagnostics::error;
-use loom_dialects::ir::{attribute, op_name, walk};
 use crate::{options, PassInfo};
+use loom_dialects::ir::{attribute, op_name, walk};
 use loom_dialects::ops;
 use melior::ir::attribute::IntegerAttribute;
 use melior::ir::r#type::IntegerType;

@@ -24,8 +24,8 @@
 //! Structured ops in a pipeline's construction region stay: that region is a
 //! single block.
 
-use loom_dialects::ir::*;
 use crate::PassInfo;
+use loom_dialects::ir::*;
 use mlir_sys::*;
 
 inventory::submit! {

@@ -22,9 +22,9 @@
 //! after the functions.
 
 use crate::diagnostics::error;
-use loom_dialects::ir::*;
 use crate::loom_resolve_target::{context_op, fresh_context_name};
 use crate::PassInfo;
+use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::collections::BTreeSet;
 
