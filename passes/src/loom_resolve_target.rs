@@ -28,28 +28,22 @@ inventory::submit! {
     }
 }
 
-/// The targets Loom compiles for and the device profiles of each. The
-/// profiles' hardware facts live with the xdna target; here only their
-/// names are needed.
-const TARGETS: &[(&str, &[&str])] = &[(
-    "amd.xdna.aie2p",
-    &["amd.xdna.strix.17f0_10", "amd.xdna.strix_halo.17f0_11"],
-)];
-
 /// `TARGET:PROFILE` -> the profile, or a message listing what is known.
 pub fn parse_target(spec: &str) -> Result<String, String> {
-    let known_targets: Vec<&str> = TARGETS.iter().map(|(name, _)| *name).collect();
+    // The device profiles are data (targets/xdna/profiles/*.json).
+    let targets = loom_targets::targets();
+    let known_targets: Vec<&str> = targets.keys().copied().collect();
     let Some((target, profile)) = spec.split_once(':') else {
         return Err(format!(
             "target `{spec}` is not TARGET:PROFILE; known: {}",
-            TARGETS
+            targets
                 .iter()
                 .flat_map(|(t, ps)| ps.iter().map(move |p| format!("{t}:{p}")))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
     };
-    let Some((_, profiles)) = TARGETS.iter().find(|(name, _)| *name == target) else {
+    let Some(profiles) = targets.get(target) else {
         return Err(format!(
             "unknown target `{target}`; known targets: {}",
             known_targets.join(", ")

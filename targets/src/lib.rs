@@ -1,0 +1,8 @@
+//! Loom's targets. Today: the device profiles of the xdna target, as data
+//! (`xdna/profiles/*.json`, one file per profile, embedded at build time).
+//! The aie2p lowering, TXN configuration code and the ELF writer will live
+//! here too (the xdna target issue).
+
+mod profile;
+
+pub use profile::{profiles, targets, DeviceProfile};
