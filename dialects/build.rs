@@ -108,6 +108,7 @@ fn main() {
         "Signature.cpp",
         "Comments.cpp",
         "Ownership.cpp",
+        "Inliner.cpp",
         "Passes.cpp",
         "Api.cpp",
     ] {

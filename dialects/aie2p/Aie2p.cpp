@@ -15,6 +15,7 @@ void Aie2pDialect::initialize() {
 #define GET_OP_LIST
 #include "Aie2pOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 LogicalResult TargetOp::verify() {

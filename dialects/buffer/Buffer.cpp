@@ -24,6 +24,7 @@ void BufferDialect::initialize() {
 #define GET_OP_LIST
 #include "BufferOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 //===-- buffer.assume.alignment -------------------------------------------===//

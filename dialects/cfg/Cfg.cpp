@@ -15,6 +15,7 @@ void CfgDialect::initialize() {
 #define GET_OP_LIST
 #include "CfgOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 /// `^bb` or `^bb(%a: T, %b: T)`.

@@ -24,6 +24,7 @@ void ChannelDialect::initialize() {
 #define GET_OP_LIST
 #include "ChannelOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 Type TileType::parse(AsmParser &parser) {

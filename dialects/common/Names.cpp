@@ -147,14 +147,22 @@ void attachSourceNames(ModuleOp module, llvm::SourceMgr &sources) {
   });
 }
 
+/// MLIR's inliner wraps an inlined op's location as callee-at-caller; the
+/// name is the callee's.
+static Location calleeLocation(Location loc) {
+  while (auto site = llvm::dyn_cast<CallSiteLoc>(loc))
+    loc = site.getCallee();
+  return loc;
+}
+
 StringRef storedName(Value value) {
   if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
-    if (auto name = llvm::dyn_cast<NameLoc>(arg.getLoc()))
+    if (auto name = llvm::dyn_cast<NameLoc>(calleeLocation(arg.getLoc())))
       return name.getName().getValue();
     return "";
   }
   auto result = llvm::cast<OpResult>(value);
-  Location loc = withoutComments(result.getOwner()->getLoc());
+  Location loc = calleeLocation(withoutComments(calleeLocation(result.getOwner()->getLoc())));
   if (auto name = llvm::dyn_cast<NameLoc>(loc))
     return result.getOwner()->getNumResults() == 1 ? name.getName().getValue() : "";
   if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {

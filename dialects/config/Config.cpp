@@ -15,6 +15,7 @@ void ConfigDialect::initialize() {
 #define GET_OP_LIST
 #include "ConfigOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 

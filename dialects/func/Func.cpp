@@ -16,6 +16,7 @@ void FuncDialect::initialize() {
 #define GET_OP_LIST
 #include "FuncOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 //===-- func.def ----------------------------------------------------------===//

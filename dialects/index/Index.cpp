@@ -15,6 +15,7 @@ void IndexDialect::initialize() {
 #define GET_OP_LIST
 #include "IndexOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 Operation *IndexDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,

@@ -24,6 +24,7 @@ void KernelDialect::initialize() {
 #define GET_OP_LIST
 #include "KernelOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 //===-- kernel.async.copy -------------------------------------------------===//

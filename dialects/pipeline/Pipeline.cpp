@@ -25,6 +25,7 @@ void PipelineDialect::initialize() {
 #define GET_OP_LIST
 #include "PipelineOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 //===-- pipeline.def ------------------------------------------------------===//

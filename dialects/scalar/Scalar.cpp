@@ -15,6 +15,7 @@ void ScalarDialect::initialize() {
 #define GET_OP_LIST
 #include "ScalarOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }

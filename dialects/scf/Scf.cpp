@@ -15,6 +15,7 @@ void ScfDialect::initialize() {
 #define GET_OP_LIST
 #include "ScfOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 //===-- scf.for -----------------------------------------------------------===//

@@ -16,6 +16,7 @@ void VectorDialect::initialize() {
 #define GET_OP_LIST
 #include "VectorOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 static VectorType vectorOf(Value value) { return llvm::cast<VectorType>(value.getType()); }

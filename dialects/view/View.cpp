@@ -24,6 +24,7 @@ void ViewDialect::initialize() {
 #define GET_OP_LIST
 #include "ViewOps.cpp.inc"
       >();
+  addInlinerInterface(this);
 }
 
 namespace loom {

@@ -144,6 +144,9 @@ Facts factsOf(std::optional<llvm::ArrayRef<int64_t>> range, std::optional<int64_
 void addFactAttributes(mlir::OperationState &result, const Facts &facts, StringAttr rangeName,
                        StringAttr divisorName);
 
+/// Let MLIR's `inline` pass move this dialect's ops (Inliner.cpp).
+void addInlinerInterface(mlir::Dialect *dialect);
+
 } // namespace loom
 
 #endif // LOOM_SUPPORT_H
