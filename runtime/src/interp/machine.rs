@@ -118,6 +118,7 @@ fn error(loc: &Rc<str>, message: String, notes: Vec<(Rc<str>, String)>) -> Runti
     }
 }
 
+#[derive(Default)]
 struct Frame {
     func: FuncId,
     block: BlockId,
@@ -223,6 +224,10 @@ pub struct Machine<'p> {
     /// the same length so a loop body does not allocate.
     spare_f32: Vec<Rc<[f32]>>,
     spare_bf16: Vec<Rc<[u16]>>,
+    /// The innermost frame of the running strand, out of its task while it
+    /// runs (the task's `frames` then hold only its callers): operands are
+    /// read without looking the task up.
+    cur: Frame,
 }
 
 /// A vector of `len` lanes from `fill`, in `spare` storage when one fits.
@@ -306,6 +311,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         rng: seed,
         spare_f32: Vec::new(),
         spare_bf16: Vec::new(),
+        cur: Frame::default(),
     };
     let mut regs = vec![Value::Undef; body.registers as usize];
     for (i, &param) in body.params.iter().enumerate() {
@@ -398,13 +404,23 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Notes naming the calls that task `t` is inside, innermost first.
+    /// Notes naming the calls that the parked task `t` is inside, innermost
+    /// first (its innermost frame is the last of its `frames`).
     fn call_stack(&self, t: usize) -> Vec<(Rc<str>, String)> {
+        self.callers(t, 1)
+    }
+
+    /// The same for the running task, whose innermost frame is `cur`.
+    fn running_call_stack(&self, t: usize) -> Vec<(Rc<str>, String)> {
+        self.callers(t, 0)
+    }
+
+    fn callers(&self, t: usize, skip: usize) -> Vec<(Rc<str>, String)> {
         self.tasks[t]
             .frames
             .iter()
             .rev()
-            .skip(1)
+            .skip(skip)
             .map(|frame| {
                 let call =
                     &self.program.functions[frame.func].blocks[frame.block].insts[frame.pc - 1];
@@ -508,18 +524,21 @@ impl<'p> Machine<'p> {
         Err(first)
     }
 
-    fn frame(&self, t: usize) -> &Frame {
-        self.tasks[t]
-            .frames
-            .last()
-            .expect("a live task has a frame")
+    /// The running strand's innermost frame (`t` is the running strand).
+    fn frame(&self, _t: usize) -> &Frame {
+        &self.cur
     }
 
-    fn frame_mut(&mut self, t: usize) -> &mut Frame {
-        self.tasks[t]
-            .frames
-            .last_mut()
-            .expect("a live task has a frame")
+    fn frame_mut(&mut self, _t: usize) -> &mut Frame {
+        &mut self.cur
+    }
+
+    /// Put the running frame back into strand `t` unless the strand ended.
+    fn park(&mut self, t: usize) {
+        if self.tasks[t].status != Status::Done {
+            let frame = std::mem::take(&mut self.cur);
+            self.tasks[t].frames.push(frame);
+        }
     }
 
     fn get(&self, t: usize, r: Reg) -> &Value {
@@ -847,6 +866,20 @@ impl<'p> Machine<'p> {
 
     /// Run strand `t` for at most `quantum` ops.
     fn run_task(&mut self, t: usize, quantum: u64) -> Result<Ran> {
+        if self.tasks[t].status == Status::Done {
+            return Ok(Ran::Done(0));
+        }
+        self.cur = self.tasks[t].frames.pop().expect("a live task has a frame");
+        let ran = self.run_frames(t, quantum);
+        self.park(t);
+        ran.map_err(|mut error| {
+            // The callers, innermost first (their pc is past the call).
+            error.notes.extend(self.call_stack(t));
+            error
+        })
+    }
+
+    fn run_frames(&mut self, t: usize, quantum: u64) -> Result<Ran> {
         let program = self.program;
         let mut done = 0u64;
         loop {
@@ -856,41 +889,25 @@ impl<'p> Machine<'p> {
             if done >= quantum {
                 return Ok(Ran::Preempted(done));
             }
+            let (func, block, pc) = (self.cur.func, self.cur.block, self.cur.pc);
+            let inst = &program.functions[func].blocks[block].insts[pc];
             if self.steps >= self.options.max_steps {
-                let f = self.frame(t);
-                let loc = program.functions[f.func].blocks[f.block].insts[f.pc]
-                    .loc
-                    .clone();
                 return fail(
-                    &loc,
+                    &inst.loc,
                     format!("stopped after {} operations (a runaway loop?)", self.steps),
                 );
             }
-            let (func, block, pc) = {
-                let f = self.frame(t);
-                (f.func, f.block, f.pc)
-            };
-            let inst = &program.functions[func].blocks[block].insts[pc];
-            let executed = match self.exec(t, inst) {
-                Ok(executed) => executed,
-                Err(mut error) => {
-                    // The callers, innermost first (their pc is past the call).
-                    error.notes.extend(self.call_stack(t));
-                    return Err(error);
-                }
-            };
-            if !executed {
+            if !self.exec(t, inst)? {
                 self.tasks[t].status = Status::Blocked;
                 return Ok(Ran::Blocked(done));
             }
-            if self.tasks[t].status == Status::Blocked {
-                self.blocked_on.remove(&t);
+            match self.tasks[t].status {
+                Status::Ready | Status::Done => {}
+                Status::Blocked => {
+                    self.blocked_on.remove(&t);
+                    self.tasks[t].status = Status::Ready;
+                }
             }
-            self.tasks[t].status = if self.tasks[t].frames.is_empty() {
-                Status::Done
-            } else {
-                Status::Ready
-            };
             done += 1;
             self.steps += 1;
         }
@@ -1127,11 +1144,15 @@ impl<'p> Machine<'p> {
             Op::Return(values) => {
                 self.check_operands(t, values, loc)?;
                 let returned: Vec<Value> = values.iter().map(|&r| self.get(t, r).clone()).collect();
-                let frame = self.tasks[t].frames.pop().expect("a live task has a frame");
-                if let Some(caller) = self.tasks[t].frames.last_mut() {
-                    for (&d, v) in frame.results.iter().zip(returned) {
-                        caller.regs[d as usize] = v;
+                let frame = std::mem::take(&mut self.cur);
+                match self.tasks[t].frames.pop() {
+                    Some(caller) => {
+                        self.cur = caller;
+                        for (&d, v) in frame.results.iter().zip(returned) {
+                            self.cur.regs[d as usize] = v;
+                        }
                     }
+                    None => self.tasks[t].status = Status::Done,
                 }
                 return Ok(true);
             }
@@ -1369,7 +1390,7 @@ impl<'p> Machine<'p> {
                     kind: if reserve { Kind::Write } else { Kind::Read },
                     held: true,
                     task: t,
-                    stack: self.call_stack(t),
+                    stack: self.running_call_stack(t),
                     created: loc.clone(),
                     ended: None,
                 });
@@ -1453,7 +1474,7 @@ impl<'p> Machine<'p> {
                     waited: false,
                     loc: loc.clone(),
                     task: t,
-                    stack: self.call_stack(t),
+                    stack: self.running_call_stack(t),
                 });
                 self.set(t, *token, Value::Token(self.copies.len() as u32 - 1));
             }
@@ -1511,14 +1532,16 @@ impl<'p> Machine<'p> {
                     regs[p as usize] = self.get(t, a).clone();
                 }
                 self.advance(t);
-                self.tasks[t].frames.push(Frame {
+                let callee = Frame {
                     func: *f,
                     block: 0,
                     pc: 0,
                     regs,
                     results: dsts.clone(),
                     scratch: Vec::new(),
-                });
+                };
+                let caller = std::mem::replace(&mut self.cur, callee);
+                self.tasks[t].frames.push(caller);
                 return Ok(true);
             }
             Op::ConfigGet(name, d) => {
