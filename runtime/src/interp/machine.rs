@@ -77,6 +77,17 @@ fn dot2f(acc: &[f32], x: impl Fn(usize) -> f32, w: impl Fn(usize) -> f32) -> Rc<
         .collect()
 }
 
+/// Index arithmetic: wrapping at 64 bits; min and max unsigned.
+fn integer(op: IntOp, x: i64, y: i64) -> i64 {
+    match op {
+        IntOp::Add => x.wrapping_add(y),
+        IntOp::Sub => x.wrapping_sub(y),
+        IntOp::Mul => x.wrapping_mul(y),
+        IntOp::MinU => (x as u64).min(y as u64) as i64,
+        IntOp::MaxU => (x as u64).max(y as u64) as i64,
+    }
+}
+
 /// `index.cmp`: signed predicates on the two's complement values, unsigned
 /// ones on their bits.
 fn compare(p: Predicate, x: i64, y: i64) -> bool {
@@ -948,14 +959,7 @@ impl<'p> Machine<'p> {
                 self.set(t, *d, v);
             }
             Op::Int(op, a, b, d) => {
-                let (x, y) = (self.int(t, *a, loc)?, self.int(t, *b, loc)?);
-                let v = match op {
-                    IntOp::Add => x.wrapping_add(y),
-                    IntOp::Sub => x.wrapping_sub(y),
-                    IntOp::Mul => x.wrapping_mul(y),
-                    IntOp::MinU => (x as u64).min(y as u64) as i64,
-                    IntOp::MaxU => (x as u64).max(y as u64) as i64,
-                };
+                let v = integer(*op, self.int(t, *a, loc)?, self.int(t, *b, loc)?);
                 self.set(t, *d, Value::Int(v));
             }
             Op::Cmp(p, a, b, d) => {
@@ -964,7 +968,6 @@ impl<'p> Machine<'p> {
             }
             Op::Assume {
                 input,
-                result,
                 range,
                 multiple_of,
             } => {
@@ -985,7 +988,6 @@ impl<'p> Machine<'p> {
                         );
                     }
                 }
-                self.set(t, *result, Value::Int(v));
             }
             Op::Float(op, a, b, d) => {
                 let v = self.float_values(*op, self.get(t, *a), self.get(t, *b), loc)?;
@@ -1117,6 +1119,13 @@ impl<'p> Machine<'p> {
                 self.write_elements(&v, start, &stored, loc)?;
             }
             Op::Br(target, args) => {
+                self.check_operands(t, args, loc)?;
+                self.jump(t, *target, args);
+                return Ok(true);
+            }
+            Op::IntBr(op, a, b, d, target, args) => {
+                let v = integer(*op, self.int(t, *a, loc)?, self.int(t, *b, loc)?);
+                self.set(t, *d, Value::Int(v));
                 self.check_operands(t, args, loc)?;
                 self.jump(t, *target, args);
                 return Ok(true);

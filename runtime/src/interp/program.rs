@@ -65,9 +65,11 @@ pub enum Op {
     Move(Reg, Reg),
     Int(IntOp, Reg, Reg, Reg),
     Cmp(Predicate, Reg, Reg, Reg),
+    /// `index.assume`: its result shares the input's register (an SSA
+    /// value is never reassigned while a use of the result can still see
+    /// it), so only the facts are checked.
     Assume {
         input: Reg,
-        result: Reg,
         range: Option<(i64, i64)>,
         multiple_of: Option<i64>,
     },
@@ -124,6 +126,9 @@ pub enum Op {
     /// An `index.cmp` whose only use is the `cfg.cond_br` right after it,
     /// fused: loop headers run one op instead of two.
     CmpBr(Predicate, Reg, Reg, BlockId, Vec<Reg>, BlockId, Vec<Reg>),
+    /// Index arithmetic right before a `cfg.br`, fused: a loop latch's
+    /// increment and back edge are one op.
+    IntBr(IntOp, Reg, Reg, Reg, BlockId, Vec<Reg>),
     Return(Vec<Reg>),
 }
 
@@ -557,9 +562,9 @@ impl Translator {
             "index.assume" => {
                 let range = attribute(op, "range").map(dense_i64_values);
                 let input = r!(ins[0]);
+                body.alias(outs[0], input);
                 Op::Assume {
                     input,
-                    result: body.define(outs[0]),
                     range: range.map(|r| (r[0], r[1])),
                     multiple_of: ctx_i64("multiple_of"),
                 }
@@ -784,7 +789,14 @@ impl Translator {
             "cfg.br" => {
                 // SAFETY: a branch has one successor.
                 let dest = unsafe { mlirOperationGetSuccessor(op, 0) };
-                Op::Br(blocks[&(dest.ptr as usize)], self.regs(body, op, &ins)?)
+                let (target, args) = (blocks[&(dest.ptr as usize)], self.regs(body, op, &ins)?);
+                match body.blocks[current].insts.last().map(|i| &i.op) {
+                    Some(&Op::Int(kind, a, b, d)) => {
+                        body.blocks[current].insts.pop();
+                        Op::IntBr(kind, a, b, d, target, args)
+                    }
+                    _ => Op::Br(target, args),
+                }
             }
             "cfg.cond_br" => {
                 let sizes = attribute(op, "operandSegmentSizes").expect("cond_br has segments");
@@ -822,10 +834,9 @@ impl Translator {
                         step,
                     }) => {
                         let next = body.fresh();
-                        body.emit(current, Op::Int(IntOp::Add, *induction, *step, next), &loc);
                         let mut args = vec![next];
                         args.extend(values);
-                        Op::Br(*header, args)
+                        Op::IntBr(IntOp::Add, *induction, *step, next, *header, args)
                     }
                     Some(Yield::Join(join)) => Op::Br(*join, values),
                     None => return self.error(op, "yields outside a structured op".into()),
@@ -980,7 +991,7 @@ impl Translator {
         for block in &mut body.blocks {
             let ends = matches!(
                 block.insts.last().map(|i| &i.op),
-                Some(Op::Br(..) | Op::CondBr(..) | Op::CmpBr(..) | Op::Return(_))
+                Some(Op::Br(..) | Op::CondBr(..) | Op::CmpBr(..) | Op::IntBr(..) | Op::Return(_))
             );
             if !ends {
                 block.insts.push(Inst {
