@@ -1131,23 +1131,25 @@ impl<'p> Machine<'p> {
                 return Ok(true);
             }
             Op::CmpBr(p, a, b, yes, yes_args, no, no_args) => {
-                if compare(*p, self.int(t, *a, loc)?, self.int(t, *b, loc)?) {
-                    self.check_operands(t, yes_args, loc)?;
-                    self.jump(t, *yes, yes_args);
+                let taken = compare(*p, self.int(t, *a, loc)?, self.int(t, *b, loc)?);
+                let (target, args) = if taken {
+                    (yes, yes_args)
                 } else {
-                    self.check_operands(t, no_args, loc)?;
-                    self.jump(t, *no, no_args);
-                }
+                    (no, no_args)
+                };
+                self.check_operands(t, args, loc)?;
+                self.jump(t, *target, args);
                 return Ok(true);
             }
             Op::CondBr(c, yes, yes_args, no, no_args) => {
-                if self.boolean(t, *c, loc)? {
-                    self.check_operands(t, yes_args, loc)?;
-                    self.jump(t, *yes, yes_args);
+                let taken = self.boolean(t, *c, loc)?;
+                let (target, args) = if taken {
+                    (yes, yes_args)
                 } else {
-                    self.check_operands(t, no_args, loc)?;
-                    self.jump(t, *no, no_args);
-                }
+                    (no, no_args)
+                };
+                self.check_operands(t, args, loc)?;
+                self.jump(t, *target, args);
                 return Ok(true);
             }
             Op::Return(values) => {

@@ -205,16 +205,20 @@ pub struct TranslateError {
 type Result<T> = std::result::Result<T, TranslateError>;
 
 /// `file:line:col` of a location, or "" when it has none.
-pub fn location_text(loc: MlirLocation) -> String {
-    let mut printed = String::new();
+/// What one of MLIR's print functions writes, as a String.
+fn printed(print: impl FnOnce(MlirStringCallback, *mut std::ffi::c_void)) -> String {
+    let mut out = String::new();
     unsafe extern "C" fn append(text: MlirStringRef, data: *mut std::ffi::c_void) {
         // SAFETY: `data` is the String below; MLIR passes valid bytes.
         unsafe { (*(data as *mut String)).push_str(&text_of(text)) };
     }
-    // SAFETY: a live location; the callback appends to `printed`.
-    unsafe {
-        mlirLocationPrint(loc, Some(append), &mut printed as *mut String as *mut _);
-    }
+    print(Some(append), &mut out as *mut String as *mut _);
+    out
+}
+
+pub fn location_text(loc: MlirLocation) -> String {
+    // SAFETY: a live location.
+    let printed = printed(|f, d| unsafe { mlirLocationPrint(loc, f, d) });
     // The first `"file":line:col` inside (names and comments wrap it).
     let Some(start) = printed.find('"') else {
         return String::new();
@@ -241,25 +245,13 @@ fn text_of(s: MlirStringRef) -> String {
 }
 
 fn type_text(ty: MlirType) -> String {
-    let mut printed = String::new();
-    unsafe extern "C" fn append(text: MlirStringRef, data: *mut std::ffi::c_void) {
-        // SAFETY: as in `location_text`.
-        unsafe { (*(data as *mut String)).push_str(&text_of(text)) };
-    }
     // SAFETY: a live type.
-    unsafe { mlirTypePrint(ty, Some(append), &mut printed as *mut String as *mut _) };
-    printed
+    printed(|f, d| unsafe { mlirTypePrint(ty, f, d) })
 }
 
 fn attribute_text(attr: MlirAttribute) -> String {
-    let mut printed = String::new();
-    unsafe extern "C" fn append(text: MlirStringRef, data: *mut std::ffi::c_void) {
-        // SAFETY: as in `location_text`.
-        unsafe { (*(data as *mut String)).push_str(&text_of(text)) };
-    }
     // SAFETY: a live attribute.
-    unsafe { mlirAttributePrint(attr, Some(append), &mut printed as *mut String as *mut _) };
-    printed
+    printed(|f, d| unsafe { mlirAttributePrint(attr, f, d) })
 }
 
 /// The value of a float constant of type `elem`. Every f32 and bf16 value
