@@ -142,6 +142,16 @@ pub fn symbols(module: MlirOperation) -> std::collections::BTreeMap<String, Mlir
         .collect()
 }
 
+/// The first `PREFIX0`, `PREFIX1`, ... not in `taken`, now taken.
+pub fn fresh_symbol(taken: &mut std::collections::BTreeSet<String>, prefix: &str) -> String {
+    let name = (0..)
+        .map(|n| format!("{prefix}{n}"))
+        .find(|name| !taken.contains(name))
+        .expect("an unbounded range has a free name");
+    taken.insert(name.clone());
+    name
+}
+
 pub fn blocks(region: MlirRegion) -> Vec<MlirBlock> {
     let mut found = Vec::new();
     // SAFETY: iterating a live region's block list.

@@ -60,12 +60,7 @@ pub fn parse_target(spec: &str) -> Result<String, String> {
 
 /// The first free `__loom_target_context_LEVEL_J`.
 pub fn fresh_context_name(taken: &mut BTreeSet<String>, level: u32) -> String {
-    let name = (0..)
-        .map(|j| format!("__loom_target_context_{level}_{j}"))
-        .find(|name| !taken.contains(name))
-        .expect("an unbounded range has a free name");
-    taken.insert(name.clone());
-    name
+    fresh_symbol(taken, &format!("__loom_target_context_{level}_"))
 }
 
 /// A detached `aie2p.target<KIND> @NAME {device_profile = PROFILE}`.

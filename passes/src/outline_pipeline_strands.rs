@@ -278,11 +278,7 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
             .filter(|&op| op_name(op) == "pipeline.strand" && !is_outlined(op))
             .collect();
         for strand in strands.into_iter().rev() {
-            let name = (0..)
-                .map(|n| format!("__pipeline_strand_{n}"))
-                .find(|name| !taken.contains(name))
-                .expect("an unbounded range has a free name");
-            taken.insert(name.clone());
+            let name = fresh_symbol(&mut taken, "__pipeline_strand_");
             let function = outline(strand, &name)?;
             append(module_block, function);
             if let Some(profile) = &profile {

@@ -66,15 +66,10 @@ type Result<T> = std::result::Result<T, RuntimeError>;
 /// "Values and storage").
 const CALLER_ALIGNMENT: u64 = 4096;
 
-/// `vector.dot2f` lane by lane: ((acc + x[2i]*w[2i]) + x[2i+1]*w[2i+1]).
-fn dot2f(acc: &[f32], x: impl Fn(usize) -> f32, w: impl Fn(usize) -> f32) -> Rc<[f32]> {
-    acc.iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let first = canonical(canonical(x(2 * i) * w(2 * i)) + s);
-            canonical(first + canonical(x(2 * i + 1) * w(2 * i + 1)))
-        })
-        .collect()
+/// One lane of `vector.dot2f`: ((acc + x0*w0) + x1*w1), each step in F32.
+fn dot2f_lane(acc: f32, x: [f32; 2], w: [f32; 2]) -> f32 {
+    let first = canonical(canonical(x[0] * w[0]) + acc);
+    canonical(first + canonical(x[1] * w[1]))
 }
 
 /// Index arithmetic: wrapping at 64 bits; min and max unsigned.
@@ -928,6 +923,14 @@ impl<'p> Machine<'p> {
         self.frame_mut(t).pc += 1;
     }
 
+    /// Leave the block for `target`, passing `args` (no dead payload view
+    /// may travel).
+    fn branch(&mut self, t: usize, target: BlockId, args: &[Reg], loc: &Rc<str>) -> Result<bool> {
+        self.check_operands(t, args, loc)?;
+        self.jump(t, target, args);
+        Ok(true)
+    }
+
     fn jump(&mut self, t: usize, target: BlockId, args: &[Reg]) {
         let func = self.frame(t).func;
         let params = &self.program.functions[func].blocks[target].params;
@@ -1052,9 +1055,9 @@ impl<'p> Machine<'p> {
                             .zip(w.chunks_exact(2))
                             .zip(acc.iter())
                             .map(|((x, w), s)| {
-                                let first =
-                                    canonical(canonical(bf16_to_f32(x[0]) * bf16_to_f32(w[0])) + s);
-                                canonical(first + canonical(bf16_to_f32(x[1]) * bf16_to_f32(w[1])))
+                                let widen =
+                                    |pair: &[u16]| [bf16_to_f32(pair[0]), bf16_to_f32(pair[1])];
+                                dot2f_lane(*s, widen(x), widen(w))
                             });
                         lanes(&mut self.spare_f32, acc.len(), sums)
                     }
@@ -1075,7 +1078,11 @@ impl<'p> Machine<'p> {
                                 ),
                             );
                         }
-                        dot2f(&acc, |i| x[i], |i| w[i])
+                        x.chunks_exact(2)
+                            .zip(w.chunks_exact(2))
+                            .zip(&acc)
+                            .map(|((x, w), s)| dot2f_lane(*s, [x[0], x[1]], [w[0], w[1]]))
+                            .collect()
                     }
                 };
                 self.set(t, *d, Value::VecF32(out));
@@ -1119,16 +1126,12 @@ impl<'p> Machine<'p> {
                 self.write_elements(&v, start, &stored, loc)?;
             }
             Op::Br(target, args) => {
-                self.check_operands(t, args, loc)?;
-                self.jump(t, *target, args);
-                return Ok(true);
+                return self.branch(t, *target, args, loc);
             }
             Op::IntBr(op, a, b, d, target, args) => {
                 let v = integer(*op, self.int(t, *a, loc)?, self.int(t, *b, loc)?);
                 self.set(t, *d, Value::Int(v));
-                self.check_operands(t, args, loc)?;
-                self.jump(t, *target, args);
-                return Ok(true);
+                return self.branch(t, *target, args, loc);
             }
             Op::CmpBr(p, a, b, yes, yes_args, no, no_args) => {
                 let taken = compare(*p, self.int(t, *a, loc)?, self.int(t, *b, loc)?);
@@ -1137,9 +1140,7 @@ impl<'p> Machine<'p> {
                 } else {
                     (no, no_args)
                 };
-                self.check_operands(t, args, loc)?;
-                self.jump(t, *target, args);
-                return Ok(true);
+                return self.branch(t, *target, args, loc);
             }
             Op::CondBr(c, yes, yes_args, no, no_args) => {
                 let taken = self.boolean(t, *c, loc)?;
@@ -1148,9 +1149,7 @@ impl<'p> Machine<'p> {
                 } else {
                     (no, no_args)
                 };
-                self.check_operands(t, args, loc)?;
-                self.jump(t, *target, args);
-                return Ok(true);
+                return self.branch(t, *target, args, loc);
             }
             Op::Return(values) => {
                 self.check_operands(t, values, loc)?;
