@@ -21,6 +21,7 @@ pub enum Schedule {
     Random(u64),
 }
 
+#[derive(Clone)]
 pub struct Options {
     pub schedule: Schedule,
     /// Values for `config.get` that the module has not specialized.
@@ -236,22 +237,40 @@ pub struct Machine<'p> {
     cur: Frame,
 }
 
+/// Keep the storage of a vector nothing else holds, for `lanes`.
+fn recycle(spare_f32: &mut Vec<Rc<[f32]>>, spare_bf16: &mut Vec<Rc<[u16]>>, old: Value) {
+    match old {
+        Value::VecF32(rc) if Rc::strong_count(&rc) == 1 && spare_f32.len() < 8 => {
+            spare_f32.push(rc)
+        }
+        Value::VecBF16(rc) if Rc::strong_count(&rc) == 1 && spare_bf16.len() < 8 => {
+            spare_bf16.push(rc)
+        }
+        _ => {}
+    }
+}
+
+/// Unshared storage for a vector of `len` lanes: spare storage when one
+/// fits, otherwise new (zeroed) storage.
+fn spare<T: std::marker::Copy + Default>(spare: &mut Vec<Rc<[T]>>, len: usize) -> Rc<[T]> {
+    match spare.pop() {
+        Some(reused) if reused.len() == len => reused,
+        _ => vec![T::default(); len].into(),
+    }
+}
+
 /// A vector of `len` lanes from `fill`, in `spare` storage when one fits.
 fn lanes<T: std::marker::Copy + Default>(
-    spare: &mut Vec<Rc<[T]>>,
+    storage: &mut Vec<Rc<[T]>>,
     len: usize,
     fill: impl ExactSizeIterator<Item = T>,
 ) -> Rc<[T]> {
-    if let Some(mut reused) = spare.pop() {
-        if reused.len() == len {
-            let lanes = Rc::get_mut(&mut reused).expect("spare storage is unshared");
-            for (lane, value) in lanes.iter_mut().zip(fill) {
-                *lane = value;
-            }
-            return reused;
-        }
+    let mut out = spare(storage, len);
+    let lanes = Rc::get_mut(&mut out).expect("spare storage is unshared");
+    for (lane, value) in lanes.iter_mut().zip(fill) {
+        *lane = value;
     }
-    fill.collect()
+    out
 }
 
 /// Run pipeline `name` of `program` with the caller's buffers `args`.
@@ -556,17 +575,8 @@ impl<'p> Machine<'p> {
         self.recycle(old);
     }
 
-    /// Keep the storage of a vector nothing else holds, for `lanes`.
     fn recycle(&mut self, old: Value) {
-        match old {
-            Value::VecF32(rc) if Rc::strong_count(&rc) == 1 && self.spare_f32.len() < 8 => {
-                self.spare_f32.push(rc)
-            }
-            Value::VecBF16(rc) if Rc::strong_count(&rc) == 1 && self.spare_bf16.len() < 8 => {
-                self.spare_bf16.push(rc)
-            }
-            _ => {}
-        }
+        recycle(&mut self.spare_f32, &mut self.spare_bf16, old);
     }
 
     fn int(&self, t: usize, r: Reg, loc: &Rc<str>) -> Result<i64> {
@@ -734,49 +744,32 @@ impl<'p> Machine<'p> {
         )
     }
 
-    fn read_elements(
-        &mut self,
-        view: &View,
-        start: usize,
-        count: usize,
-        loc: &Rc<str>,
-    ) -> Result<Value> {
-        let bytes = &self.buffers[view.buffer as usize];
-        let at = view.offset + start * view.elem.size();
-        Ok(match view.elem {
+    /// `count` elements of type `elem` at byte `at` of buffer `buffer`;
+    /// the caller has checked the access and the element type.
+    fn read_elements(&mut self, buffer: u32, at: usize, elem: Elem, count: usize) -> Value {
+        let bytes = &self.buffers[buffer as usize];
+        match elem {
+            Elem::BF16 if count == 1 => Value::BF16(u16::from_le_bytes([bytes[at], bytes[at + 1]])),
             Elem::BF16 => {
-                if count == 1 {
-                    Value::BF16(u16::from_le_bytes([bytes[at], bytes[at + 1]]))
-                } else {
-                    let words = bytes[at..at + 2 * count]
-                        .chunks_exact(2)
-                        .map(|b| u16::from_le_bytes([b[0], b[1]]));
-                    Value::VecBF16(lanes(&mut self.spare_bf16, count, words))
-                }
+                let words = bytes[at..at + 2 * count]
+                    .chunks_exact(2)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]));
+                Value::VecBF16(lanes(&mut self.spare_bf16, count, words))
             }
+            Elem::F32 if count == 1 => Value::F32(f32::from_le_bytes(
+                bytes[at..at + 4].try_into().expect("4 bytes"),
+            )),
             Elem::F32 => {
-                let word = |k: usize| {
-                    f32::from_le_bytes(
-                        bytes[at + 4 * k..at + 4 * k + 4]
-                            .try_into()
-                            .expect("4 bytes"),
-                    )
-                };
-                if count == 1 {
-                    Value::F32(word(0))
-                } else {
-                    let words = bytes[at..at + 4 * count]
-                        .chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                    Value::VecF32(lanes(&mut self.spare_f32, count, words))
-                }
+                let words = bytes[at..at + 4 * count]
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                Value::VecF32(lanes(&mut self.spare_f32, count, words))
             }
-            Elem::Index if count == 1 => {
-                let b = &bytes[at..at + 8];
-                Value::Int(i64::from_le_bytes(b.try_into().expect("8 bytes")))
-            }
-            Elem::Index | Elem::Other(..) => return Err(Self::unsupported_element(view, loc)),
-        })
+            Elem::Index => Value::Int(i64::from_le_bytes(
+                bytes[at..at + 8].try_into().expect("8 bytes"),
+            )),
+            Elem::Other(..) => unreachable!("the caller refuses other element types"),
+        }
     }
 
     fn write_elements(
@@ -887,35 +880,48 @@ impl<'p> Machine<'p> {
 
     fn run_frames(&mut self, t: usize, quantum: u64) -> Result<Ran> {
         let program = self.program;
+        if self.tasks[t].status == Status::Done {
+            return Ok(Ran::Done(0));
+        }
+        // A strand resumed after blocking is unblocked by its first op.
+        let mut unblocking = self.tasks[t].status == Status::Blocked;
+        // One bound per op: the quantum, or the steps left before the
+        // runaway limit (`steps` is brought up to date on every exit).
+        let budget = quantum.min(self.options.max_steps.saturating_sub(self.steps));
         let mut done = 0u64;
         loop {
-            if self.tasks[t].status == Status::Done {
-                return Ok(Ran::Done(done));
-            }
-            if done >= quantum {
-                return Ok(Ran::Preempted(done));
-            }
             let (func, block, pc) = (self.cur.func, self.cur.block, self.cur.pc);
             let inst = &program.functions[func].blocks[block].insts[pc];
-            if self.steps >= self.options.max_steps {
-                return fail(
-                    &inst.loc,
-                    format!("stopped after {} operations (a runaway loop?)", self.steps),
-                );
+            if done >= budget {
+                self.steps += done;
+                if self.steps >= self.options.max_steps {
+                    return fail(
+                        &inst.loc,
+                        format!("stopped after {} operations (a runaway loop?)", self.steps),
+                    );
+                }
+                return Ok(Ran::Preempted(done));
             }
-            if !self.exec(t, inst)? {
-                self.tasks[t].status = Status::Blocked;
-                return Ok(Ran::Blocked(done));
-            }
-            match self.tasks[t].status {
-                Status::Ready | Status::Done => {}
-                Status::Blocked => {
-                    self.blocked_on.remove(&t);
-                    self.tasks[t].status = Status::Ready;
+            let ran = self.exec(t, inst);
+            if !matches!(ran, Ok(true)) {
+                self.steps += done;
+                if !ran? {
+                    self.tasks[t].status = Status::Blocked;
+                    return Ok(Ran::Blocked(done));
                 }
             }
             done += 1;
-            self.steps += 1;
+            if unblocking {
+                unblocking = false;
+                self.blocked_on.remove(&t);
+                if self.tasks[t].status == Status::Blocked {
+                    self.tasks[t].status = Status::Ready;
+                }
+            }
+            if self.tasks[t].status == Status::Done {
+                self.steps += done;
+                return Ok(Ran::Done(done));
+            }
         }
     }
 
@@ -934,7 +940,18 @@ impl<'p> Machine<'p> {
     fn jump(&mut self, t: usize, target: BlockId, args: &[Reg]) {
         let func = self.frame(t).func;
         let params = &self.program.functions[func].blocks[target].params;
-        let frame = self.frame_mut(t);
+        let frame = &mut self.cur;
+        frame.block = target;
+        frame.pc = 0;
+        if !args.iter().any(|a| params.contains(a)) {
+            // No argument is a parameter being written: copy one by one.
+            for (&p, &a) in params.iter().zip(args) {
+                let v = frame.regs[a as usize].clone();
+                let old = std::mem::replace(&mut frame.regs[p as usize], v);
+                recycle(&mut self.spare_f32, &mut self.spare_bf16, old);
+            }
+            return;
+        }
         // Block arguments are read before any is written (a loop's header
         // may receive its own parameters swapped).
         let mut scratch = std::mem::take(&mut frame.scratch);
@@ -942,13 +959,11 @@ impl<'p> Machine<'p> {
         for (&p, v) in params.iter().zip(scratch.iter_mut()) {
             std::mem::swap(&mut frame.regs[p as usize], v);
         }
-        frame.block = target;
-        frame.pc = 0;
         // `scratch` now holds what the parameters held before the jump.
         for old in scratch.drain(..) {
-            self.recycle(old);
+            recycle(&mut self.spare_f32, &mut self.spare_bf16, old);
         }
-        self.frame_mut(t).scratch = scratch;
+        self.cur.scratch = scratch;
     }
 
     /// Execute one op; false when the strand must wait.
@@ -1044,22 +1059,24 @@ impl<'p> Machine<'p> {
                 self.set(t, *d, v);
             }
             Op::Dot2f(a, b, c, d) => {
-                let out = match (self.get(t, *a), self.get(t, *b), self.get(t, *c)) {
-                    // The common case, without widening copies of the operands.
+                let regs = &self.cur.regs;
+                let out = match (&regs[*a as usize], &regs[*b as usize], &regs[*c as usize]) {
+                    // The common case: operands read in place, the result
+                    // written into spare storage.
                     (Value::VecBF16(x), Value::VecBF16(w), Value::VecF32(acc))
                         if x.len() == w.len() && x.len() == 2 * acc.len() =>
                     {
-                        let (x, w, acc) = (x.clone(), w.clone(), acc.clone());
-                        let sums = x
-                            .chunks_exact(2)
-                            .zip(w.chunks_exact(2))
-                            .zip(acc.iter())
-                            .map(|((x, w), s)| {
-                                let widen =
-                                    |pair: &[u16]| [bf16_to_f32(pair[0]), bf16_to_f32(pair[1])];
-                                dot2f_lane(*s, widen(x), widen(w))
-                            });
-                        lanes(&mut self.spare_f32, acc.len(), sums)
+                        let mut out = spare(&mut self.spare_f32, acc.len());
+                        let lanes = Rc::get_mut(&mut out).expect("spare storage is unshared");
+                        for (i, lane) in lanes.iter_mut().enumerate() {
+                            let (x, w) = (&x[2 * i..2 * i + 2], &w[2 * i..2 * i + 2]);
+                            *lane = dot2f_lane(
+                                acc[i],
+                                [bf16_to_f32(x[0]), bf16_to_f32(x[1])],
+                                [bf16_to_f32(w[0]), bf16_to_f32(w[1])],
+                            );
+                        }
+                        out
                     }
                     (x, w, acc) => {
                         let (Some(x), Some(w), Some(acc)) =
@@ -1101,10 +1118,19 @@ impl<'p> Machine<'p> {
                 lanes,
                 result,
             } => {
-                let v = self.view(t, *view, loc)?;
+                // The view is read in place (no reference count traffic).
+                let v = match &self.cur.regs[*view as usize] {
+                    Value::View(v) => v,
+                    other => return fail(loc, format!("expected a view, got {}", other.kind())),
+                };
+                self.check_alive(v, loc)?;
                 let count = lanes.unwrap_or(1);
-                let start = self.locate(t, &v, indices, count, loc)?;
-                let mut value = self.read_elements(&v, start, count, loc)?;
+                let start = self.locate(t, v, indices, count, loc)?;
+                if matches!(v.elem, Elem::Other(..)) || (v.elem == Elem::Index && count > 1) {
+                    return Err(Self::unsupported_element(v, loc));
+                }
+                let at = v.offset + start * v.elem.size();
+                let mut value = self.read_elements(v.buffer, at, v.elem, count);
                 if lanes.is_some() && count == 1 {
                     value = Value::splat(&value, 1);
                 }

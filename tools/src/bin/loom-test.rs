@@ -50,6 +50,9 @@ struct Args {
     /// `deterministic`, or `random:SEED` for a seeded random interleaving.
     #[arg(long, default_value = "deterministic")]
     schedule: String,
+    /// Stop a run as runaway after this many ops.
+    #[arg(long = "max-steps", value_name = "N", default_value_t = Options::default().max_steps)]
+    max_steps: u64,
     /// Also run every scenario after each pass of the compile pipeline and
     /// require identical results (the differential check of each pass).
     #[arg(long = "each-pass")]
@@ -120,7 +123,7 @@ fn choose_device(device: Device) -> Result<(), Failure> {
 fn execute(
     module: &Module,
     scenario: &Scenario,
-    schedule: Schedule,
+    base: &Options,
     directives: &Directives,
 ) -> Result<(Buffers, u64, usize), String> {
     let program = interp::translate(module.as_operation().to_raw())
@@ -173,9 +176,8 @@ fn execute(
     }
     let names = pipeline.run_args.clone();
     let options = Options {
-        schedule,
         config: scenario.config.iter().cloned().collect::<HashMap<_, _>>(),
-        ..Options::default()
+        ..base.clone()
     };
     let outcome = interp::run(&program, &scenario.entry, args, options).map_err(|e| {
         // The checks at completion report every violation they find.
@@ -238,7 +240,7 @@ fn differential(
     source: &[u8],
     name: &str,
     scenario: &Scenario,
-    schedule: Schedule,
+    base: &Options,
     reference: &Buffers,
     directives: &Directives,
 ) -> Result<usize, String> {
@@ -260,7 +262,7 @@ fn differential(
         if problem.is_some() {
             return Ok(());
         }
-        match execute(module, scenario, schedule, directives) {
+        match execute(module, scenario, base, directives) {
             Ok((buffers, _, _)) if &buffers == reference => {}
             Ok((buffers, _, _)) => {
                 let differing: Vec<String> = buffers
@@ -287,7 +289,11 @@ fn differential(
 }
 
 fn run(args: &Args) -> Result<ExitCode, Failure> {
-    let schedule = parse_schedule(&args.schedule)?;
+    let base = Options {
+        schedule: parse_schedule(&args.schedule)?,
+        max_steps: args.max_steps,
+        ..Options::default()
+    };
     choose_device(args.device)?;
     let bytes = read_input(&args.input)?;
     let scenario_path = args.scenario_file.as_deref().unwrap_or(&args.input);
@@ -332,7 +338,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let parsed = session.parse(&bytes, &args.input)?;
     let (mut passed, mut failed) = (0, 0);
     for scenario in selected {
-        let ran = execute(&parsed.module, scenario, schedule, &directives);
+        let ran = execute(&parsed.module, scenario, &base, &directives);
         let result = match (&scenario.expected_error, ran) {
             (Some(text), Err(report)) if report.contains(text.as_str()) => {
                 let first = report.lines().next().unwrap_or("");
@@ -351,14 +357,8 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                 }
                 let mut summary = format!("{steps} ops, {strands} strands");
                 if args.each_pass {
-                    let stages = differential(
-                        &bytes,
-                        &args.input,
-                        scenario,
-                        schedule,
-                        &buffers,
-                        &directives,
-                    )?;
+                    let stages =
+                        differential(&bytes, &args.input, scenario, &base, &buffers, &directives)?;
                     summary.push_str(&format!("; identical after each of {stages} passes"));
                 }
                 Ok(summary)
