@@ -4,5 +4,6 @@
 //! here too (the xdna target issue).
 
 mod profile;
+pub mod xdna;
 
 pub use profile::{profiles, targets, DeviceProfile};

@@ -69,6 +69,246 @@ pub struct Limits {
     pub task_queue_depth: u32,
 }
 
+/// A tile-relative register offset, written as a `"0x..."` string in the
+/// profile so it reads like the register tables it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Hex(pub u32);
+
+impl TryFrom<String> for Hex {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        text.strip_prefix("0x")
+            .and_then(|digits| u32::from_str_radix(digits, 16).ok())
+            .map(Hex)
+            .ok_or_else(|| format!("expected a hex offset like \"0x1D000\", found {text:?}"))
+    }
+}
+
+/// Equally spaced registers: entry `i` is at `base + i * stride`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterArray {
+    pub base: Hex,
+    pub stride: Hex,
+}
+
+/// A bit field of one 32-bit register.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Field {
+    pub lsb: u32,
+    pub width: u32,
+}
+
+/// A bit field of one word of a buffer descriptor.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BdField {
+    pub word: u32,
+    pub lsb: u32,
+    pub width: u32,
+}
+
+/// The start (task) queue register of a DMA channel.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartQueue {
+    /// From the channel's control register.
+    pub offset: Hex,
+    pub start_bd: Field,
+    /// Holds the number of runs minus one.
+    pub repeat_count: Field,
+    pub token_issue: Field,
+}
+
+/// A kind of stream switch port (aie-rt's `StrmSwPortType`, mlir-aie's
+/// `WireBundle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortKind {
+    Core,
+    Dma,
+    TileCtrl,
+    Fifo,
+    South,
+    West,
+    North,
+    East,
+    Trace,
+}
+
+impl PortKind {
+    /// The name in switch descriptions, e.g. `South3`, `DMA0`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PortKind::Core => "Core",
+            PortKind::Dma => "DMA",
+            PortKind::TileCtrl => "TileCtrl",
+            PortKind::Fifo => "FIFO",
+            PortKind::South => "South",
+            PortKind::West => "West",
+            PortKind::North => "North",
+            PortKind::East => "East",
+            PortKind::Trace => "Trace",
+        }
+    }
+}
+
+/// Ports `0..count` of one kind are physical ports `first..first + count`
+/// (register `base + physical * stride`); written `[first, count]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(from = "[u32; 2]")]
+pub struct PortRange {
+    pub first: u32,
+    pub count: u32,
+}
+
+impl From<[u32; 2]> for PortRange {
+    fn from([first, count]: [u32; 2]) -> Self {
+        PortRange { first, count }
+    }
+}
+
+/// Where one shim DMA channel meets the shim stream switch.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShimDmaPort {
+    /// The South port index: a slave for MM2S, a master for S2MM.
+    pub south: u32,
+    /// The field of the mux (MM2S) or demux (S2MM) register that must hold
+    /// `select_dma` for the port to carry this channel rather than PL or NoC.
+    pub select: Field,
+}
+
+/// The shim DMA's channels reach its stream switch through the shim mux
+/// (into the switch) and demux (out of it).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShimDma {
+    pub select_dma: u32,
+    /// By channel.
+    pub mm2s: Vec<ShimDmaPort>,
+    pub s2mm: Vec<ShimDmaPort>,
+}
+
+/// Stream switch configuration registers: master port `k` at
+/// `master_base + k * stride`, slave port `k` at `slave_base + k * stride`.
+/// A circuit connection writes the master with `master_enable` and the
+/// physical slave index in `master_slave_index`, and the slave with
+/// `slave_enable`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSwitch {
+    pub master_base: Hex,
+    pub slave_base: Hex,
+    pub stride: Hex,
+    pub masters: u32,
+    pub slaves: u32,
+    pub master_enable: Field,
+    pub master_slave_index: Field,
+    pub slave_enable: Field,
+    pub master_ports: BTreeMap<PortKind, PortRange>,
+    pub slave_ports: BTreeMap<PortKind, PortRange>,
+    /// (slave kind, master kind) pairs the switch joins only when both have
+    /// the same index (among DMA and the four directions; trace and control
+    /// rules are not modelled).
+    pub same_index: Vec<(PortKind, PortKind)>,
+    /// Shim only: how its DMA channels reach the switch.
+    #[serde(default)]
+    pub shim_dma: Option<ShimDma>,
+    pub sources: Vec<String>,
+}
+
+/// The shim's AXI burst length: field code `i` means `bytes[i]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstLength {
+    pub field: BdField,
+    pub bytes: Vec<u32>,
+}
+
+/// Where a buffer descriptor keeps the fields of a plain 1-D transfer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BdLayout {
+    pub words: u32,
+    pub address_unit_bytes: u32,
+    pub length_unit_bytes: u32,
+    /// The address in `address_unit_bytes` units, split low bits first.
+    pub address: Vec<BdField>,
+    /// In `length_unit_bytes` units.
+    pub length: BdField,
+    pub next_bd: BdField,
+    pub use_next_bd: BdField,
+    pub valid: BdField,
+    /// Signed.
+    pub release_value: BdField,
+    pub release_id: BdField,
+    pub acquire_enable: BdField,
+    /// Signed.
+    pub acquire_value: BdField,
+    pub acquire_id: BdField,
+    /// Shim only.
+    #[serde(default)]
+    pub burst_length: Option<BurstLength>,
+}
+
+/// The registers every DMA-bearing tile kind has, as tile-relative offsets.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TileRegisters {
+    /// Lock value registers.
+    pub locks: RegisterArray,
+    pub buffer_descriptors: RegisterArray,
+    /// Channel control registers, by channel.
+    pub dma_s2mm: RegisterArray,
+    pub dma_mm2s: RegisterArray,
+    pub start_queue: StartQueue,
+    pub stream_switch: StreamSwitch,
+    /// Start of the tile's data memory (none in the shim).
+    #[serde(default)]
+    pub data_memory: Option<Hex>,
+    /// How many lock ids a buffer descriptor can name (own and neighbours').
+    pub dma_lock_ids: u32,
+    /// The lock id a buffer descriptor uses for the tile's own lock 0.
+    pub dma_own_lock_id_base: u32,
+    /// The address a buffer descriptor uses for the tile's own memory (none in the shim).
+    #[serde(default)]
+    pub dma_own_memory_address: Option<Hex>,
+    pub bd_layout: BdLayout,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreModule {
+    pub control: Hex,
+    pub status: Hex,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShimMux {
+    pub mux: Hex,
+    pub demux: Hex,
+}
+
+/// The register map: full address = column << column_shift | row << row_shift
+/// | tile-relative offset. Counts of locks, buffer descriptors and channels
+/// come from the tile sections of the profile.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterMap {
+    pub column_shift: u32,
+    pub row_shift: u32,
+    pub core: TileRegisters,
+    pub memory: TileRegisters,
+    pub shim: TileRegisters,
+    pub core_module: CoreModule,
+    pub shim_mux: ShimMux,
+    pub sources: Vec<String>,
+}
+
 /// One device profile, e.g. `amd.xdna.strix_halo.17f0_11`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,6 +322,7 @@ pub struct DeviceProfile {
     pub memory_tile: MemoryTile,
     pub shim_tile: ShimTile,
     pub limits: Limits,
+    pub registers: RegisterMap,
     pub sources: Vec<String>,
     pub notes: Vec<String>,
 }

@@ -1,0 +1,7 @@
+//! The xdna target: AIE2P register map, TXN configuration code, the `.xdna`
+//! ELF.
+
+pub mod elf;
+pub mod regs;
+pub mod route;
+pub mod txn;

@@ -1,0 +1,1427 @@
+//! Circuit-switched stream routes from an MM2S DMA channel to an S2MM DMA
+//! channel: the stream switch register writes, and the shim mux/demux
+//! selections, that join them. Port kinds, indices and bits all come from the
+//! profile's `stream_switch` sections.
+//!
+//! The route is deterministic. Within one column it goes straight north or
+//! south, through the memory tile (as mlir-aie routes shim DMA to cores).
+//! Across columns it runs first along the source row if that row's switches
+//! have East and West ports, else along the destination row, else along the
+//! nearest row that has them (the lower on a tie; memory tiles have none),
+//! then north or south to the destination. Every link takes the lowest index
+//! that is free and that the switches' equal-index rules allow along the whole
+//! route (a memory tile passes South k on only to North k).
+//!
+//! A route within one tile is a single connection of its switch: aie-rt and
+//! mlir-aie join DMA to DMA only at equal channel numbers, so core or memory
+//! tile MM2S k to S2MM k is valid and other pairs are `RouteError::Illegal`;
+//! a shim's South ports may loop back, so any shim pair is valid.
+
+use super::regs::{Direction, Field, StreamSwitch, TileKind};
+pub use crate::profile::{PortKind, PortRange, ShimDma, ShimDmaPort};
+use crate::DeviceProfile;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A DMA channel of the tile at (column, row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    pub column: u32,
+    pub row: u32,
+    pub channel: u32,
+}
+
+/// A stream switch port: its kind and its index among the ports of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Port {
+    pub kind: PortKind,
+    pub index: u32,
+}
+
+impl fmt::Display for Port {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.kind.name(), self.index)
+    }
+}
+
+/// Data leaves a switch through a master port and enters through a slave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Side {
+    Master,
+    Slave,
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Master => "master",
+            Side::Slave => "slave",
+        }
+    }
+}
+
+/// One register write of a tile. Stream switch ports are written whole
+/// (`mask` all ones); a shim mux or demux selection writes only its field, as
+/// aie-rt does, so the selections of other channels stay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchSetting {
+    pub column: u32,
+    pub row: u32,
+    /// Tile-relative.
+    pub offset: u32,
+    pub value: u32,
+    pub mask: u32,
+    /// e.g. `core [0,3] master DMA0 <- slave South0`.
+    pub what: String,
+}
+
+/// The physical stream switch ports earlier routes took, by tile, so that
+/// routes sharing tiles get distinct ports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Used {
+    ports: BTreeSet<(u32, u32, Side, u32)>,
+}
+
+impl Used {
+    fn taken(&self, tile: Tile, side: Side, physical: u32) -> bool {
+        self.ports
+            .contains(&(tile.column, tile.row, side, physical))
+    }
+
+    fn in_use(&self, tile: Tile, side: Side, range: PortRange) -> u32 {
+        let ports = range.first..range.first + range.count;
+        ports.filter(|&p| self.taken(tile, side, p)).count() as u32
+    }
+
+    fn take(&mut self, tile: Tile, side: Side, physical: u32) {
+        self.ports.insert((tile.column, tile.row, side, physical));
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteError {
+    OutsideArray {
+        column: u32,
+        row: u32,
+    },
+    NoSuchChannel {
+        column: u32,
+        row: u32,
+        direction: Direction,
+        channel: u32,
+        channels: u32,
+    },
+    /// The channel's own switch port already carries a route.
+    ChannelInUse {
+        column: u32,
+        row: u32,
+        direction: Direction,
+        channel: u32,
+        side: Side,
+        port: Port,
+    },
+    /// The switch joins these two ports only at equal indices.
+    Illegal {
+        column: u32,
+        row: u32,
+        slave: Port,
+        master: Port,
+    },
+    /// Every port of the kind a link needs is taken (or the tile has none).
+    NoFreePort {
+        column: u32,
+        row: u32,
+        side: Side,
+        kind: PortKind,
+        in_use: u32,
+    },
+    /// Every link has free ports, but none on this link lines up with the
+    /// rest of the route under the equal-index rules.
+    Misaligned {
+        from: (u32, u32),
+        to: (u32, u32),
+    },
+    /// No row has the East and West ports to cross between the columns.
+    NoCrossing {
+        from_column: u32,
+        to_column: u32,
+    },
+}
+
+fn upper(direction: Direction) -> &'static str {
+    match direction {
+        Direction::S2mm => "S2MM",
+        Direction::Mm2s => "MM2S",
+    }
+}
+
+impl fmt::Display for RouteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouteError::OutsideArray { column, row } => {
+                write!(f, "tile [{column}, {row}] is outside the array")
+            }
+            RouteError::NoSuchChannel {
+                column,
+                row,
+                direction,
+                channel,
+                channels,
+            } => write!(
+                f,
+                "tile [{column}, {row}] has no {} channel {channel} ({channels} channels)",
+                upper(*direction)
+            ),
+            RouteError::ChannelInUse {
+                column,
+                row,
+                direction,
+                channel,
+                side,
+                port,
+            } => write!(
+                f,
+                "tile [{column}, {row}] {} channel {channel} already carries a route \
+                 ({} {port} in use)",
+                upper(*direction),
+                side.name()
+            ),
+            RouteError::Illegal {
+                column,
+                row,
+                slave,
+                master,
+            } => write!(
+                f,
+                "tile [{column}, {row}] cannot join slave {slave} to master {master}: \
+                 its switch joins them only at equal indices"
+            ),
+            RouteError::NoFreePort {
+                column,
+                row,
+                side,
+                kind,
+                in_use: 0,
+            } => write!(
+                f,
+                "tile [{column}, {row}] has no {} {} port",
+                kind.name(),
+                side.name()
+            ),
+            RouteError::NoFreePort {
+                column,
+                row,
+                side,
+                kind,
+                in_use,
+            } => write!(
+                f,
+                "tile [{column}, {row}] has no free {} {} port: {in_use} in use",
+                kind.name(),
+                side.name()
+            ),
+            RouteError::Misaligned { from, to } => write!(
+                f,
+                "no free port on the link from tile [{}, {}] to tile [{}, {}] lines up with \
+                 the rest of the route (some switches pass a port on only at the same index)",
+                from.0, from.1, to.0, to.1
+            ),
+            RouteError::NoCrossing {
+                from_column,
+                to_column,
+            } => write!(
+                f,
+                "no row has the East and West ports to cross from column {from_column} \
+                 to column {to_column}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RouteError {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tile {
+    column: u32,
+    row: u32,
+    kind: TileKind,
+}
+
+impl Tile {
+    fn at(profile: &DeviceProfile, column: u32, row: u32) -> Result<Tile, RouteError> {
+        profile
+            .tile_kind(column, row)
+            .map(|kind| Tile { column, row, kind })
+            .ok_or(RouteError::OutsideArray { column, row })
+    }
+}
+
+impl fmt::Display for Tile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} [{},{}]", self.kind.prefix(), self.column, self.row)
+    }
+}
+
+fn switch(profile: &DeviceProfile, tile: Tile) -> &StreamSwitch {
+    &profile.tile_registers(tile.kind).stream_switch
+}
+
+/// Whether the tile's switch joins a slave of one kind to a master of the
+/// other only at equal indices.
+fn joins(profile: &DeviceProfile, tile: Tile, slave: PortKind, master: PortKind) -> bool {
+    switch(profile, tile).same_index.contains(&(slave, master))
+}
+
+fn bits(field: Field) -> u32 {
+    let ones = u32::MAX
+        .checked_shr(32u32.saturating_sub(field.width))
+        .unwrap_or(0);
+    ones.checked_shl(field.lsb).unwrap_or(0)
+}
+
+fn put(field: Field, value: u32) -> u32 {
+    value.checked_shl(field.lsb).unwrap_or(0) & bits(field)
+}
+
+/// A shim mux or demux field and the value that selects DMA.
+#[derive(Clone, Copy)]
+struct Select {
+    field: Field,
+    dma: u32,
+}
+
+/// An endpoint's channel as a port of its tile's switch.
+struct End {
+    tile: Tile,
+    direction: Direction,
+    channel: u32,
+    port: Port,
+    physical: u32,
+    /// Shim only: the mux (MM2S) or demux (S2MM) field to set.
+    select: Option<Select>,
+}
+
+impl End {
+    /// An MM2S channel feeds a slave port; an S2MM channel is fed by a master.
+    fn side(&self) -> Side {
+        match self.direction {
+            Direction::Mm2s => Side::Slave,
+            Direction::S2mm => Side::Master,
+        }
+    }
+
+    fn mux_setting(&self, profile: &DeviceProfile, select: Select) -> SwitchSetting {
+        let dma = format!("DMA {}{}", upper(self.direction), self.channel);
+        let (offset, what) = match self.direction {
+            Direction::Mm2s => (profile.shim_mux(), format!("mux {} <- {dma}", self.port)),
+            Direction::S2mm => (
+                profile.shim_demux(),
+                format!("demux {} -> {dma}", self.port),
+            ),
+        };
+        SwitchSetting {
+            column: self.tile.column,
+            row: self.tile.row,
+            offset,
+            value: put(select.field, select.dma),
+            mask: bits(select.field),
+            what: format!("{} {what}", self.tile),
+        }
+    }
+}
+
+fn resolve(
+    profile: &DeviceProfile,
+    endpoint: Endpoint,
+    direction: Direction,
+) -> Result<End, RouteError> {
+    let tile = Tile::at(profile, endpoint.column, endpoint.row)?;
+    let switch = switch(profile, tile);
+    let ports = match direction {
+        Direction::Mm2s => &switch.slave_ports,
+        Direction::S2mm => &switch.master_ports,
+    };
+    let channel = endpoint.channel;
+    let no_channel = |channels: u32| RouteError::NoSuchChannel {
+        column: tile.column,
+        row: tile.row,
+        direction,
+        channel,
+        channels,
+    };
+    // A shim DMA reaches its switch on South ports through the mux/demux;
+    // other tiles' DMA channels have switch ports of their own.
+    let (port, select, channels) = match &switch.shim_dma {
+        Some(dma) => {
+            let list = match direction {
+                Direction::Mm2s => &dma.mm2s,
+                Direction::S2mm => &dma.s2mm,
+            };
+            let channels = list.len() as u32;
+            let entry = list
+                .get(channel as usize)
+                .ok_or_else(|| no_channel(channels))?;
+            let port = Port {
+                kind: PortKind::South,
+                index: entry.south,
+            };
+            let select = Select {
+                field: entry.select,
+                dma: dma.select_dma,
+            };
+            (port, Some(select), channels)
+        }
+        None => {
+            let channels = ports.get(&PortKind::Dma).map_or(0, |range| range.count);
+            let port = Port {
+                kind: PortKind::Dma,
+                index: channel,
+            };
+            (port, None, channels)
+        }
+    };
+    let physical = ports
+        .get(&port.kind)
+        .filter(|range| port.index < range.count)
+        .map(|range| range.first + port.index)
+        .ok_or_else(|| no_channel(channels))?;
+    Ok(End {
+        tile,
+        direction,
+        channel,
+        port,
+        physical,
+        select,
+    })
+}
+
+/// The row a route between columns crosses in: see the module comment.
+fn crossing_row(profile: &DeviceProfile, from: Tile, to: Tile) -> Result<u32, RouteError> {
+    let (out, into) = if to.column > from.column {
+        (PortKind::East, PortKind::West)
+    } else {
+        (PortKind::West, PortKind::East)
+    };
+    let mut rows: Vec<u32> = (0..profile.array.rows).collect();
+    rows.sort_by_key(|&row| (row != from.row, row != to.row, row.abs_diff(from.row), row));
+    let has = |ports: &BTreeMap<PortKind, PortRange>, kind: PortKind| {
+        ports.get(&kind).is_some_and(|range| range.count > 0)
+    };
+    rows.into_iter()
+        .find(|&row| {
+            profile.tile_kind(from.column, row).is_some_and(|kind| {
+                let s = &profile.tile_registers(kind).stream_switch;
+                has(&s.master_ports, out) && has(&s.slave_ports, into)
+            })
+        })
+        .ok_or(RouteError::NoCrossing {
+            from_column: from.column,
+            to_column: to.column,
+        })
+}
+
+fn step(from: u32, to: u32) -> u32 {
+    match from.cmp(&to) {
+        std::cmp::Ordering::Less => from + 1,
+        std::cmp::Ordering::Equal => from,
+        std::cmp::Ordering::Greater => from - 1,
+    }
+}
+
+/// The tiles the route passes, source first: vertical, horizontal, vertical.
+fn tiles(profile: &DeviceProfile, from: Tile, to: Tile) -> Result<Vec<Tile>, RouteError> {
+    let row = if from.column == to.column {
+        to.row
+    } else {
+        crossing_row(profile, from, to)?
+    };
+    let mut at = from;
+    let mut tiles = vec![from];
+    for (column, row) in [(from.column, row), (to.column, row), (to.column, to.row)] {
+        while (at.column, at.row) != (column, row) {
+            at = Tile::at(profile, step(at.column, column), step(at.row, row))?;
+            tiles.push(at);
+        }
+    }
+    Ok(tiles)
+}
+
+/// A link between neighbouring switches: master `out` k of `from` feeds slave
+/// `into` k of `to`.
+struct Hop {
+    from: Tile,
+    to: Tile,
+    out: PortKind,
+    into: PortKind,
+    master: PortRange,
+    slave: PortRange,
+}
+
+impl Hop {
+    fn new(profile: &DeviceProfile, from: Tile, to: Tile) -> Hop {
+        let (out, into) = if to.row > from.row {
+            (PortKind::North, PortKind::South)
+        } else if to.row < from.row {
+            (PortKind::South, PortKind::North)
+        } else if to.column > from.column {
+            (PortKind::East, PortKind::West)
+        } else {
+            (PortKind::West, PortKind::East)
+        };
+        let none = PortRange { first: 0, count: 0 };
+        Hop {
+            from,
+            to,
+            out,
+            into,
+            master: switch(profile, from)
+                .master_ports
+                .get(&out)
+                .copied()
+                .unwrap_or(none),
+            slave: switch(profile, to)
+                .slave_ports
+                .get(&into)
+                .copied()
+                .unwrap_or(none),
+        }
+    }
+
+    fn indices(&self) -> std::ops::Range<u32> {
+        0..self.master.count.min(self.slave.count)
+    }
+
+    fn free(&self, used: &Used, index: u32) -> bool {
+        !used.taken(self.from, Side::Master, self.master.first + index)
+            && !used.taken(self.to, Side::Slave, self.slave.first + index)
+    }
+
+    /// Names the side with no free port, if either has none.
+    fn exhausted(&self, used: &Used) -> Option<RouteError> {
+        let sides = [
+            (self.from, Side::Master, self.out, self.master),
+            (self.to, Side::Slave, self.into, self.slave),
+        ];
+        sides.into_iter().find_map(|(tile, side, kind, range)| {
+            let free = |i| !used.taken(tile, side, range.first + i);
+            (!self.indices().any(free)).then(|| RouteError::NoFreePort {
+                column: tile.column,
+                row: tile.row,
+                side,
+                kind,
+                in_use: used.in_use(tile, side, range),
+            })
+        })
+    }
+}
+
+/// The index of every hop: the lowest free one the equal-index rules allow,
+/// found with a backward pass so an early choice never strands a later hop.
+fn choose(
+    profile: &DeviceProfile,
+    source: &End,
+    destination: &End,
+    hops: &[Hop],
+    used: &Used,
+) -> Result<Vec<u32>, RouteError> {
+    if let Some(error) = hops.iter().find_map(|hop| hop.exhausted(used)) {
+        return Err(error);
+    }
+    // joined[i]: tile i passes the index it receives on to its next hop.
+    let n = hops.len();
+    let joined: Vec<bool> = (0..=n)
+        .map(|i| {
+            let (tile, slave) = match i.checked_sub(1).and_then(|h| hops.get(h)) {
+                Some(hop) => (hop.to, hop.into),
+                None => (source.tile, source.port.kind),
+            };
+            let master = hops.get(i).map_or(destination.port.kind, |hop| hop.out);
+            joins(profile, tile, slave, master)
+        })
+        .collect();
+    if n == 0 && joined[0] && source.port.index != destination.port.index {
+        return Err(RouteError::Illegal {
+            column: source.tile.column,
+            row: source.tile.row,
+            slave: source.port,
+            master: destination.port,
+        });
+    }
+    let first_ok = |index: u32| !joined[0] || index == source.port.index;
+    let last_ok = |index: u32| !joined[n] || index == destination.port.index;
+
+    // ok[h]: the indices of hop h from which the rest of the route completes.
+    let mut ok: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (h, hop) in hops.iter().enumerate().rev() {
+        let completes = |index: u32| match ok.get(h + 1) {
+            None => last_ok(index),
+            Some(next) if joined[h + 1] => next.contains(&index),
+            Some(next) => !next.is_empty(),
+        };
+        let indices: Vec<u32> = hop
+            .indices()
+            .filter(|&i| hop.free(used, i) && (h > 0 || first_ok(i)) && completes(i))
+            .collect();
+        if indices.is_empty() {
+            return Err(RouteError::Misaligned {
+                from: (hop.from.column, hop.from.row),
+                to: (hop.to.column, hop.to.row),
+            });
+        }
+        ok[h] = indices;
+    }
+    let mut chosen: Vec<u32> = Vec::with_capacity(n);
+    for (h, indices) in ok.iter().enumerate() {
+        // Every set is non-empty (checked above) and a joined tile's index
+        // is in its set by construction.
+        let index = match chosen.last() {
+            Some(&previous) if joined[h] => previous,
+            _ => indices[0],
+        };
+        chosen.push(index);
+    }
+    Ok(chosen)
+}
+
+/// The settings that join `source` (an MM2S channel) to `destination` (an
+/// S2MM channel) by a circuit through the stream switches, taking its ports
+/// in `used`. On error `used` is unchanged.
+pub fn route(
+    profile: &DeviceProfile,
+    source: Endpoint,
+    destination: Endpoint,
+    used: &mut Used,
+) -> Result<Vec<SwitchSetting>, RouteError> {
+    let source = resolve(profile, source, Direction::Mm2s)?;
+    let destination = resolve(profile, destination, Direction::S2mm)?;
+    for end in [&source, &destination] {
+        if used.taken(end.tile, end.side(), end.physical) {
+            return Err(RouteError::ChannelInUse {
+                column: end.tile.column,
+                row: end.tile.row,
+                direction: end.direction,
+                channel: end.channel,
+                side: end.side(),
+                port: end.port,
+            });
+        }
+    }
+    let tiles = tiles(profile, source.tile, destination.tile)?;
+    let hops: Vec<Hop> = tiles
+        .windows(2)
+        .map(|pair| Hop::new(profile, pair[0], pair[1]))
+        .collect();
+    let chosen = choose(profile, &source, &destination, &hops, used)?;
+
+    // Each tile joins the slave the route enters by to the master it leaves by.
+    let enters = std::iter::once((source.port, source.physical)).chain(
+        hops.iter().zip(&chosen).map(|(hop, &i)| {
+            let port = Port {
+                kind: hop.into,
+                index: i,
+            };
+            (port, hop.slave.first + i)
+        }),
+    );
+    let leaves = hops
+        .iter()
+        .zip(&chosen)
+        .map(|(hop, &i)| {
+            let port = Port {
+                kind: hop.out,
+                index: i,
+            };
+            (port, hop.master.first + i)
+        })
+        .chain(std::iter::once((destination.port, destination.physical)));
+
+    let mut settings = Vec::new();
+    if let Some(select) = source.select {
+        settings.push(source.mux_setting(profile, select));
+    }
+    for ((tile, (slave, slave_physical)), (master, master_physical)) in
+        tiles.iter().zip(enters).zip(leaves)
+    {
+        let s = switch(profile, *tile);
+        settings.push(SwitchSetting {
+            column: tile.column,
+            row: tile.row,
+            offset: s.master_base.0 + master_physical * s.stride.0,
+            value: put(s.master_enable, 1) | put(s.master_slave_index, slave_physical),
+            mask: u32::MAX,
+            what: format!("{tile} master {master} <- slave {slave}"),
+        });
+        settings.push(SwitchSetting {
+            column: tile.column,
+            row: tile.row,
+            offset: s.slave_base.0 + slave_physical * s.stride.0,
+            value: put(s.slave_enable, 1),
+            mask: u32::MAX,
+            what: format!("{tile} slave {slave} enable"),
+        });
+        used.take(*tile, Side::Master, master_physical);
+        used.take(*tile, Side::Slave, slave_physical);
+    }
+    if let Some(select) = destination.select {
+        settings.push(destination.mux_setting(profile, select));
+    }
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiles;
+
+    const ALL: u32 = u32::MAX;
+    const KINDS: [TileKind; 3] = [TileKind::Shim, TileKind::Memory, TileKind::Core];
+
+    fn at(column: u32, row: u32, channel: u32) -> Endpoint {
+        Endpoint {
+            column,
+            row,
+            channel,
+        }
+    }
+
+    fn set(column: u32, row: u32, offset: u32, value: u32, mask: u32, what: &str) -> SwitchSetting {
+        SwitchSetting {
+            column,
+            row,
+            offset,
+            value,
+            mask,
+            what: what.to_string(),
+        }
+    }
+
+    /// The master connections only, which name the route.
+    fn masters(settings: &[SwitchSetting]) -> Vec<&str> {
+        settings
+            .iter()
+            .map(|s| s.what.as_str())
+            .filter(|what| what.contains(" master "))
+            .collect()
+    }
+
+    // Expected offsets are the aie-rt register names of
+    // driver/src/global/xaie2pgbl_params.h (PL_MODULE_ for the shim,
+    // MEM_TILE_MODULE_, CORE_MODULE_ ..._STREAM_SWITCH_{MASTER,SLAVE}_CONFIG_*);
+    // a master holds bit 31 | the slave's index = (slave register - slave
+    // base) / 4 (driver/src/stream_switch/xaie_ss.c
+    // _XAie_StreamSwitchConfigureCct, driver/src/common/xaie_helper.c
+    // _XAie_GetSlaveIdx); a slave holds bit 31. Shim DMA MM2S0 enters on
+    // South3 and S2MM0 leaves on South2, selected by mux bits 11:10 and demux
+    // bits 5:4 = 1 (driver/src/pl/xaie_plif.c; mlir-aie
+    // lib/Dialect/AIE/Transforms/AIECreatePathFindFlows.cpp).
+    #[test]
+    fn shim_mm2s_to_core_s2mm_goes_straight_north() {
+        let expected = vec![
+            set(
+                0,
+                0,
+                0x1F000,
+                0x400,
+                0xC00,
+                "shim [0,0] mux South3 <- DMA MM2S0",
+            ),
+            // MASTER_CONFIG_NORTH0 <- SLAVE_CONFIG_SOUTH_3 (0x3F114, index 5).
+            set(
+                0,
+                0,
+                0x3F030,
+                0x8000_0005,
+                ALL,
+                "shim [0,0] master North0 <- slave South3",
+            ),
+            set(
+                0,
+                0,
+                0x3F114,
+                0x8000_0000,
+                ALL,
+                "shim [0,0] slave South3 enable",
+            ),
+            // MASTER_CONFIG_NORTH0 <- SLAVE_CONFIG_SOUTH_0 (0xB011C, index 7).
+            set(
+                0,
+                1,
+                0xB002C,
+                0x8000_0007,
+                ALL,
+                "mem [0,1] master North0 <- slave South0",
+            ),
+            set(
+                0,
+                1,
+                0xB011C,
+                0x8000_0000,
+                ALL,
+                "mem [0,1] slave South0 enable",
+            ),
+            // MASTER_CONFIG_NORTH0 <- SLAVE_CONFIG_SOUTH_0 (0x3F114, index 5).
+            set(
+                0,
+                2,
+                0x3F034,
+                0x8000_0005,
+                ALL,
+                "core [0,2] master North0 <- slave South0",
+            ),
+            set(
+                0,
+                2,
+                0x3F114,
+                0x8000_0000,
+                ALL,
+                "core [0,2] slave South0 enable",
+            ),
+            // MASTER_CONFIG_DMA0 <- SLAVE_CONFIG_SOUTH_0.
+            set(
+                0,
+                3,
+                0x3F004,
+                0x8000_0005,
+                ALL,
+                "core [0,3] master DMA0 <- slave South0",
+            ),
+            set(
+                0,
+                3,
+                0x3F114,
+                0x8000_0000,
+                ALL,
+                "core [0,3] slave South0 enable",
+            ),
+        ];
+        for p in profiles() {
+            let mut used = Used::default();
+            let got = route(p, at(0, 0, 0), at(0, 3, 0), &mut used).unwrap();
+            assert_eq!(got, expected, "{}", p.name);
+            assert_eq!(used.ports.len(), 8);
+        }
+    }
+
+    #[test]
+    fn core_mm2s_to_shim_s2mm_goes_straight_south() {
+        let expected = vec![
+            // MASTER_CONFIG_SOUTH0 <- SLAVE_CONFIG_DMA_0 (0x3F104, index 1).
+            set(
+                0,
+                3,
+                0x3F014,
+                0x8000_0001,
+                ALL,
+                "core [0,3] master South0 <- slave DMA0",
+            ),
+            set(
+                0,
+                3,
+                0x3F104,
+                0x8000_0000,
+                ALL,
+                "core [0,3] slave DMA0 enable",
+            ),
+            // MASTER_CONFIG_SOUTH0 <- SLAVE_CONFIG_NORTH_0 (0x3F13C, index 15).
+            set(
+                0,
+                2,
+                0x3F014,
+                0x8000_000F,
+                ALL,
+                "core [0,2] master South0 <- slave North0",
+            ),
+            set(
+                0,
+                2,
+                0x3F13C,
+                0x8000_0000,
+                ALL,
+                "core [0,2] slave North0 enable",
+            ),
+            // MASTER_CONFIG_SOUTH0 <- SLAVE_CONFIG_NORTH_0 (0xB0134, index 13).
+            set(
+                0,
+                1,
+                0xB001C,
+                0x8000_000D,
+                ALL,
+                "mem [0,1] master South0 <- slave North0",
+            ),
+            set(
+                0,
+                1,
+                0xB0134,
+                0x8000_0000,
+                ALL,
+                "mem [0,1] slave North0 enable",
+            ),
+            // MASTER_CONFIG_SOUTH2 <- SLAVE_CONFIG_NORTH_0 (0x3F138, index 14).
+            set(
+                0,
+                0,
+                0x3F010,
+                0x8000_000E,
+                ALL,
+                "shim [0,0] master South2 <- slave North0",
+            ),
+            set(
+                0,
+                0,
+                0x3F138,
+                0x8000_0000,
+                ALL,
+                "shim [0,0] slave North0 enable",
+            ),
+            set(
+                0,
+                0,
+                0x1F004,
+                0x10,
+                0x30,
+                "shim [0,0] demux South2 -> DMA S2MM0",
+            ),
+        ];
+        for p in profiles() {
+            let got = route(p, at(0, 3, 0), at(0, 0, 0), &mut Used::default()).unwrap();
+            assert_eq!(got, expected, "{}", p.name);
+        }
+    }
+
+    #[test]
+    fn routes_through_the_same_tiles_get_distinct_ports() {
+        for p in profiles() {
+            let mut used = Used::default();
+            let first = route(p, at(0, 0, 0), at(0, 3, 0), &mut used).unwrap();
+            let second = route(p, at(0, 0, 1), at(0, 3, 1), &mut used).unwrap();
+            // Shim MM2S1 enters on South7 (index 9), mux bits 15:14; then index 1
+            // on every link.
+            let expected = vec![
+                set(
+                    0,
+                    0,
+                    0x1F000,
+                    0x4000,
+                    0xC000,
+                    "shim [0,0] mux South7 <- DMA MM2S1",
+                ),
+                set(
+                    0,
+                    0,
+                    0x3F034,
+                    0x8000_0009,
+                    ALL,
+                    "shim [0,0] master North1 <- slave South7",
+                ),
+                set(
+                    0,
+                    0,
+                    0x3F124,
+                    0x8000_0000,
+                    ALL,
+                    "shim [0,0] slave South7 enable",
+                ),
+                set(
+                    0,
+                    1,
+                    0xB0030,
+                    0x8000_0008,
+                    ALL,
+                    "mem [0,1] master North1 <- slave South1",
+                ),
+                set(
+                    0,
+                    1,
+                    0xB0120,
+                    0x8000_0000,
+                    ALL,
+                    "mem [0,1] slave South1 enable",
+                ),
+                set(
+                    0,
+                    2,
+                    0x3F038,
+                    0x8000_0006,
+                    ALL,
+                    "core [0,2] master North1 <- slave South1",
+                ),
+                set(
+                    0,
+                    2,
+                    0x3F118,
+                    0x8000_0000,
+                    ALL,
+                    "core [0,2] slave South1 enable",
+                ),
+                set(
+                    0,
+                    3,
+                    0x3F008,
+                    0x8000_0006,
+                    ALL,
+                    "core [0,3] master DMA1 <- slave South1",
+                ),
+                set(
+                    0,
+                    3,
+                    0x3F118,
+                    0x8000_0000,
+                    ALL,
+                    "core [0,3] slave South1 enable",
+                ),
+            ];
+            assert_eq!(second, expected, "{}", p.name);
+            let third = route(p, at(0, 1, 0), at(0, 2, 0), &mut used).unwrap();
+            assert_eq!(
+                masters(&third),
+                [
+                    "mem [0,1] master North2 <- slave DMA0",
+                    "core [0,2] master DMA0 <- slave South2"
+                ]
+            );
+            let mut registers = BTreeSet::new();
+            for s in first.iter().chain(&second).chain(&third) {
+                if s.mask == ALL {
+                    assert!(registers.insert((s.column, s.row, s.offset)), "{}", s.what);
+                }
+            }
+        }
+    }
+
+    /// A memory tile passes South k on only to North k, so the shim link
+    /// skips index 1 (free there) for 2, the first index free on both.
+    #[test]
+    fn indices_line_up_through_the_memory_tile() {
+        for p in profiles() {
+            let mut used = Used::default();
+            used.ports.insert((0, 0, Side::Master, 12)); // shim North0
+            used.ports.insert((0, 1, Side::Master, 12)); // mem North1
+            let got = route(p, at(0, 0, 0), at(0, 3, 0), &mut used).unwrap();
+            assert_eq!(
+                masters(&got),
+                [
+                    "shim [0,0] master North2 <- slave South3",
+                    "mem [0,1] master North2 <- slave South2",
+                    "core [0,2] master North0 <- slave South2",
+                    "core [0,3] master DMA0 <- slave South0",
+                ]
+            );
+
+            let mut used = Used::default();
+            for north in 13..18 {
+                used.ports.insert((0, 0, Side::Master, north)); // shim North1-5
+            }
+            used.ports.insert((0, 1, Side::Master, 11)); // mem North0
+            let before = used.clone();
+            let error = route(p, at(0, 0, 0), at(0, 3, 0), &mut used).unwrap_err();
+            assert_eq!(
+                error,
+                RouteError::Misaligned {
+                    from: (0, 0),
+                    to: (0, 1)
+                }
+            );
+            assert_eq!(
+                error.to_string(),
+                "no free port on the link from tile [0, 0] to tile [0, 1] lines up with the \
+                 rest of the route (some switches pass a port on only at the same index)"
+            );
+            assert_eq!(used, before);
+        }
+    }
+
+    #[test]
+    fn running_out_of_ports_names_the_tile_and_port_kind() {
+        for p in profiles() {
+            let mut used = Used::default();
+            // Six memory tile channels to six core channels above it take all
+            // six North masters of the memory tile.
+            let cores = [(2, 0), (2, 1), (3, 0), (3, 1), (4, 0), (4, 1)];
+            for (channel, (row, core_channel)) in (0..).zip(cores) {
+                route(p, at(0, 1, channel), at(0, row, core_channel), &mut used).unwrap();
+            }
+            let before = used.clone();
+            let error = route(p, at(0, 0, 0), at(0, 5, 0), &mut used).unwrap_err();
+            assert_eq!(
+                error,
+                RouteError::NoFreePort {
+                    column: 0,
+                    row: 1,
+                    side: Side::Master,
+                    kind: PortKind::North,
+                    in_use: 6
+                }
+            );
+            assert_eq!(
+                error.to_string(),
+                "tile [0, 1] has no free North master port: 6 in use"
+            );
+            assert_eq!(used, before, "a failed route takes no ports");
+
+            let error = route(p, at(0, 1, 0), at(0, 5, 1), &mut used).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "tile [0, 1] MM2S channel 0 already carries a route (slave DMA0 in use)"
+            );
+            let mut shim = Used::default();
+            route(p, at(0, 0, 1), at(0, 5, 0), &mut shim).unwrap();
+            let error = route(p, at(0, 0, 1), at(0, 4, 0), &mut shim).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "tile [0, 0] MM2S channel 1 already carries a route (slave South7 in use)"
+            );
+        }
+    }
+
+    #[test]
+    fn endpoints_must_be_dma_channels_in_the_array() {
+        for p in profiles() {
+            let mut used = Used::default();
+            let outside = [
+                (at(8, 2, 0), at(0, 2, 0), (8, 2)),
+                (at(0, 2, 0), at(0, 6, 0), (0, 6)),
+            ];
+            for (source, destination, (column, row)) in outside {
+                assert_eq!(
+                    route(p, source, destination, &mut used),
+                    Err(RouteError::OutsideArray { column, row })
+                );
+            }
+            let error = route(p, at(0, 2, 0), at(0, 3, 2), &mut used).unwrap_err();
+            assert_eq!(
+                error,
+                RouteError::NoSuchChannel {
+                    column: 0,
+                    row: 3,
+                    direction: Direction::S2mm,
+                    channel: 2,
+                    channels: 2
+                }
+            );
+            assert_eq!(
+                error.to_string(),
+                "tile [0, 3] has no S2MM channel 2 (2 channels)"
+            );
+            let error = route(p, at(1, 0, 2), at(1, 2, 0), &mut used).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "tile [1, 0] has no MM2S channel 2 (2 channels)"
+            );
+            let error = route(p, at(1, 1, 6), at(1, 2, 0), &mut used).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "tile [1, 1] has no MM2S channel 6 (6 channels)"
+            );
+            assert_eq!(used, Used::default());
+
+            // A memory tile S2MM and a shim S2MM are destinations like any other.
+            let memory = route(p, at(0, 0, 0), at(0, 1, 5), &mut used).unwrap();
+            assert_eq!(
+                masters(&memory),
+                [
+                    "shim [0,0] master North0 <- slave South3",
+                    "mem [0,1] master DMA5 <- slave South0",
+                ]
+            );
+            let shim = route(p, at(0, 2, 1), at(0, 0, 1), &mut used).unwrap();
+            assert_eq!(
+                shim.last(),
+                Some(&set(
+                    0,
+                    0,
+                    0x1F004,
+                    0x40,
+                    0xC0,
+                    "shim [0,0] demux South3 -> DMA S2MM1"
+                ))
+            );
+            assert_eq!(
+                masters(&shim),
+                [
+                    "core [0,2] master South0 <- slave DMA1",
+                    "mem [0,1] master South0 <- slave North0",
+                    "shim [0,0] master South3 <- slave North0",
+                ]
+            );
+        }
+    }
+
+    /// Within one tile: DMA to DMA only at equal channels (aie-rt
+    /// xaie_ss_aieml.c, mlir-aie isLegalTileConnection); shim South loops.
+    #[test]
+    fn a_route_within_one_tile_is_one_connection() {
+        for p in profiles() {
+            let mut used = Used::default();
+            let got = route(p, at(0, 3, 0), at(0, 3, 0), &mut used).unwrap();
+            assert_eq!(
+                got,
+                [
+                    set(
+                        0,
+                        3,
+                        0x3F004,
+                        0x8000_0001,
+                        ALL,
+                        "core [0,3] master DMA0 <- slave DMA0"
+                    ),
+                    set(
+                        0,
+                        3,
+                        0x3F104,
+                        0x8000_0000,
+                        ALL,
+                        "core [0,3] slave DMA0 enable"
+                    ),
+                ]
+            );
+            let error = route(p, at(0, 3, 1), at(0, 3, 0), &mut Used::default()).unwrap_err();
+            assert_eq!(
+                error,
+                RouteError::Illegal {
+                    column: 0,
+                    row: 3,
+                    slave: Port {
+                        kind: PortKind::Dma,
+                        index: 1
+                    },
+                    master: Port {
+                        kind: PortKind::Dma,
+                        index: 0
+                    }
+                }
+            );
+            assert!(route(p, at(2, 1, 4), at(2, 1, 3), &mut used).is_err());
+            assert!(route(p, at(2, 1, 4), at(2, 1, 4), &mut used).is_ok());
+
+            let got = route(p, at(0, 0, 1), at(0, 0, 0), &mut used).unwrap();
+            assert_eq!(
+                got,
+                [
+                    set(
+                        0,
+                        0,
+                        0x1F000,
+                        0x4000,
+                        0xC000,
+                        "shim [0,0] mux South7 <- DMA MM2S1"
+                    ),
+                    set(
+                        0,
+                        0,
+                        0x3F010,
+                        0x8000_0009,
+                        ALL,
+                        "shim [0,0] master South2 <- slave South7"
+                    ),
+                    set(
+                        0,
+                        0,
+                        0x3F124,
+                        0x8000_0000,
+                        ALL,
+                        "shim [0,0] slave South7 enable"
+                    ),
+                    set(
+                        0,
+                        0,
+                        0x1F004,
+                        0x10,
+                        0x30,
+                        "shim [0,0] demux South2 -> DMA S2MM0"
+                    ),
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn routes_between_columns_cross_in_a_row_with_east_and_west_ports() {
+        for p in profiles() {
+            let mut used = Used::default();
+            // Along the shim row, then north.
+            let got = route(p, at(0, 0, 0), at(2, 4, 1), &mut used).unwrap();
+            assert_eq!(
+                masters(&got),
+                [
+                    "shim [0,0] master East0 <- slave South3",
+                    "shim [1,0] master East0 <- slave West0",
+                    "shim [2,0] master North0 <- slave West0",
+                    "mem [2,1] master North0 <- slave South0",
+                    "core [2,2] master North0 <- slave South0",
+                    "core [2,3] master North0 <- slave South0",
+                    "core [2,4] master DMA1 <- slave South0",
+                ]
+            );
+            // PL_MODULE MASTER_CONFIG_EAST0 <- SLAVE_CONFIG_SOUTH_3, and
+            // MASTER_CONFIG_EAST0 <- SLAVE_CONFIG_WEST_0 (0x3F128, index 10).
+            assert_eq!((got[1].offset, got[1].value), (0x3F048, 0x8000_0005));
+            assert_eq!((got[3].offset, got[3].value), (0x3F048, 0x8000_000A));
+
+            // Along the core row, west, then south.
+            let got = route(p, at(3, 5, 0), at(1, 1, 5), &mut used).unwrap();
+            assert_eq!(
+                masters(&got),
+                [
+                    "core [3,5] master West0 <- slave DMA0",
+                    "core [2,5] master West0 <- slave East0",
+                    "core [1,5] master South0 <- slave East0",
+                    "core [1,4] master South0 <- slave North0",
+                    "core [1,3] master South0 <- slave North0",
+                    "core [1,2] master South0 <- slave North0",
+                    "mem [1,1] master DMA5 <- slave North0",
+                ]
+            );
+
+            // A memory tile has no East or West ports: its row crosses nowhere,
+            // so memory to memory crosses in the shim row.
+            let got = route(p, at(4, 1, 0), at(6, 1, 0), &mut used).unwrap();
+            assert_eq!(
+                masters(&got),
+                [
+                    "mem [4,1] master South0 <- slave DMA0",
+                    "shim [4,0] master East0 <- slave North0",
+                    "shim [5,0] master East0 <- slave West0",
+                    "shim [6,0] master North0 <- slave West0",
+                    "mem [6,1] master DMA0 <- slave South0",
+                ]
+            );
+            // And from a memory tile to a core, along the core's row.
+            let got = route(p, at(7, 1, 0), at(5, 3, 0), &mut used).unwrap();
+            assert_eq!(
+                masters(&got),
+                [
+                    "mem [7,1] master North0 <- slave DMA0",
+                    "core [7,2] master North0 <- slave South0",
+                    "core [7,3] master West0 <- slave South0",
+                    "core [6,3] master West0 <- slave East0",
+                    "core [5,3] master DMA0 <- slave East0",
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn routing_is_deterministic() {
+        let requests = [
+            (at(0, 0, 0), at(3, 5, 1)),
+            (at(2, 1, 3), at(0, 0, 1)),
+            (at(5, 4, 1), at(5, 4, 1)),
+        ];
+        let run = |p| {
+            let mut used = Used::default();
+            requests
+                .iter()
+                .map(|&(s, d)| route(p, s, d, &mut used).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let all = profiles();
+        for p in all {
+            assert_eq!(run(p), run(p));
+        }
+        assert_eq!(run(&all[0]), run(&all[1]), "both profiles share the layout");
+    }
+
+    /// The port maps as mlir-aie's `validate` checks them, and what routing
+    /// relies on.
+    #[test]
+    fn port_maps_are_consistent() {
+        for p in profiles() {
+            for kind in KINDS {
+                let s = &p.tile_registers(kind).stream_switch;
+                assert!(!s.sources.is_empty());
+                for (ports, total) in [(&s.master_ports, s.masters), (&s.slave_ports, s.slaves)] {
+                    // The kinds partition the physical ports.
+                    let mut ranges: Vec<PortRange> = ports.values().copied().collect();
+                    ranges.sort_by_key(|r| r.first);
+                    let mut next = 0;
+                    for r in ranges {
+                        assert_eq!(r.first, next, "{} {kind:?}", p.name);
+                        next += r.count;
+                    }
+                    assert_eq!(next, total, "{} {kind:?}", p.name);
+                }
+                assert!(s.slaves <= 1 << s.master_slave_index.width);
+                for field in [s.master_enable, s.master_slave_index, s.slave_enable] {
+                    assert!(field.width > 0 && field.lsb + field.width <= 32);
+                }
+                assert_eq!(bits(s.master_enable) & bits(s.master_slave_index), 0);
+                for (slave, master) in &s.same_index {
+                    assert!(s.slave_ports.contains_key(slave), "{kind:?} {slave:?}");
+                    assert!(s.master_ports.contains_key(master), "{kind:?} {master:?}");
+                }
+                let dma = |ports: &BTreeMap<PortKind, PortRange>| {
+                    ports.get(&PortKind::Dma).map_or(0, |r| r.count)
+                };
+                let (s2mm, mm2s) = match kind {
+                    TileKind::Shim => {
+                        (p.shim_tile.dma_s2mm_channels, p.shim_tile.dma_mm2s_channels)
+                    }
+                    TileKind::Memory => (
+                        p.memory_tile.dma_s2mm_channels,
+                        p.memory_tile.dma_mm2s_channels,
+                    ),
+                    TileKind::Core => {
+                        (p.core_tile.dma_s2mm_channels, p.core_tile.dma_mm2s_channels)
+                    }
+                };
+                match (&s.shim_dma, kind) {
+                    (Some(shim), TileKind::Shim) => {
+                        assert_eq!((dma(&s.master_ports), dma(&s.slave_ports)), (0, 0));
+                        let channels = (shim.s2mm.len() as u32, shim.mm2s.len() as u32);
+                        assert_eq!(channels, (s2mm, mm2s));
+                        for (list, ports) in
+                            [(&shim.mm2s, &s.slave_ports), (&shim.s2mm, &s.master_ports)]
+                        {
+                            let mut fields = 0;
+                            for port in list {
+                                assert!(port.south < ports[&PortKind::South].count);
+                                assert_eq!(fields & bits(port.select), 0);
+                                fields |= bits(port.select);
+                                assert_eq!(
+                                    put(port.select, shim.select_dma) >> port.select.lsb,
+                                    shim.select_dma
+                                );
+                            }
+                        }
+                    }
+                    (None, TileKind::Memory | TileKind::Core) => {
+                        assert_eq!((dma(&s.master_ports), dma(&s.slave_ports)), (s2mm, mm2s));
+                    }
+                    _ => panic!("{}: only the shim reaches its DMA through a mux", p.name),
+                }
+            }
+            // A master k feeds the neighbour's opposite slave k: counts match.
+            let count = |row: u32, side: Side, kind: PortKind| {
+                p.tile_kind(0, row).map_or(0, |tile| {
+                    let s = &p.tile_registers(tile).stream_switch;
+                    let ports = match side {
+                        Side::Master => &s.master_ports,
+                        Side::Slave => &s.slave_ports,
+                    };
+                    ports.get(&kind).map_or(0, |r| r.count)
+                })
+            };
+            use PortKind::{East, North, South, West};
+            for row in 0..p.array.rows {
+                assert_eq!(
+                    count(row, Side::Master, East),
+                    count(row, Side::Slave, West)
+                );
+                assert_eq!(
+                    count(row, Side::Master, West),
+                    count(row, Side::Slave, East)
+                );
+                if row + 1 < p.array.rows {
+                    assert_eq!(
+                        count(row, Side::Master, North),
+                        count(row + 1, Side::Slave, South)
+                    );
+                    assert_eq!(
+                        count(row + 1, Side::Master, South),
+                        count(row, Side::Slave, North)
+                    );
+                }
+            }
+        }
+    }
+}
