@@ -1,4 +1,4 @@
-//===- Aie2p.cpp - aie2p dialect: target contexts -------------------------===//
+//===- Aie2p.cpp - aie2p dialect: target contexts and Low target IR --------===//
 
 #include "loom/Dialects.h"
 
@@ -21,23 +21,113 @@ void Aie2pDialect::initialize() {
 LogicalResult TargetOp::verify() {
   if (getSymName().empty())
     return emitOpError("needs a symbol name");
-  if (getKind() != "array" && getKind() != "core")
-    return emitOpError("target context kind must be `array` or `core`, got `")
+  if (getKind() != "array" && getKind() != "core" && getKind() != "configuration")
+    return emitOpError("target context kind must be `array`, `core` or `configuration`, got `")
            << getKind() << "`";
   return success();
 }
 
-LogicalResult ProgramLoadOp::verify() {
-  if (getCoordinates().size() != 2)
-    return emitOpError("expects [column, row], got ") << getCoordinates().size() << " values";
-  for (int64_t c : getCoordinates())
+namespace {
+/// `[column, row]`, both non-negative.
+LogicalResult verifyTile(Operation *op, ArrayRef<int64_t> tile) {
+  if (tile.size() != 2)
+    return op->emitOpError("expects [column, row], got ") << tile.size() << " values";
+  for (int64_t c : tile)
     if (c < 0)
-      return emitOpError("coordinates must be non-negative, got ") << c;
+      return op->emitOpError("coordinates must be non-negative, got ") << c;
   return success();
 }
+
+/// Each named field is non-negative.
+LogicalResult verifyNonNegative(Operation *op,
+                                std::initializer_list<std::pair<StringRef, int64_t>> fields) {
+  for (auto [name, value] : fields)
+    if (value < 0)
+      return op->emitOpError() << name << " must be non-negative, got " << value;
+  return success();
+}
+
+LogicalResult verifyDirection(Operation *op, StringRef direction) {
+  if (direction != "s2mm" && direction != "mm2s")
+    return op->emitOpError("DMA direction must be `s2mm` or `mm2s`, got `") << direction << "`";
+  return success();
+}
+} // namespace
+
+LogicalResult ProgramLoadOp::verify() { return verifyTile(*this, getCoordinates()); }
 
 LogicalResult ProgramLoadOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!symbols.lookupNearestSymbolFrom(*this, getImageAttr()))
     return emitOpError("@") << getImage() << " does not name a symbol (the tile code to load)";
   return success();
 }
+
+LogicalResult TileBufferOp::verify() {
+  if (failed(verifyTile(*this, getTile())))
+    return failure();
+  if (getRole() != "channel" && getRole() != "private" && getRole() != "stack")
+    return emitOpError("storage role must be `channel`, `private` or `stack`, got `")
+           << getRole() << "`";
+  return verifyNonNegative(*this, {{"offset", getOffset()}, {"size", getSize()}});
+}
+
+LogicalResult LockAcquireOp::verify() {
+  if (failed(verifyTile(*this, getTile())))
+    return failure();
+  return verifyNonNegative(*this, {{"lock", getLock()}, {"value", getValue()}});
+}
+
+LogicalResult LockReleaseOp::verify() {
+  if (failed(verifyTile(*this, getTile())))
+    return failure();
+  return verifyNonNegative(*this, {{"lock", getLock()}, {"value", getValue()}});
+}
+
+LogicalResult LockInitOp::verify() {
+  if (failed(verifyTile(*this, getTile())))
+    return failure();
+  return verifyNonNegative(*this, {{"lock", getLock()}, {"value", getValue()}});
+}
+
+LogicalResult DmaBdOp::verify() {
+  if (failed(verifyTile(*this, getTile())))
+    return failure();
+  if (getAcquireLock().has_value() != getAcquireValue().has_value() ||
+      getReleaseLock().has_value() != getReleaseValue().has_value())
+    return emitOpError("a lock credit needs both its lock and its value");
+  return verifyNonNegative(*this, {{"bd", getBd()},
+                                   {"offset", getOffset()},
+                                   {"length", getLength()},
+                                   {"acquire lock", getAcquireLock().value_or(0)},
+                                   {"acquire value", getAcquireValue().value_or(0)},
+                                   {"release lock", getReleaseLock().value_or(0)},
+                                   {"release value", getReleaseValue().value_or(0)}});
+}
+
+LogicalResult ShimBdOp::verify() {
+  if (failed(verifyTile(*this, getTile())))
+    return failure();
+  return verifyNonNegative(*this,
+                           {{"bd", getBd()}, {"offset", getOffset()}, {"length", getLength()}});
+}
+
+LogicalResult DmaStartOp::verify() {
+  if (failed(verifyTile(*this, getTile())) || failed(verifyDirection(*this, getDirection())))
+    return failure();
+  return verifyNonNegative(*this, {{"channel", getChannel()}, {"bd", getBd()}});
+}
+
+LogicalResult DmaWaitOp::verify() {
+  if (failed(verifyTile(*this, getTile())) || failed(verifyDirection(*this, getDirection())))
+    return failure();
+  return verifyNonNegative(*this, {{"channel", getChannel()}});
+}
+
+LogicalResult RouteOp::verify() {
+  if (failed(verifyTile(*this, getSource())) || failed(verifyTile(*this, getDestination())))
+    return failure();
+  return verifyNonNegative(*this, {{"source channel", getSourceChannel()},
+                                   {"destination channel", getDestinationChannel()}});
+}
+
+LogicalResult CoreEnableOp::verify() { return verifyTile(*this, getTile()); }

@@ -46,6 +46,14 @@ pub fn attribute(op: MlirOperation, name: &str) -> Option<MlirAttribute> {
     (!attr.ptr.is_null()).then_some(attr)
 }
 
+/// The value of an integer attribute of `op`, if it has one by that name.
+pub fn int_attribute(op: MlirOperation, name: &str) -> Option<i64> {
+    attribute(op, name)
+        // SAFETY: a live attribute, checked to be an integer.
+        .filter(|&a| unsafe { mlirAttributeIsAInteger(a) })
+        .map(|a| unsafe { mlirIntegerAttrGetValueInt(a) })
+}
+
 pub fn set_attribute(op: MlirOperation, name: &str, value: MlirAttribute) {
     // SAFETY: a live operation and attribute.
     unsafe { mlirOperationSetAttributeByName(op, string_ref(name), value) }
@@ -300,9 +308,7 @@ pub fn constant_int(value: MlirValue) -> Option<i64> {
         if op_name(def) != "index.constant" {
             return None;
         }
-        attribute(def, "value")
-            .filter(|a| mlirAttributeIsAInteger(*a))
-            .map(|a| mlirIntegerAttrGetValueInt(a))
+        int_attribute(def, "value")
     }
 }
 
@@ -446,4 +452,48 @@ pub fn index_type(ctx: MlirContext) -> MlirType {
 pub fn i1_type(ctx: MlirContext) -> MlirType {
     // SAFETY: plain type construction.
     unsafe { mlirIntegerTypeGet(ctx, 1) }
+}
+
+/// What one of MLIR's print functions writes, as a String.
+pub fn printed(print: impl FnOnce(MlirStringCallback, *mut c_void)) -> String {
+    let mut out = String::new();
+    unsafe extern "C" fn append(piece: MlirStringRef, data: *mut c_void) {
+        // SAFETY: `data` is the String below; MLIR passes valid bytes.
+        unsafe { (*(data as *mut String)).push_str(&text(piece)) };
+    }
+    print(Some(append), &mut out as *mut String as *mut _);
+    out
+}
+
+pub fn type_text(ty: MlirType) -> String {
+    // SAFETY: a live type.
+    printed(|f, d| unsafe { mlirTypePrint(ty, f, d) })
+}
+
+/// Shape (`None` for a dynamic dimension) and element type name of a Loom
+/// view or tile type, from its printed form (`!view.view<2x?xbf16>`).
+pub fn view_type_shape(ty: MlirType) -> Option<(Vec<Option<usize>>, String)> {
+    let printed = type_text(ty);
+    let inner = printed.rsplit('<').next()?.trim_end_matches('>');
+    // The element type follows the last dimension's `x` (a dimension is
+    // digits or `?`, so the first `x` after one is the separator; `index`
+    // has an `x` of its own).
+    let split = inner
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '?' || c == 'x'))
+        .map_or(inner.len(), |(i, _)| i);
+    let (dims, name) = inner.split_at(split);
+    let shape = dims
+        .split('x')
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            if d == "?" {
+                Ok(None)
+            } else {
+                d.parse().map(Some)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .ok()?;
+    Some((shape, name.to_string()))
 }

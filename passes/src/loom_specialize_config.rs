@@ -19,7 +19,7 @@
 
 use crate::diagnostics::error;
 use crate::{options, PassInfo};
-use loom_dialects::ir::{attribute, op_name, walk};
+use loom_dialects::ir::{attribute, int_attribute, op_name, walk};
 use loom_dialects::ops;
 use melior::ir::attribute::IntegerAttribute;
 use melior::ir::r#type::IntegerType;
@@ -91,8 +91,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
                         mlirDenseI64ArrayGetElement(range, 1),
                     )
                 });
-                let multiple_of =
-                    attribute(op, "multiple_of").map(|divisor| mlirIntegerAttrGetValueInt(divisor));
+                let multiple_of = int_attribute(op, "multiple_of");
                 declarations.insert(
                     name,
                     Declaration {

@@ -42,15 +42,19 @@ fn dense_i32(ctx: MlirContext, values: &[i32]) -> MlirAttribute {
     unsafe { mlirDenseI32ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
 }
 
-fn branch(ctx: MlirContext, dest: MlirBlock, args: Vec<MlirValue>) -> MlirOperation {
-    let mut spec = OpSpec::new("cfg.br", unknown_location(ctx));
+/// Branches take the location of the structured op they realize, so
+/// diagnostics about control flow point at the source's loop or `scf.if`.
+fn branch(at: MlirLocation, dest: MlirBlock, args: Vec<MlirValue>) -> MlirOperation {
+    let mut spec = OpSpec::new("cfg.br", at);
     spec.operands = args;
     spec.successors = vec![dest];
     spec.build()
 }
 
-fn cond_branch(ctx: MlirContext, cond: MlirValue, yes: MlirBlock, no: MlirBlock) -> MlirOperation {
-    let mut spec = OpSpec::new("cfg.cond_br", unknown_location(ctx));
+fn cond_branch(at: MlirLocation, cond: MlirValue, yes: MlirBlock, no: MlirBlock) -> MlirOperation {
+    // SAFETY: a live location.
+    let ctx = unsafe { mlirLocationGetContext(at) };
+    let mut spec = OpSpec::new("cfg.cond_br", at);
     spec.operands = vec![cond];
     spec.successors = vec![yes, no];
     spec.attributes = vec![("operandSegmentSizes", dense_i32(ctx, &[1, 0, 0]))];
@@ -101,10 +105,9 @@ fn move_block_after(block: MlirBlock, after: MlirBlock) {
 /// Replace a structured terminator with a branch to `dest` carrying its
 /// operands after `extra`.
 fn yield_to(yield_op: MlirOperation, dest: MlirBlock, extra: Vec<MlirValue>) {
-    let ctx = context(yield_op);
     let mut args = extra;
     args.extend(operands(yield_op));
-    insert_before(yield_op, branch(ctx, dest, args));
+    insert_before(yield_op, branch(location(yield_op), dest, args));
     // SAFETY: the yield is replaced and destroyed once.
     unsafe { mlirOperationDestroy(yield_op) };
 }
@@ -163,7 +166,12 @@ fn lower_for(for_op: MlirOperation) {
         append(header, compare);
         append(
             header,
-            cond_branch(ctx, mlirOperationGetResult(compare, 0), body, exit),
+            cond_branch(
+                location(for_op),
+                mlirOperationGetResult(compare, 0),
+                body,
+                exit,
+            ),
         );
 
         move_block_after(body, header);
@@ -203,7 +211,7 @@ fn lower_for(for_op: MlirOperation) {
 
         let mut entry = vec![low];
         entry.extend(inits);
-        insert_before(for_op, branch(ctx, header, entry));
+        insert_before(for_op, branch(location(for_op), header, entry));
         for (result, &arg) in results(for_op).into_iter().zip(&header_args[1..]) {
             replace_all_uses(result, arg);
         }
@@ -241,7 +249,10 @@ fn lower_if(if_op: MlirOperation) {
             }
         }
         let condition = operands(if_op)[0];
-        insert_before(if_op, cond_branch(ctx, condition, then_block, otherwise));
+        insert_before(
+            if_op,
+            cond_branch(location(if_op), condition, then_block, otherwise),
+        );
         mlirOperationDestroy(if_op);
     }
 }

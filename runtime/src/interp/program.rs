@@ -205,17 +205,6 @@ pub struct TranslateError {
 type Result<T> = std::result::Result<T, TranslateError>;
 
 /// `file:line:col` of a location, or "" when it has none.
-/// What one of MLIR's print functions writes, as a String.
-fn printed(print: impl FnOnce(MlirStringCallback, *mut std::ffi::c_void)) -> String {
-    let mut out = String::new();
-    unsafe extern "C" fn append(text: MlirStringRef, data: *mut std::ffi::c_void) {
-        // SAFETY: `data` is the String below; MLIR passes valid bytes.
-        unsafe { (*(data as *mut String)).push_str(&text_of(text)) };
-    }
-    print(Some(append), &mut out as *mut String as *mut _);
-    out
-}
-
 pub fn location_text(loc: MlirLocation) -> String {
     // SAFETY: a live location.
     let printed = printed(|f, d| unsafe { mlirLocationPrint(loc, f, d) });
@@ -238,15 +227,6 @@ pub fn location_text(loc: MlirLocation) -> String {
         rest = tail;
     }
     String::new()
-}
-
-fn text_of(s: MlirStringRef) -> String {
-    text(s)
-}
-
-fn type_text(ty: MlirType) -> String {
-    // SAFETY: a live type.
-    printed(|f, d| unsafe { mlirTypePrint(ty, f, d) })
 }
 
 fn attribute_text(attr: MlirAttribute) -> String {
@@ -325,32 +305,10 @@ fn vector_lanes(ty: MlirType) -> Option<usize> {
 }
 
 /// Shape (`None` for a dynamic dimension) and element of a Loom view or tile
-/// type, from its printed form (`!view.view<2x?xbf16>`).
+/// type.
 fn view_shape(ty: MlirType) -> Option<(Vec<Option<usize>>, Elem)> {
-    let printed = type_text(ty);
-    let inner = printed.rsplit('<').next()?.trim_end_matches('>');
-    // The element type follows the last dimension's `x` (a dimension is
-    // digits or `?`, so the first `x` after one is the separator; `index`
-    // has an `x` of its own).
-    let split = inner
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '?' || c == 'x'))
-        .map_or(inner.len(), |(i, _)| i);
-    let (dims, name) = inner.split_at(split);
-    let elem = Elem::named(name)?;
-    let shape = dims
-        .split('x')
-        .filter(|d| !d.is_empty())
-        .map(|d| {
-            if d == "?" {
-                Ok(None)
-            } else {
-                d.parse().map(Some)
-            }
-        })
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .ok()?;
-    Some((shape, elem))
+    let (shape, name) = view_type_shape(ty)?;
+    Some((shape, Elem::named(&name)?))
 }
 
 struct Translator {
@@ -496,12 +454,6 @@ impl Translator {
         let loc: Rc<str> = location_text(location(op)).into();
         let ins = operands(op);
         let outs = results(op);
-        let ctx_i64 = |name: &str| {
-            attribute(op, name).map(|a| {
-                // SAFETY: an integer attribute.
-                unsafe { mlirIntegerAttrGetValueInt(a) }
-            })
-        };
         macro_rules! r {
             ($v:expr) => {
                 self.reg(body, op, $v)?
@@ -509,7 +461,7 @@ impl Translator {
         }
         let emitted = match name.as_str() {
             "index.constant" => {
-                let value = ctx_i64("value").unwrap_or(0);
+                let value = int_attribute(op, "value").unwrap_or(0);
                 // SAFETY: a live type.
                 let is_bool = unsafe { mlirTypeIsAInteger(value_type(outs[0])) };
                 let v = if is_bool {
@@ -558,7 +510,7 @@ impl Translator {
                 Op::Assume {
                     input,
                     range: range.map(|r| (r[0], r[1])),
-                    multiple_of: ctx_i64("multiple_of"),
+                    multiple_of: int_attribute(op, "multiple_of"),
                 }
             }
             "scalar.constant" | "vector.constant" => {
@@ -617,7 +569,7 @@ impl Translator {
                 }
             }
             "vector.interleave" => {
-                if ctx_i64("mode") != Some(0) {
+                if int_attribute(op, "mode") != Some(0) {
                     return self.error(op, "only interleave mode 0 is implemented".into());
                 }
                 let (a, b) = (r!(ins[0]), r!(ins[1]));
@@ -669,7 +621,11 @@ impl Translator {
             "buffer.assume.alignment" => {
                 let srcs = self.regs(body, op, &ins)?;
                 let dsts = outs.iter().map(|&v| body.define(v)).collect();
-                Op::AssumeAlignment(srcs, ctx_i64("minimum_alignment").unwrap_or(1) as u64, dsts)
+                Op::AssumeAlignment(
+                    srcs,
+                    int_attribute(op, "minimum_alignment").unwrap_or(1) as u64,
+                    dsts,
+                )
             }
             "buffer.assume.noalias" => {
                 let srcs = self.regs(body, op, &ins)?;
@@ -678,7 +634,7 @@ impl Translator {
             }
             "buffer.alloca" => {
                 let size = r!(*ins.last().expect("alloca has a size"));
-                let align = ctx_i64("alignment").unwrap_or(1).max(1) as u64;
+                let align = int_attribute(op, "alignment").unwrap_or(1).max(1) as u64;
                 Op::Alloca(size, align, body.define(outs[0]))
             }
             "buffer.view" => {
@@ -751,9 +707,10 @@ impl Translator {
                 let tokens = self.regs(body, op, &ins)?;
                 Op::Group(tokens, body.define(outs[0]))
             }
-            "kernel.async.wait" => {
-                Op::Wait(r!(ins[0]), ctx_i64("newer_groups").unwrap_or(0) as u64)
-            }
+            "kernel.async.wait" => Op::Wait(
+                r!(ins[0]),
+                int_attribute(op, "newer_groups").unwrap_or(0) as u64,
+            ),
             "func.call" => {
                 let callee = symbol_ref(op, "callee").unwrap_or_default();
                 let Some(&id) = self.functions.get(&callee) else {
@@ -1036,10 +993,7 @@ pub fn translate(module: MlirOperation) -> Result<Program> {
                 range: attribute(op, "range")
                     .map(dense_i64_values)
                     .map(|r| (r[0], r[1])),
-                multiple_of: attribute(op, "multiple_of").map(|a| {
-                    // SAFETY: an integer attribute.
-                    unsafe { mlirIntegerAttrGetValueInt(a) }
-                }),
+                multiple_of: int_attribute(op, "multiple_of"),
             };
             t.program
                 .configs
