@@ -8,6 +8,7 @@ pub mod diagnostics;
 pub mod ffi;
 pub mod options;
 
+mod aie2p_lower_pipeline;
 mod loom_canonicalize;
 mod loom_cse;
 mod loom_inline;

@@ -94,6 +94,7 @@ fn main() {
             root: "@ffn_gate_up_quadratic_bf16",
             target: None,
             config: &config,
+            lower: false,
         };
         // The outlined module: what the compiler hands to every device.
         let steps: Vec<Step> = compile::plan(&request, &module);

@@ -10,10 +10,12 @@
 //! 5. `loom-cse`: identical pure ops merged, per strand and function;
 //! 6. `loom-structured-to-cfg`: loops to blocks, with `index.assume` facts;
 //! 7. `loom-resolve-target{target=...}`: target contexts with device profiles;
-//! 8. `outline-pipeline-strands`: strand bodies become functions.
+//! 8. `outline-pipeline-strands`: strand bodies become functions;
+//! 9. `aie2p-lower-pipeline`: the native realization (worker functions and
+//!    the configuration function), when compiling for a target.
 //!
 //! A module that is already outlined (every strand body is one call) resumes
-//! after step 8.
+//! after step 8; a native realization (no pipeline left) after step 9.
 
 use crate::session::{PipelineOptions, Session};
 use crate::Failure;
@@ -44,6 +46,8 @@ pub struct Request<'a> {
     pub root: &'a str,
     pub target: Option<&'a str>,
     pub config: &'a [(String, String)],
+    /// Whether to realize the pipeline on its target (aie2p-lower-pipeline).
+    pub lower: bool,
 }
 
 /// Every pass the pipeline can run, in order (for `--dump-ir-after`).
@@ -56,6 +60,7 @@ pub const PASSES: &[&str] = &[
     "loom-structured-to-cfg",
     "loom-resolve-target",
     "outline-pipeline-strands",
+    "aie2p-lower-pipeline",
 ];
 
 /// Whether the module's strands are already outlined: each body is one call.
@@ -67,10 +72,40 @@ pub fn is_outlined(module: &Module) -> bool {
     !strands.is_empty() && strands.into_iter().all(loom_passes::is_outlined)
 }
 
+/// Whether the module is a native realization: no pipeline left, and a
+/// function targeting a configuration context.
+pub fn is_native(module: &Module) -> bool {
+    let top = ir::top_level_ops(module.as_operation().to_raw());
+    let configurations: Vec<String> = top
+        .iter()
+        .filter(|&&op| {
+            ir::op_name(op) == "aie2p.target"
+                && ir::string_attribute(op, "kind").as_deref() == Some("configuration")
+        })
+        .filter_map(|&op| ir::symbol_name(op))
+        .collect();
+    !top.iter().any(|&op| ir::op_name(op) == "pipeline.def")
+        && top.iter().any(|&op| {
+            ir::op_name(op) == "func.def"
+                && ir::symbol_ref(op, "target").is_some_and(|t| configurations.contains(&t))
+        })
+}
+
 /// The steps for `request`, starting where `module` stands.
 pub fn plan(request: &Request, module: &Module) -> Vec<Step> {
-    if is_outlined(module) {
+    let lower = Step {
+        pass: "aie2p-lower-pipeline",
+        options: String::new(),
+    };
+    if is_native(module) {
         return Vec::new();
+    }
+    if is_outlined(module) {
+        return if request.lower {
+            vec![lower]
+        } else {
+            Vec::new()
+        };
     }
     let values: Vec<String> = request
         .config
@@ -117,6 +152,9 @@ pub fn plan(request: &Request, module: &Module) -> Vec<Step> {
         pass: "outline-pipeline-strands",
         options: String::new(),
     });
+    if request.lower {
+        steps.push(lower);
+    }
     steps
 }
 

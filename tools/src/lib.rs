@@ -13,6 +13,7 @@ pub mod output;
 pub mod scenario;
 pub mod session;
 pub mod split;
+pub mod xdna;
 
 pub use format::{Format, InputForm};
 pub use session::{PipelineOptions, Session, SourceModule};

@@ -5,7 +5,7 @@
 
 use clap::{Parser, ValueEnum};
 use loom_driver::compile::{self, Record, Request, Step};
-use loom_driver::{output, read_input, Failure, Format, Session};
+use loom_driver::{output, read_input, xdna, Failure, Format, Session};
 use melior::ir::Module;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -20,8 +20,10 @@ enum OutputFormat {
     Mlir,
     /// MLIR bytecode.
     Bc,
-    /// The .xdna ELF for the NPU (not implemented yet).
+    /// The .xdna ELF: TXN control code, argument patches, worker images.
     Xdna,
+    /// The .xdna's TXN control code, disassembled with register names.
+    TxnText,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -39,7 +41,9 @@ enum ReportLevel {
     about = "Compile one Loom pipeline for a target",
     after_help = "Pipeline: loom-specialize-config, loom-inline, loom-select-root, \
                   loom-canonicalize, loom-cse, loom-structured-to-cfg, loom-resolve-target, \
-                  outline-pipeline-strands. An already outlined module resumes after them."
+                  outline-pipeline-strands, then with --target (or --format=xdna) \
+                  aie2p-lower-pipeline. An outlined module resumes after outlining, a native \
+                  realization after lowering."
 )]
 struct Args {
     /// Input: Loom text, generic MLIR or MLIR bytecode (detected); `-` for stdin.
@@ -79,14 +83,6 @@ fn usage(message: String) -> Failure {
 
 /// Check the flags that need no input, before reading it.
 fn check_flags(args: &Args) -> Result<Vec<(String, String)>, Failure> {
-    if args.format == OutputFormat::Xdna {
-        return Err(usage(
-            "--format=xdna is not implemented yet: it needs the xdna target \
-             (aie2p-lower-pipeline, TXN configuration code, the ELF writer); \
-             use --format=loom|mlir|bc for the outlined module"
-                .into(),
-        ));
-    }
     if let Some(target) = &args.target {
         loom_passes::parse_target(target).map_err(|m| usage(format!("--target: {m}")))?;
     }
@@ -199,7 +195,7 @@ fn report(
         "target": args.target,
         "config": config.iter().cloned().collect::<BTreeMap<_, _>>(),
         "output": {"file": args.output, "format": format!("{:?}", args.format).to_lowercase()},
-        "resumed_outlined_module": resumed,
+        "resumed": resumed,
         "passes": passes,
         "seconds": seconds,
         "module": {
@@ -227,6 +223,8 @@ fn run(args: &Args) -> Result<(), Failure> {
         root: &args.root,
         target: args.target.as_deref(),
         config: &config,
+        lower: args.target.is_some()
+            || matches!(args.format, OutputFormat::Xdna | OutputFormat::TxnText),
     };
     let steps = compile::plan(&request, &source.module);
     let resumed = steps.is_empty();
@@ -235,7 +233,10 @@ fn run(args: &Args) -> Result<(), Failure> {
             return Err(usage(format!(
                 "--dump-ir-after={pass}: the pass does not run in this compilation ({})",
                 if resumed {
-                    "the module is already outlined".to_string()
+                    "the module is already past it".to_string()
+                } else if pass == "aie2p-lower-pipeline" {
+                    "aie2p-lower-pipeline runs only with --target or --format=xdna|txn-text"
+                        .to_string()
                 } else {
                     "loom-resolve-target runs only with --target".to_string()
                 }
@@ -260,19 +261,35 @@ fn run(args: &Args) -> Result<(), Failure> {
             None => Ok(()),
         }
     })?;
-    let format = match args.format {
-        OutputFormat::Loom => Format::Text,
-        OutputFormat::Mlir => Format::Generic,
-        OutputFormat::Bc => Format::Bytecode,
-        OutputFormat::Xdna => unreachable!("refused by check_flags"),
+    // The artifact and the report's target section come from the native
+    // realization alone.
+    let built = if compile::is_native(&source.module) {
+        Some(xdna::build(
+            source.module.as_operation().to_raw(),
+            &args.root,
+        )?)
+    } else {
+        None
     };
-    output::write_atomically(&args.output, &session.print(&source.module, format))?;
+    let bytes = match (args.format, &built) {
+        (OutputFormat::Loom, _) => session.print(&source.module, Format::Text),
+        (OutputFormat::Mlir, _) => session.print(&source.module, Format::Generic),
+        (OutputFormat::Bc, _) => session.print(&source.module, Format::Bytecode),
+        (OutputFormat::Xdna, Some(built)) => xdna::elf_bytes(built)?,
+        (OutputFormat::TxnText, Some(built)) => built.txn.disassemble(built.profile).into_bytes(),
+        (OutputFormat::Xdna | OutputFormat::TxnText, None) => {
+            return Err(usage(
+                "--format=xdna needs a native realization; the module was not lowered".into(),
+            ))
+        }
+    };
+    output::write_atomically(&args.output, &bytes)?;
     if let Some(trace) = &trace {
         trace.write_index(&args.input)?;
     }
     if let Some(level) = args.compile_report {
         let counts = compile::op_counts(&source.module);
-        let value = report(
+        let mut value = report(
             args,
             level,
             &config,
@@ -281,6 +298,9 @@ fn run(args: &Args) -> Result<(), Failure> {
             started.elapsed().as_secs_f64(),
             &counts,
         );
+        if let Some(built) = &built {
+            value["realization"] = built.report.clone();
+        }
         let text = serde_json::to_string_pretty(&value).expect("JSON values serialize") + "\n";
         let path = args.compile_report_output.as_deref().unwrap_or("-");
         output::write_atomically(path, text.as_bytes())?;

@@ -255,6 +255,7 @@ fn differential(
         root: &scenario.entry,
         target: None,
         config: &config,
+        lower: false,
     };
     let steps = compile::plan(&request, &parsed.module);
     let mut problem = None;

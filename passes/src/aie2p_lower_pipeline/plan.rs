@@ -1,0 +1,885 @@
+//! The realization plan of one outlined pipeline on an aie2p device profile:
+//! where every channel's slots, locks and buffer descriptors live, which
+//! strand is the command stream and what it transfers, which strands become
+//! workers, and the refusals when the profile cannot hold the program.
+//!
+//! The plan reads the module only; `rewrite.rs` builds the native
+//! realization from it.
+
+use loom_dialects::ir::*;
+use loom_targets::xdna::regs::TileKind;
+use loom_targets::DeviceProfile;
+use mlir_sys::*;
+use std::collections::BTreeMap;
+
+/// `[column, row]`.
+pub type Tile = (i64, i64);
+
+/// Bytes the lowering reserves in a worker's tile for its stack (the size
+/// mlir-aie's cores default to).
+pub const WORKER_STACK_BYTES: i64 = 1024;
+const STACK_ALIGNMENT: i64 = 16;
+
+/// A refusal: where, and why (the resource, the tile, what was needed and
+/// what exists).
+pub struct Refusal {
+    pub at: MlirLocation,
+    pub message: String,
+}
+
+fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal> {
+    Err(Refusal {
+        at: location(at),
+        message,
+    })
+}
+
+/// The kind of tile `[c, r]` in `profile`'s array, or why there is none.
+pub fn tile_kind(profile: &DeviceProfile, (c, r): Tile) -> Result<TileKind, String> {
+    let kind = (c >= 0 && r >= 0)
+        .then(|| profile.tile_kind(c as u32, r as u32))
+        .flatten();
+    kind.ok_or_else(|| {
+        format!(
+            "tile [{c}, {r}] is outside the array of {} columns x {} rows of {}",
+            profile.array.columns, profile.array.rows, profile.name
+        )
+    })
+}
+
+/// Storage placed in a tile's data memory.
+pub struct Placed {
+    /// The op the storage realizes (`buffer.alloca`), for its name.
+    pub op: MlirOperation,
+    pub tile: Tile,
+    pub role: &'static str,
+    pub align: i64,
+    /// Set when the tile's memory is laid out.
+    pub offset: i64,
+    pub size: i64,
+}
+
+/// A `buffer.alloca` of constant size in `tile`, not placed yet.
+fn placed_alloca(op: MlirOperation, tile: Tile, role: &'static str) -> Result<Placed, Refusal> {
+    let size = operands(op).last().copied();
+    let size = match size.and_then(constant_int) {
+        Some(size) => size,
+        None => {
+            return refuse(
+                op,
+                "the allocation size must be a constant once the pipeline is specialized".into(),
+            )
+        }
+    };
+    Ok(Placed {
+        op,
+        tile,
+        role,
+        align: int_attribute(op, "alignment").unwrap_or(1),
+        offset: 0,
+        size,
+    })
+}
+
+/// A channel: its slots in the storage of one tile, and two locks there:
+/// free-slot credits (initially the capacity) and published-record credits.
+pub struct Channel {
+    pub bind: MlirOperation,
+    pub value: MlirValue,
+    pub tile: Tile,
+    /// Index into `Plan::placed` of the channel's storage.
+    pub storage: usize,
+    /// Byte offset of slot 0 inside the storage.
+    pub base: i64,
+    pub slot_bytes: i64,
+    pub capacity: i64,
+    pub free_lock: i64,
+    pub published_lock: i64,
+}
+
+/// Which way a command-stream transfer moves data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// Caller's buffer -> channel slot (reserve, copy, wait, publish).
+    Ingress,
+    /// Channel slot -> caller's buffer (acquire, copy, wait, release).
+    Egress,
+}
+
+/// One DMA transfer of the command stream.
+pub struct Transfer {
+    pub copy: MlirOperation,
+    pub way: Way,
+    pub channel: usize,
+    /// Which `run` argument of the pipeline, and the byte offset in it.
+    pub argument: usize,
+    pub argument_offset: i64,
+    pub bytes: i64,
+    pub tile_channel: i64,
+    pub tile_bd: i64,
+    pub shim: Tile,
+    pub shim_channel: i64,
+    pub shim_bd: i64,
+}
+
+/// A shim DMA channel routed to a tile DMA channel.
+struct Link {
+    tile: Tile,
+    /// Shim MM2S -> tile S2MM (else tile MM2S -> shim S2MM).
+    ingress: bool,
+    tile_channel: i64,
+    shim: Tile,
+    shim_channel: i64,
+    /// Carrying a transfer not waited for yet.
+    busy: bool,
+}
+
+/// What the command stream does, in order.
+pub enum Command {
+    Start(usize),
+    /// Wait for the transfers' shim channels (a `kernel.async.wait`).
+    Wait(MlirOperation, Vec<usize>),
+}
+
+/// A compute strand realized as tile code on its core.
+pub struct Worker {
+    pub strand: MlirOperation,
+    pub function: MlirOperation,
+    pub tile: Tile,
+    /// Call operands, one per function parameter.
+    pub arguments: Vec<MlirValue>,
+    /// Channel (index into `Plan::channels`) of each channel parameter.
+    pub channels: BTreeMap<usize, usize>,
+    /// `buffer.alloca<private>` ops of the function -> index into `placed`.
+    pub private: Vec<(MlirOperation, usize)>,
+}
+
+pub struct Plan<'p> {
+    pub profile: &'p DeviceProfile,
+    pub pipeline: MlirOperation,
+    pub placed: Vec<Placed>,
+    pub channels: Vec<Channel>,
+    pub workers: Vec<Worker>,
+    /// The command-stream strand and its function.
+    pub command_strand: Option<(MlirOperation, MlirOperation)>,
+    pub transfers: Vec<Transfer>,
+    pub commands: Vec<Command>,
+    /// The pipeline's `run` arguments (construction-region arguments).
+    pub run_arguments: Vec<MlirValue>,
+}
+
+fn constant_of(op: MlirOperation, value: MlirValue, what: &str) -> Result<i64, Refusal> {
+    constant_int(value).map_or_else(
+        || {
+            refuse(
+                op,
+                format!("{what} must be a constant once the pipeline is specialized"),
+            )
+        },
+        Ok,
+    )
+}
+
+fn round_up(value: i64, alignment: i64) -> i64 {
+    if alignment <= 1 {
+        value
+    } else {
+        (value + alignment - 1) / alignment * alignment
+    }
+}
+
+/// Bytes of one element of the type named `name`.
+fn element_bytes(name: &str) -> Option<i64> {
+    Some(match name {
+        "i1" | "i8" => 1,
+        "bf16" | "f16" | "i16" => 2,
+        "f32" | "i32" => 4,
+        "f64" | "i64" | "index" => 8,
+        _ => return None,
+    })
+}
+
+/// Bytes of a view value: `resolve` gives each dynamic dimension's
+/// constant.
+pub fn view_bytes(
+    op: MlirOperation,
+    value: MlirValue,
+    resolve: &dyn Fn(MlirValue) -> Option<i64>,
+) -> Result<i64, Refusal> {
+    let unknown = || {
+        refuse(
+            op,
+            "the view's shape must be constant once the pipeline is specialized".into(),
+        )
+    };
+    let Some((shape, element)) = view_type_shape(value_type(value)) else {
+        return unknown();
+    };
+    let Some(mut bytes) = element_bytes(&element) else {
+        return unknown();
+    };
+    let mut dynamic = value_dims(value).unwrap_or_default().into_iter();
+    for dim in shape {
+        let extent = match dim {
+            Some(extent) => extent as i64,
+            None => match dynamic.next().and_then(resolve) {
+                Some(extent) => extent,
+                None => return unknown(),
+            },
+        };
+        bytes *= extent;
+    }
+    Ok(bytes)
+}
+
+/// The block argument `value` is, if it is one of `args`.
+fn argument_index(value: MlirValue, args: &[MlirValue]) -> Option<usize> {
+    args.iter().position(|&a| same_value(a, value))
+}
+
+/// Look through `buffer.assume.alignment` to a construction-region argument.
+fn run_argument(value: MlirValue, run: &[MlirValue]) -> Option<usize> {
+    if let Some(i) = argument_index(value, run) {
+        return Some(i);
+    }
+    // SAFETY: inspecting the value's definition.
+    let is_result = unsafe { mlirValueIsAOpResult(value) };
+    if !is_result {
+        return None;
+    }
+    let def = owner_op(value);
+    if op_name(def) != "buffer.assume.alignment" {
+        return None;
+    }
+    let position = results(def).iter().position(|&r| same_value(r, value))?;
+    argument_index(operands(def)[position], run)
+}
+
+impl<'p> Plan<'p> {
+    pub fn of(pipeline: MlirOperation, profile: &'p DeviceProfile) -> Result<Plan<'p>, Refusal> {
+        // SAFETY: a pipeline has one region with one block.
+        let body = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(pipeline, 0)) };
+        let all_args = arguments(body);
+        let specialization =
+            int_attribute(pipeline, "num_specialization_args").unwrap_or(0) as usize;
+        let mut plan = Plan {
+            profile,
+            pipeline,
+            placed: Vec::new(),
+            channels: Vec::new(),
+            workers: Vec::new(),
+            command_strand: None,
+            transfers: Vec::new(),
+            commands: Vec::new(),
+            run_arguments: all_args[specialization.min(all_args.len())..].to_vec(),
+        };
+        let mut pools: Vec<(MlirValue, Tile)> = Vec::new();
+        let mut allocations: Vec<(MlirValue, usize)> = Vec::new();
+        let mut strands = Vec::new();
+        for op in ops_of(body) {
+            match op_name(op).as_str() {
+                "index.constant" | "buffer.assume.alignment" | "buffer.view" => {}
+                "pipeline.memory" => {
+                    let tile = coordinates(op, "coordinates")?;
+                    match tile_kind(profile, tile) {
+                        Err(why) => return refuse(op, format!("pipeline.memory: {why}")),
+                        Ok(TileKind::Shim) => {
+                            return refuse(
+                                op,
+                                format!("pipeline.memory: tile [{}, {}] is a shim tile of {}; it has no data memory to pool", tile.0, tile.1, profile.name),
+                            )
+                        }
+                        Ok(_) => pools.push((results(op)[0], tile)),
+                    }
+                }
+                "buffer.alloca" => {
+                    let all = operands(op);
+                    let Some(pool) = all.first().filter(|_| all.len() == 2) else {
+                        return refuse(op, "storage of the construction region must be allocated in a pipeline.memory pool".into());
+                    };
+                    let Some(&(_, tile)) = pools.iter().find(|(p, _)| same_value(*p, *pool))
+                    else {
+                        return refuse(op, "the pool is not a pipeline.memory of this pipeline".into());
+                    };
+                    plan.placed.push(placed_alloca(op, tile, "channel")?);
+                    allocations.push((results(op)[0], plan.placed.len() - 1));
+                }
+                "channel.bind" => plan.bind_channel(op, &allocations)?,
+                "pipeline.strand" => strands.push(op),
+                other => {
+                    return refuse(
+                        op,
+                        format!("aie2p-lower-pipeline: `{other}` in a construction region has no realization on aie2p (storage, channels, constants and strands only)"),
+                    )
+                }
+            }
+        }
+        plan.assign_strands(&strands)?;
+        plan.place_memory()?;
+        plan.check_resources()?;
+        Ok(plan)
+    }
+
+    fn bind_channel(
+        &mut self,
+        op: MlirOperation,
+        allocations: &[(MlirValue, usize)],
+    ) -> Result<(), Refusal> {
+        let all = operands(op);
+        let (slots, capacity) = (all[0], all[1]);
+        let capacity = constant_of(op, capacity, "the channel capacity")?;
+        // The slots view: `buffer.view %storage[%offset]` of an allocation.
+        // SAFETY: inspecting the value's definition.
+        let def = unsafe { mlirValueIsAOpResult(slots) }.then(|| owner_op(slots));
+        let Some(view) = def.filter(|&d| op_name(d) == "buffer.view") else {
+            return refuse(
+                op,
+                "the channel's slots must be a buffer.view of pooled storage".into(),
+            );
+        };
+        let view_operands = operands(view);
+        let Some(&(_, storage)) = allocations
+            .iter()
+            .find(|(a, _)| same_value(*a, view_operands[0]))
+        else {
+            return refuse(
+                op,
+                "the channel's slots must be a buffer.view of pooled storage".into(),
+            );
+        };
+        let base = constant_of(view, view_operands[1], "the slots' byte offset")?;
+        let total = view_bytes(view, slots, &constant_int)?;
+        if capacity <= 0 || total % capacity != 0 {
+            return refuse(
+                op,
+                format!("{total} bytes of slots do not split into {capacity} equal slots"),
+            );
+        }
+        let placed = &self.placed[storage];
+        if base + total > placed.size {
+            return refuse(
+                op,
+                format!(
+                    "the slots (bytes [{base}, {}) of their storage) overrun the {}-byte allocation",
+                    base + total,
+                    placed.size
+                ),
+            );
+        }
+        let max = self.profile.limits.lock_value_max as i64;
+        if capacity > max {
+            return refuse(op, format!("a capacity of {capacity} slots needs a lock value of {capacity}; locks of {} hold at most {max}", self.profile.name));
+        }
+        self.channels.push(Channel {
+            bind: op,
+            value: results(op)[0],
+            tile: placed.tile,
+            storage,
+            base,
+            slot_bytes: total / capacity,
+            capacity,
+            free_lock: 0,
+            published_lock: 0,
+        });
+        Ok(())
+    }
+
+    fn channel_of(&self, value: MlirValue) -> Option<usize> {
+        self.channels
+            .iter()
+            .position(|c| same_value(c.value, value))
+    }
+
+    fn assign_strands(&mut self, strands: &[MlirOperation]) -> Result<(), Refusal> {
+        let module = parent_op(self.pipeline).expect("a pipeline lives in a module");
+        let functions = symbols(module);
+        for &strand in strands {
+            let tile = self.worker_tile(strand)?;
+            // SAFETY: a strand has one region; an outlined one holds a call.
+            let body = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(strand, 0)) };
+            let ops = ops_of(body);
+            let call = match ops.as_slice() {
+                [call] if op_name(*call) == "func.call" => *call,
+                _ => return refuse(strand, "aie2p-lower-pipeline needs outlined strands (run outline-pipeline-strands first)".into()),
+            };
+            let callee = symbol_ref(call, "callee").unwrap_or_default();
+            let Some(&function) = functions.get(&callee) else {
+                return refuse(call, format!("@{callee} is not defined"));
+            };
+            // SAFETY: a function's region holds its entry block first.
+            let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(function, 0)) };
+            let params = arguments(entry).len();
+            let args: Vec<MlirValue> = operands(call).into_iter().take(params).collect();
+            let uses_caller_buffers = args
+                .iter()
+                .any(|&a| run_argument(a, &self.run_arguments).is_some());
+            if uses_caller_buffers {
+                if self.command_strand.is_some() {
+                    return refuse(strand, "a second strand needs the command stream (it moves the caller's buffers); the command stream is one sequential engine and runs at most one strand".into());
+                }
+                self.command_strand = Some((strand, function));
+                self.plan_command_stream(function, &args)?;
+            } else {
+                self.plan_worker(strand, function, tile, args)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The strand's single worker.
+    fn worker_tile(&self, strand: MlirOperation) -> Result<Tile, Refusal> {
+        let origins = attribute(strand, "origins")
+            .map(dense_i64_values)
+            .unwrap_or_default();
+        let counts = attribute(strand, "counts")
+            .map(dense_i64_values)
+            .unwrap_or_default();
+        if origins.len() != 2 || counts != [1, 1] {
+            return refuse(strand, format!("aie2p-lower-pipeline needs an explicit singleton worker selection workers([c, r], [1, 1], [1, 1]); got counts {counts:?}"));
+        }
+        Ok((origins[0], origins[1]))
+    }
+
+    fn plan_worker(
+        &mut self,
+        strand: MlirOperation,
+        function: MlirOperation,
+        tile: Tile,
+        arguments: Vec<MlirValue>,
+    ) -> Result<(), Refusal> {
+        match tile_kind(self.profile, tile) {
+            Err(why) => return refuse(strand, why),
+            Ok(TileKind::Core) => {}
+            Ok(kind) => {
+                return refuse(
+                    strand,
+                    format!(
+                        "the strand computes, so it needs a core; its worker [{}, {}] is a {} tile",
+                        tile.0,
+                        tile.1,
+                        kind.name()
+                    ),
+                )
+            }
+        }
+        let mut channels = BTreeMap::new();
+        for (i, &value) in arguments.iter().enumerate() {
+            let Some(channel) = self.channel_of(value) else {
+                continue;
+            };
+            let storage = self.channels[channel].tile;
+            if !reaches(tile, storage) || tile_kind(self.profile, storage) != Ok(TileKind::Core) {
+                return refuse(strand, format!(
+                    "the strand's core [{}, {}] cannot access channel %{}'s storage in tile [{}, {}] directly: a core reaches the data memory of its own tile and of its south, west and north core-tile neighbours only",
+                    tile.0, tile.1, value_name(value), storage.0, storage.1
+                ));
+            }
+            channels.insert(i, channel);
+        }
+        let mut private = Vec::new();
+        for op in walk(function) {
+            if op_name(op) == "buffer.alloca" {
+                self.placed.push(placed_alloca(op, tile, "private")?);
+                private.push((op, self.placed.len() - 1));
+            }
+        }
+        self.placed.push(Placed {
+            op: function,
+            tile,
+            role: "stack",
+            align: STACK_ALIGNMENT,
+            offset: 0,
+            size: WORKER_STACK_BYTES,
+        });
+        self.workers.push(Worker {
+            strand,
+            function,
+            tile,
+            arguments,
+            channels,
+            private,
+        });
+        Ok(())
+    }
+
+    /// Check the command-stream rules on the strand's function and order its
+    /// transfers and waits.
+    fn plan_command_stream(
+        &mut self,
+        function: MlirOperation,
+        args: &[MlirValue],
+    ) -> Result<(), Refusal> {
+        let sequence = straight_line(function)?;
+        let params = {
+            // SAFETY: a function's region holds its entry block first.
+            let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(function, 0)) };
+            arguments(entry)
+        };
+        // Which run argument each buffer parameter is.
+        let caller_buffer = |value: MlirValue| -> Option<usize> {
+            let i = argument_index(value, &params)?;
+            run_argument(args[i], &self.run_arguments)
+        };
+        let channel_param = |value: MlirValue| -> Option<usize> {
+            let i = argument_index(value, &params)?;
+            self.channel_of(args[i])
+        };
+        // A dimension is a constant, or a parameter the call passes one to.
+        let resolve = |value: MlirValue| -> Option<i64> {
+            constant_int(value)
+                .or_else(|| argument_index(value, &params).and_then(|i| constant_int(args[i])))
+        };
+        // Obligations and payloads of admissions: value -> channel.
+        let mut admitted: Vec<(MlirValue, MlirValue, usize, Way)> = Vec::new();
+        let mut admissions: BTreeMap<(usize, bool), MlirOperation> = BTreeMap::new();
+        // Fixed external endpoints: view value -> (argument, byte offset).
+        let mut external: Vec<(MlirValue, usize, i64)> = Vec::new();
+        let mut pending: Vec<(MlirValue, usize)> = Vec::new(); // token -> transfer
+        let mut groups: Vec<(MlirValue, Vec<usize>)> = Vec::new();
+        // Links: a shim DMA channel routed to a tile DMA channel, for the
+        // whole invocation (a stream route is a fixed circuit). A link is
+        // reused by a later transfer between the same tile and direction
+        // once its transfer was waited for. Buffer descriptors are not
+        // reused within an invocation.
+        let mut links: Vec<Link> = Vec::new();
+        let mut shim_bd_next: BTreeMap<Tile, i64> = BTreeMap::new();
+        let mut tile_bd_next: BTreeMap<Tile, i64> = BTreeMap::new();
+        let mut waited: Vec<usize> = Vec::new();
+        let mut transfers: Vec<Transfer> = Vec::new();
+        let mut commands: Vec<Command> = Vec::new();
+        for op in sequence {
+            let name = op_name(op);
+            match name.as_str() {
+                "cfg.br" | "func.return" | "index.constant" => {}
+                "buffer.view" => {
+                    let all = operands(op);
+                    let Some(argument) = caller_buffer(all[0]) else {
+                        return refuse(op, "the command stream addresses the caller's buffers only; this view is of other storage".into());
+                    };
+                    let Some(offset) = resolve(all[1]) else {
+                        return refuse(op, "the command stream needs fixed transfer endpoints: this byte offset is not a constant".into());
+                    };
+                    external.push((results(op)[0], argument, offset));
+                }
+                "channel.reserve" | "channel.acquire" => {
+                    let Some(channel) = channel_param(operands(op)[0]) else {
+                        return refuse(
+                            op,
+                            "the channel must be one of the pipeline's channels".into(),
+                        );
+                    };
+                    let ingress = name == "channel.reserve";
+                    if admissions.contains_key(&(channel, ingress)) {
+                        return refuse(op, format!("the command stream admits at most one record at each channel endpoint; %{} is already {} by this strand", value_name(self.channels[channel].value), if ingress { "reserved" } else { "acquired" }));
+                    }
+                    admissions.insert((channel, ingress), op);
+                    let r = results(op);
+                    admitted.push((
+                        r[0],
+                        r[1],
+                        channel,
+                        if ingress { Way::Ingress } else { Way::Egress },
+                    ));
+                }
+                "kernel.async.copy" => {
+                    let all = operands(op);
+                    let (source, destination) = (all[0], all[1]);
+                    let payload = |v: MlirValue| admitted.iter().find(|a| same_value(a.1, v));
+                    let fixed = |v: MlirValue| external.iter().find(|e| same_value(e.0, v));
+                    let (way, channel, (argument, argument_offset)) =
+                        match (fixed(source), payload(destination), payload(source), fixed(destination)) {
+                            (Some(e), Some(p), _, _) if p.3 == Way::Ingress => (Way::Ingress, p.2, (e.1, e.2)),
+                            (_, _, Some(p), Some(e)) if p.3 == Way::Egress => (Way::Egress, p.2, (e.1, e.2)),
+                            _ => return refuse(op, "the command stream copies between a caller's buffer at a fixed offset and a reserved (to fill) or acquired (to drain) channel slot; this copy has another endpoint".into()),
+                        };
+                    let bytes = view_bytes(op, source, &resolve)?;
+                    let slot = self.channels[channel].slot_bytes;
+                    if bytes != slot {
+                        return refuse(op, format!("the copy moves {bytes} bytes; the command stream moves whole channel slots of {slot} bytes"));
+                    }
+                    if bytes % 4 != 0 || argument_offset % 4 != 0 {
+                        return refuse(op, format!("DMA transfers move multiples of 4 bytes at 4-byte offsets; this one moves {bytes} bytes at offset {argument_offset}"));
+                    }
+                    let tile = self.channels[channel].tile;
+                    let shim = (
+                        tile.0,
+                        *self.profile.array.shim_rows.first().unwrap_or(&0) as i64,
+                    );
+                    // Ingress: shim MM2S -> tile S2MM; egress: tile MM2S -> shim S2MM.
+                    let tile_s2mm = way == Way::Ingress;
+                    let link = match links
+                        .iter()
+                        .position(|l| l.tile == tile && l.ingress == tile_s2mm && !l.busy)
+                    {
+                        Some(reused) => reused,
+                        None => {
+                            let lowest =
+                                |at: Tile, s2mm: bool, own: fn(&Link) -> (Tile, bool, i64)| {
+                                    (0..)
+                                        .find(|&c| !links.iter().any(|l| own(l) == (at, s2mm, c)))
+                                        .expect("a free index")
+                                };
+                            let tile_channel =
+                                lowest(tile, tile_s2mm, |l| (l.tile, l.ingress, l.tile_channel));
+                            let shim_channel =
+                                lowest(shim, !tile_s2mm, |l| (l.shim, !l.ingress, l.shim_channel));
+                            links.push(Link {
+                                tile,
+                                ingress: tile_s2mm,
+                                tile_channel,
+                                shim,
+                                shim_channel,
+                                busy: false,
+                            });
+                            links.len() - 1
+                        }
+                    };
+                    links[link].busy = true;
+                    let transfer = Transfer {
+                        copy: op,
+                        way,
+                        channel,
+                        argument,
+                        argument_offset,
+                        bytes,
+                        tile_channel: links[link].tile_channel,
+                        tile_bd: {
+                            let slot = tile_bd_next.entry(tile).or_insert(0);
+                            *slot += 1;
+                            *slot - 1
+                        },
+                        shim,
+                        shim_channel: links[link].shim_channel,
+                        shim_bd: {
+                            let slot = shim_bd_next.entry(shim).or_insert(0);
+                            *slot += 1;
+                            *slot - 1
+                        },
+                    };
+                    transfers.push(transfer);
+                    let t = transfers.len() - 1;
+                    commands.push(Command::Start(t));
+                    pending.push((results(op)[0], t));
+                }
+                "kernel.async.group" => {
+                    let mut members = Vec::new();
+                    for token in operands(op) {
+                        match pending.iter().position(|p| same_value(p.0, token)) {
+                            Some(i) => members.push(pending.remove(i).1),
+                            None => return refuse(op, "the group's tokens must be copies of this strand not grouped before".into()),
+                        }
+                    }
+                    groups.push((results(op)[0], members));
+                }
+                "kernel.async.wait" => {
+                    let newer = int_attribute(op, "newer_groups").unwrap_or(0);
+                    if newer != 0 {
+                        return refuse(
+                            op,
+                            "the command stream waits for whole groups in order (newer_groups = 0)"
+                                .into(),
+                        );
+                    }
+                    let group = operands(op)[0];
+                    let Some(i) = groups.iter().position(|g| same_value(g.0, group)) else {
+                        return refuse(op, "the group is not one of this strand's".into());
+                    };
+                    let (_, members) = groups.remove(i);
+                    waited.extend(&members);
+                    for &m in &members {
+                        let t: &Transfer = &transfers[m];
+                        let tile = self.channels[t.channel].tile;
+                        for l in links.iter_mut() {
+                            if l.tile == tile
+                                && l.tile_channel == t.tile_channel
+                                && l.ingress == (t.way == Way::Ingress)
+                            {
+                                l.busy = false;
+                            }
+                        }
+                    }
+                    commands.push(Command::Wait(op, members));
+                }
+                "channel.publish" | "channel.release" => {
+                    let obligation = operands(op)[0];
+                    let Some(&(_, _, channel, _)) =
+                        admitted.iter().find(|a| same_value(a.0, obligation))
+                    else {
+                        return refuse(
+                            op,
+                            "the obligation must come from this strand's reserve or acquire".into(),
+                        );
+                    };
+                    // The DMA hands the credit on when its transfer completes:
+                    // the copy of this record must already be waited for.
+                    let done = transfers
+                        .iter()
+                        .enumerate()
+                        .any(|(t, x)| x.channel == channel && waited.contains(&t));
+                    if !done {
+                        return refuse(op, format!("the command stream hands a record of %{} on when its DMA transfer completes; this {} has no waited copy of the record before it", value_name(self.channels[channel].value), name.trim_start_matches("channel.")));
+                    }
+                }
+                other => {
+                    return refuse(op, format!("`{other}` needs instruction execution; the command stream only moves the caller's buffers through channels (the strand would need a core, and a core cannot address the caller's buffers)"));
+                }
+            }
+        }
+        if let Some(&(token, _)) = pending.first() {
+            return refuse(
+                owner_op(token),
+                "the copy is never waited for; the command stream must join every transfer".into(),
+            );
+        }
+        self.transfers = transfers;
+        self.commands = commands;
+        Ok(())
+    }
+
+    /// Give every placed allocation its offset in its tile (in order,
+    /// aligned), and check each tile's data memory.
+    fn place_memory(&mut self) -> Result<(), Refusal> {
+        let mut ends: BTreeMap<Tile, i64> = BTreeMap::new();
+        for placed in &mut self.placed {
+            let end = ends.entry(placed.tile).or_insert(0);
+            placed.offset = round_up(*end, placed.align);
+            *end = placed.offset + placed.size;
+        }
+        for (&tile, &end) in &ends {
+            let kind = tile_kind(self.profile, tile).map_err(|why| Refusal {
+                at: location(self.pipeline),
+                message: why,
+            })?;
+            let capacity = self.profile.budget(kind).memory as i64;
+            if end > capacity {
+                let on_tile: Vec<&Placed> = self.placed.iter().filter(|p| p.tile == tile).collect();
+                let sum = |role: &str| {
+                    on_tile
+                        .iter()
+                        .filter(|p| p.role == role)
+                        .map(|p| p.size)
+                        .sum::<i64>()
+                };
+                let used: i64 = on_tile.iter().map(|p| p.size).sum();
+                let first = on_tile
+                    .iter()
+                    .find(|p| p.offset + p.size > capacity)
+                    .map_or(self.pipeline, |p| p.op);
+                return refuse(first, format!(
+                    "tile [{}, {}] ({} tile) data memory overflows: the placement needs {end} bytes (channel storage {}, private buffers {}, worker stack {}, alignment {}); the tile has {capacity}",
+                    tile.0, tile.1, kind.name(), sum("channel"), sum("private"), sum("stack"), end - used
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Locks, buffer descriptors and DMA channels per tile.
+    fn check_resources(&mut self) -> Result<(), Refusal> {
+        let mut locks: BTreeMap<Tile, i64> = BTreeMap::new();
+        for channel in &mut self.channels {
+            let next = locks.entry(channel.tile).or_insert(0);
+            channel.free_lock = *next;
+            channel.published_lock = *next + 1;
+            *next += 2;
+        }
+        for (&tile, &used) in &locks {
+            let kind = tile_kind(self.profile, tile).expect("placed tiles are in the array");
+            let available = self.profile.budget(kind).locks as i64;
+            if used > available {
+                let at = self
+                    .channels
+                    .iter()
+                    .rev()
+                    .find(|c| c.tile == tile)
+                    .map_or(self.pipeline, |c| c.bind);
+                return refuse(at, format!(
+                    "tile [{}, {}] ({} tile) runs out of locks: its {} channels need {used} (a free-slot and a published-record lock each); the tile has {available}",
+                    tile.0, tile.1, kind.name(), used / 2
+                ));
+            }
+        }
+        let mut per_tile: BTreeMap<Tile, (i64, i64, i64, MlirOperation)> = BTreeMap::new();
+        for t in &self.transfers {
+            let tile = self.channels[t.channel].tile;
+            let ingress = t.way == Way::Ingress;
+            for (at, bd, channel, s2mm) in [
+                (tile, t.tile_bd, t.tile_channel, ingress),
+                (t.shim, t.shim_bd, t.shim_channel, !ingress),
+            ] {
+                let entry = per_tile.entry(at).or_insert((0, 0, 0, t.copy));
+                entry.0 = entry.0.max(bd + 1);
+                if s2mm {
+                    entry.1 = entry.1.max(channel + 1);
+                } else {
+                    entry.2 = entry.2.max(channel + 1);
+                }
+                entry.3 = t.copy;
+            }
+        }
+        for (&tile, &(bds, s2mm, mm2s, at)) in &per_tile {
+            let kind = tile_kind(self.profile, tile).expect("placed tiles are in the array");
+            let b = self.profile.budget(kind);
+            let what = [
+                ("buffer descriptors", bds, b.bds as i64),
+                ("S2MM DMA channels", s2mm, b.s2mm as i64),
+                ("MM2S DMA channels", mm2s, b.mm2s as i64),
+            ];
+            for (resource, used, available) in what {
+                if used > available {
+                    return refuse(at, format!(
+                        "tile [{}, {}] ({} tile) runs out of {resource}: the command stream's transfers need {used}; the tile has {available}",
+                        tile.0, tile.1, kind.name()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a core at `core` reaches `storage`'s data memory directly: its
+/// own tile, south, west and north (facts: the core's view of data memory).
+fn reaches(core: Tile, storage: Tile) -> bool {
+    let (c, r) = core;
+    storage == (c, r) || storage == (c, r - 1) || storage == (c - 1, r) || storage == (c, r + 1)
+}
+
+/// `[c, r]` from an array attribute.
+fn coordinates(op: MlirOperation, name: &str) -> Result<Tile, Refusal> {
+    match attribute(op, name).map(dense_i64_values).as_deref() {
+        Some(&[c, r]) => Ok((c, r)),
+        _ => refuse(op, format!("expects `{name}` = [column, row]")),
+    }
+}
+
+/// The function's ops in execution order, when its blocks form one
+/// unconditional chain from the entry (the command-stream rule).
+fn straight_line(function: MlirOperation) -> Result<Vec<MlirOperation>, Refusal> {
+    // SAFETY: a function has one region.
+    let region = unsafe { mlirOperationGetRegion(function, 0) };
+    let mut block = blocks(region).first().copied();
+    let mut seen: Vec<MlirBlock> = Vec::new();
+    let mut sequence = Vec::new();
+    while let Some(b) = block.take() {
+        if seen.iter().any(|&s| s.ptr == b.ptr) {
+            let at = terminator(*seen.last().expect("a block")).unwrap_or(function);
+            return refuse(at, "the transfer strand loops; the command stream runs an acyclic unconditional sequence (a bounded ingress loop needs the DMA-engine realization, not implemented yet)".into());
+        }
+        seen.push(b);
+        for op in ops_of(b) {
+            match op_name(op).as_str() {
+                "cfg.br" => {
+                    // SAFETY: a branch has one successor.
+                    block = Some(unsafe { mlirOperationGetSuccessor(op, 0) });
+                }
+                "cfg.cond_br" | "cfg.switch" => {
+                    return refuse(op, "a conditional transfer strand: the command stream runs an acyclic unconditional sequence, so its transfers cannot depend on a branch".into());
+                }
+                _ => {}
+            }
+            sequence.push(op);
+        }
+    }
+    Ok(sequence)
+}

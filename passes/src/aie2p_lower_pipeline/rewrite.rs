@@ -1,0 +1,494 @@
+//! Build the native realization from a plan: compute strands become worker
+//! functions (lock credits, storage placed in tile memory), and the
+//! pipeline becomes its configuration function (storage, locks, routes,
+//! program loads, core enables, then the command stream's transfers and
+//! waits).
+
+use super::plan::{Command, Plan, Refusal, Tile, Way, Worker};
+use loom_dialects::ir::*;
+use mlir_sys::*;
+use std::collections::BTreeSet;
+
+fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal> {
+    Err(Refusal {
+        at: location(at),
+        message,
+    })
+}
+
+fn parse_type(ctx: MlirContext, text: &str) -> MlirType {
+    // SAFETY: parsing a registered dialect's type spelling.
+    unsafe { mlirTypeParseGet(ctx, string_ref(text)) }
+}
+
+fn tile_attr(ctx: MlirContext, (c, r): Tile) -> MlirAttribute {
+    dense_i64_attr(ctx, &[c, r])
+}
+
+/// A detached op `name` at `loc` with integer attributes and a tile.
+fn tile_op(
+    name: &'static str,
+    loc: MlirLocation,
+    tile_name: &'static str,
+    tile: Tile,
+    ints: &[(&'static str, i64)],
+) -> OpSpec<'static> {
+    let ctx = unsafe { mlirLocationGetContext(loc) };
+    let mut spec = OpSpec::new(name, loc);
+    spec.attributes.push((tile_name, tile_attr(ctx, tile)));
+    for &(key, value) in ints {
+        spec.attributes.push((key, i64_attr(ctx, value)));
+    }
+    spec
+}
+
+/// `aie2p.tile.buffer<ROLE> [c, r] offset O size S : buffer` named `name`.
+fn tile_buffer(
+    ctx: MlirContext,
+    role: &str,
+    tile: Tile,
+    offset: i64,
+    size: i64,
+    name: &str,
+) -> MlirOperation {
+    let mut spec = tile_op(
+        "aie2p.tile.buffer",
+        named_location(ctx, name),
+        "tile",
+        tile,
+        &[("offset", offset), ("size", size)],
+    );
+    spec.attributes.push(("role", string_attr(ctx, role)));
+    spec.results = vec![parse_type(ctx, "!buffer.buffer")];
+    spec.build()
+}
+
+fn index_constant(ctx: MlirContext, value: i64, ty: MlirType, name: &str) -> MlirOperation {
+    let mut spec = OpSpec::new("index.constant", named_location(ctx, name));
+    spec.attributes = vec![("value", i64_attr(ctx, value))];
+    spec.results = vec![ty];
+    spec.build()
+}
+
+/// Whether `block` lies on a cycle of its function's control flow.
+fn in_cycle(block: MlirBlock) -> bool {
+    let successors = |b: MlirBlock| -> Vec<MlirBlock> {
+        terminator(b)
+            .map(|t| {
+                // SAFETY: a live terminator.
+                let n = unsafe { mlirOperationGetNumSuccessors(t) };
+                (0..n)
+                    .map(|i| unsafe { mlirOperationGetSuccessor(t, i) })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut seen: Vec<*mut std::ffi::c_void> = Vec::new();
+    let mut stack = successors(block);
+    while let Some(b) = stack.pop() {
+        if b.ptr == block.ptr {
+            return true;
+        }
+        if !seen.contains(&b.ptr) {
+            seen.push(b.ptr);
+            stack.extend(successors(b));
+        }
+    }
+    false
+}
+
+/// Turn the strand's function into its worker: constants for its scalar
+/// parameters, lock credits and placed slots for its channel actions, placed
+/// private storage, no parameters.
+fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusal> {
+    let function = worker.function;
+    let ctx = context(function);
+    // SAFETY: a function's region holds its entry block first.
+    let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(function, 0)) };
+    let params = arguments(entry);
+    let first = ops_of(entry)[0];
+    for (i, &param) in params.iter().enumerate() {
+        if worker.channels.contains_key(&i) {
+            continue;
+        }
+        let Some(value) = constant_int(worker.arguments[i]) else {
+            return refuse(worker.strand, format!(
+                "the worker receives %{}, which is neither a channel nor a constant; a core has no other way to receive it",
+                value_name(param)
+            ));
+        };
+        let constant = index_constant(ctx, value, value_type(param), &value_name(param));
+        insert_before(first, constant);
+        replace_all_uses(param, results(constant)[0]);
+    }
+    let stack = plan
+        .placed
+        .iter()
+        .find(|p| p.role == "stack" && p.op.ptr == function.ptr)
+        .expect("every worker has a stack");
+    insert_before(
+        first,
+        tile_buffer(ctx, "stack", worker.tile, stack.offset, stack.size, "stack"),
+    );
+    // Channel actions: each endpoint is admitted once, outside loops, so it
+    // always takes slot 0 (a slot cursor is not emitted yet).
+    let mut admitted: BTreeSet<(usize, bool)> = BTreeSet::new();
+    // Collected first: realizing one admission destroys its publish or
+    // release, which a walk would visit later.
+    let admissions: Vec<MlirOperation> = walk(function)
+        .into_iter()
+        .filter(|&op| matches!(op_name(op).as_str(), "channel.reserve" | "channel.acquire"))
+        .collect();
+    for op in admissions {
+        let reserve = op_name(op) == "channel.reserve";
+        let Some(i) = params.iter().position(|&p| same_value(p, operands(op)[0])) else {
+            return refuse(op, "the channel must be a parameter of the strand".into());
+        };
+        let channel_index = worker.channels[&i];
+        let channel = &plan.channels[channel_index];
+        // SAFETY: a live op in a block.
+        let block = unsafe { mlirOperationGetBlock(op) };
+        if !admitted.insert((channel_index, reserve)) || in_cycle(block) {
+            return refuse(op, format!(
+                "the worker {} %{} more than once (or in a loop); this lowering realizes one admission per channel endpoint (a slot cursor is not emitted yet)",
+                if reserve { "reserves" } else { "acquires" },
+                value_name(channel.value)
+            ));
+        }
+        let (take, give) = if reserve {
+            (channel.free_lock, channel.published_lock)
+        } else {
+            (channel.published_lock, channel.free_lock)
+        };
+        let loc = location(op);
+        insert_before(
+            op,
+            tile_op(
+                "aie2p.lock.acquire",
+                loc,
+                "tile",
+                channel.tile,
+                &[("lock", take), ("value", 1)],
+            )
+            .build(),
+        );
+        let placed = &plan.placed[channel.storage];
+        let storage_name = value_name(results(placed.op)[0]);
+        let storage = tile_buffer(
+            ctx,
+            "channel",
+            channel.tile,
+            placed.offset,
+            placed.size,
+            &storage_name,
+        );
+        insert_before(op, storage);
+        let offset_type = parse_type(ctx, "!buffer.offset");
+        let offset = index_constant(ctx, channel.base, offset_type, "slot_offset");
+        insert_before(op, offset);
+        let r = results(op);
+        let (obligation, payload) = (r[0], r[1]);
+        let mut view = OpSpec::new("buffer.view", named_location(ctx, &value_name(payload)));
+        view.operands = vec![results(storage)[0], results(offset)[0]];
+        view.operands
+            .extend(value_dims(payload).unwrap_or_default());
+        view.results = vec![value_type(payload)];
+        let view = view.build();
+        insert_before(op, view);
+        replace_all_uses(payload, results(view)[0]);
+        for (user, _) in uses(obligation) {
+            let user_name = op_name(user);
+            if user_name != "channel.publish" && user_name != "channel.release" {
+                return refuse(user, format!(
+                    "the record obligation %{} flows into `{user_name}`; this lowering follows an obligation straight to its publish or release",
+                    value_name(obligation)
+                ));
+            }
+            insert_before(
+                user,
+                tile_op(
+                    "aie2p.lock.release",
+                    location(user),
+                    "tile",
+                    channel.tile,
+                    &[("lock", give), ("value", 1)],
+                )
+                .build(),
+            );
+            // SAFETY: the publish/release has no results.
+            unsafe { mlirOperationDestroy(user) };
+        }
+        // SAFETY: every use of the op's results was replaced or destroyed.
+        unsafe { mlirOperationDestroy(op) };
+    }
+    for &(alloca, index) in &worker.private {
+        let placed = &plan.placed[index];
+        let name = value_name(results(alloca)[0]);
+        let storage = tile_buffer(
+            ctx,
+            "private",
+            worker.tile,
+            placed.offset,
+            placed.size,
+            &name,
+        );
+        insert_before(alloca, storage);
+        replace_all_uses(results(alloca)[0], results(storage)[0]);
+        // SAFETY: its result has no uses left.
+        unsafe { mlirOperationDestroy(alloca) };
+    }
+    for (i, &param) in params.iter().enumerate().rev() {
+        if !uses(param).is_empty() {
+            let (user, _) = uses(param)[0];
+            return refuse(user, format!(
+                "the worker passes channel %{} on to `{}`; this lowering realizes channel actions in the strand's own body",
+                value_name(param),
+                op_name(user)
+            ));
+        }
+        // SAFETY: the argument has no uses.
+        unsafe { mlirBlockEraseArgument(entry, i as u32) };
+    }
+    // SAFETY: plain type construction.
+    let signature = unsafe { mlirFunctionTypeGet(ctx, 0, std::ptr::null(), 0, std::ptr::null()) };
+    // SAFETY: a type attribute of a live type.
+    set_attribute(function, "function_type", unsafe {
+        mlirTypeAttrGet(signature)
+    });
+    set_attribute(function, "arg_dims", dense_i64_attr(ctx, &[]));
+    set_attribute(function, "sym_name", string_attr(ctx, name));
+    // SAFETY: removing an attribute the op may carry.
+    unsafe { mlirOperationRemoveAttributeByName(function, string_ref("inline_hint")) };
+    Ok(())
+}
+
+/// The configuration function: everything the invocation's command stream
+/// does, in order.
+fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]) -> MlirOperation {
+    let pipeline = plan.pipeline;
+    let ctx = context(pipeline);
+    let types: Vec<MlirType> = plan.run_arguments.iter().map(|&a| value_type(a)).collect();
+    let locations: Vec<MlirLocation> = plan
+        .run_arguments
+        .iter()
+        .map(|&a| named_location(ctx, &value_name(a)))
+        .collect();
+    // SAFETY: raw construction of a detached function with one block.
+    let (function, entry) = unsafe {
+        let signature = mlirFunctionTypeGet(
+            ctx,
+            types.len() as isize,
+            types.as_ptr(),
+            0,
+            std::ptr::null(),
+        );
+        let mut spec = OpSpec::new("func.def", location(pipeline));
+        spec.attributes = vec![
+            ("sym_name", string_attr(ctx, name)),
+            ("sym_visibility", string_attr(ctx, "public")),
+            ("target", flat_symbol_ref_attr(ctx, context_name)),
+            ("function_type", mlirTypeAttrGet(signature)),
+            ("arg_dims", dense_i64_attr(ctx, &[])),
+        ];
+        spec.regions = 1;
+        let function = spec.build();
+        let entry = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
+        mlirRegionAppendOwnedBlock(mlirOperationGetRegion(function, 0), entry);
+        (function, entry)
+    };
+    let args = arguments(entry);
+    let put = |spec: OpSpec| append(entry, spec.build());
+    for placed in plan.placed.iter().filter(|p| p.role == "channel") {
+        let name = value_name(results(placed.op)[0]);
+        append(
+            entry,
+            tile_buffer(
+                ctx,
+                "channel",
+                placed.tile,
+                placed.offset,
+                placed.size,
+                &name,
+            ),
+        );
+    }
+    for channel in &plan.channels {
+        let loc = location(channel.bind);
+        put(tile_op(
+            "aie2p.lock.init",
+            loc,
+            "tile",
+            channel.tile,
+            &[("lock", channel.free_lock), ("value", channel.capacity)],
+        ));
+        put(tile_op(
+            "aie2p.lock.init",
+            loc,
+            "tile",
+            channel.tile,
+            &[("lock", channel.published_lock), ("value", 0)],
+        ));
+    }
+    // One route per link: transfers that reuse a link share its circuit.
+    let mut routed = BTreeSet::new();
+    for t in &plan.transfers {
+        let tile = plan.channels[t.channel].tile;
+        let ((from, from_channel), (to, to_channel)) = match t.way {
+            Way::Ingress => ((t.shim, t.shim_channel), (tile, t.tile_channel)),
+            Way::Egress => ((tile, t.tile_channel), (t.shim, t.shim_channel)),
+        };
+        if !routed.insert((from, from_channel, to, to_channel)) {
+            continue;
+        }
+        let mut route = OpSpec::new("aie2p.route", location(t.copy));
+        route.attributes = vec![
+            ("source", tile_attr(ctx, from)),
+            ("source_channel", i64_attr(ctx, from_channel)),
+            ("destination", tile_attr(ctx, to)),
+            ("destination_channel", i64_attr(ctx, to_channel)),
+        ];
+        put(route);
+    }
+    for (worker, image) in plan.workers.iter().zip(workers) {
+        let loc = location(worker.strand);
+        let mut load = OpSpec::new("aie2p.program.load", loc);
+        load.attributes = vec![
+            ("coordinates", tile_attr(ctx, worker.tile)),
+            ("image", flat_symbol_ref_attr(ctx, image)),
+        ];
+        put(load);
+        put(tile_op("aie2p.core.enable", loc, "tile", worker.tile, &[]));
+    }
+    let direction = |s2mm: bool| string_attr(ctx, if s2mm { "s2mm" } else { "mm2s" });
+    for command in &plan.commands {
+        match command {
+            Command::Start(t) => {
+                let t = &plan.transfers[*t];
+                let channel = &plan.channels[t.channel];
+                let loc = location(t.copy);
+                let (take, give) = match t.way {
+                    Way::Ingress => (channel.free_lock, channel.published_lock),
+                    Way::Egress => (channel.published_lock, channel.free_lock),
+                };
+                let slot = plan.placed[channel.storage].offset + channel.base;
+                put(tile_op(
+                    "aie2p.dma.bd",
+                    loc,
+                    "tile",
+                    channel.tile,
+                    &[
+                        ("bd", t.tile_bd),
+                        ("offset", slot),
+                        ("length", t.bytes),
+                        ("acquire_lock", take),
+                        ("acquire_value", 1),
+                        ("release_lock", give),
+                        ("release_value", 1),
+                    ],
+                ));
+                let ingress = t.way == Way::Ingress;
+                let mut start = tile_op(
+                    "aie2p.dma.start",
+                    loc,
+                    "tile",
+                    channel.tile,
+                    &[("channel", t.tile_channel), ("bd", t.tile_bd)],
+                );
+                start.attributes.push(("direction", direction(ingress)));
+                put(start);
+                let mut shim = tile_op(
+                    "aie2p.shim.bd",
+                    loc,
+                    "tile",
+                    t.shim,
+                    &[
+                        ("bd", t.shim_bd),
+                        ("offset", t.argument_offset),
+                        ("length", t.bytes),
+                    ],
+                );
+                shim.operands = vec![args[t.argument]];
+                put(shim);
+                let mut start = tile_op(
+                    "aie2p.dma.start",
+                    loc,
+                    "tile",
+                    t.shim,
+                    &[("channel", t.shim_channel), ("bd", t.shim_bd)],
+                );
+                start.attributes.push(("direction", direction(!ingress)));
+                start.attributes.push(("token", unit_attr(ctx)));
+                put(start);
+            }
+            Command::Wait(op, members) => {
+                for &m in members {
+                    let t = &plan.transfers[m];
+                    let mut wait = tile_op(
+                        "aie2p.dma.wait",
+                        location(*op),
+                        "tile",
+                        t.shim,
+                        &[("channel", t.shim_channel)],
+                    );
+                    wait.attributes
+                        .push(("direction", direction(t.way == Way::Egress)));
+                    put(wait);
+                }
+            }
+        }
+    }
+    put(OpSpec::new("func.return", location(pipeline)));
+    function
+}
+
+/// Replace the pipeline with its native realization.
+pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
+    let ctx = context(module);
+    let mut taken: BTreeSet<String> = symbols(module).keys().cloned().collect();
+    let mut images = Vec::new();
+    for worker in &plan.workers {
+        let name = fresh_symbol(
+            &mut taken,
+            &format!("__loom_worker_{}_{}_", worker.tile.0, worker.tile.1),
+        );
+        realize_worker(plan, worker, &name)?;
+        images.push(name);
+    }
+    let pipeline_name = symbol_name(plan.pipeline).unwrap_or_default();
+    let context_name = fresh_symbol(&mut taken, "__loom_target_configuration_");
+    let profile = &plan.profile.name;
+    let function = configuration(plan, &pipeline_name, &context_name, &images);
+    let mut context = OpSpec::new("aie2p.target", unknown_location(ctx));
+    context.attributes = vec![
+        ("sym_name", string_attr(ctx, &context_name)),
+        ("kind", string_attr(ctx, "configuration")),
+        ("device_profile", string_attr(ctx, profile)),
+    ];
+    insert_before(plan.pipeline, function);
+    insert_before(plan.pipeline, context.build());
+    let array_context = symbol_ref(plan.pipeline, "target");
+    let command_context = plan
+        .command_strand
+        .and_then(|(_, function)| symbol_ref(function, "target"));
+    // SAFETY: the pipeline and the command-stream function are replaced;
+    // nothing refers to them any more.
+    unsafe {
+        mlirOperationDestroy(plan.pipeline);
+        if let Some((_, function)) = plan.command_strand {
+            mlirOperationDestroy(function);
+        }
+    }
+    // The generated contexts of the pipeline and of the command-stream
+    // strand have no user left.
+    let generated = [array_context, command_context];
+    for name in generated.into_iter().flatten() {
+        if !name.starts_with("__loom_target_context_") {
+            continue;
+        }
+        if let Some(&op) = symbols(module).get(&name) {
+            // SAFETY: only the destroyed ops named it.
+            unsafe { mlirOperationDestroy(op) };
+        }
+    }
+    Ok(())
+}
