@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The most complete user journey that works today: check, verify, convert and
-# round-trip the walkthrough's gated projection, then compile it to the
-# walkthrough's outlined module with its trace and report, and execute its
-# checked scenario on the reference interpreter at every compile stage. (The
-# .xdna artifact, the simulator and the NPU arrive later; see README.md.)
+# round-trip the walkthrough's gated projection; compile it with the
+# walkthrough's command to the .xdna artifact (trace of both boundaries,
+# realization report, decoded TXN, llvm-readelf) and resume from the dumped
+# native module; execute its checked scenario on the reference interpreter at
+# every compile stage up to the outlined module. (The array simulator and the
+# NPU arrive later; see README.md.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${LOOM_BIN:-target/debug}
@@ -38,40 +40,76 @@ sed '0,/channel.publish %write : write/s//channel.publish %write : write<tile<[%
 "$BIN/loom-opt" "$OUT/broken.loom" >/dev/null 2>"$OUT/errors" || true
 sed 's/^/  /' "$OUT/errors" | head -12
 
-step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 \\
-    --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 --config=ffn_gate_up.input_size=512 \\
-    --dump-ir-after=outline-pipeline-strands --dump-ir-output=trajectory/ \\
-    --compile-report=summary --compile-report-output=projection.report.json --output=projection.loom"
-"$BIN/loom-compile" $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 \
-  --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 --config=ffn_gate_up.input_size=512 \
-  --dump-ir-after=outline-pipeline-strands --dump-ir-output="$OUT/trajectory" \
-  --compile-report=summary --compile-report-output="$OUT/projection.report.json" \
-  --output="$OUT/projection.loom"
+step "loom-compile $EXAMPLE \\
+    --root=@ffn_gate_up_quadratic_bf16 \\
+    --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \\
+    --config=ffn_gate_up.input_size=512 --format=xdna \\
+    --dump-ir-after=outline-pipeline-strands \\
+    --dump-ir-after=aie2p-lower-pipeline \\
+    --dump-ir-output=trajectory/ \\
+    --compile-report=summary --compile-report-output=projection.report.json \\
+    --output=projection.xdna"
+HERE=$PWD
+(cd "$OUT" && "$HERE/$BIN/loom-compile" "$HERE/$EXAMPLE" \
+  --root=@ffn_gate_up_quadratic_bf16 \
+  --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \
+  --config=ffn_gate_up.input_size=512 --format=xdna \
+  --dump-ir-after=outline-pipeline-strands \
+  --dump-ir-after=aie2p-lower-pipeline \
+  --dump-ir-output=trajectory/ \
+  --compile-report=summary --compile-report-output=projection.report.json \
+  --output=projection.xdna)
 python3 - "$OUT/projection.report.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 print("passes run (ms):", ", ".join(f"{p['pass']} {p['seconds'] * 1000:.1f}" for p in report["passes"]))
-m = report["module"]
-print(f"outlined module: {m['pipelines']} pipeline, {m['strands']} strands calling {m['functions']} functions, "
-      f"{m['target_contexts']} target contexts, {m['ops']['total']} ops")
+r = report["realization"]
+print(f"profile {r['profile']}: admitted {r['admission']['admitted']}, device_loadable {r['admission']['device_loadable']}")
+print(f"  ({r['admission']['reason']})")
+for t in r["tiles"]:
+    line = (f"  tile {t['tile']} ({t['kind']}): locks {t['locks']['used']}/{t['locks']['available']}, "
+            f"BDs {t['buffer_descriptors']['used']}/{t['buffer_descriptors']['available']}")
+    if t["kind"] != "shim":
+        line += (f", memory {t['data_memory']['used_bytes']}/{t['data_memory']['available_bytes']} B"
+                 f" = channel storage {t['authored_channel_storage_bytes']} + private {t['private_bytes']}"
+                 f" + stack {t['added_by_lowering']['stack_bytes']} + alignment {t['added_by_lowering']['alignment_bytes']}")
+    print(line)
+    if "worker_image" in t:
+        w = t["worker_image"]
+        print(f"    worker image {w['symbol']}: {w['low_ir_bytes']} bytes of Low IR "
+              f"(machine code: none yet; program memory budget {w['program_memory_budget_bytes']} B)")
+print(f"command stream: {len(r['command_stream'])} configuration instructions -> TXN of {r['txn']['ops']} ops, {r['txn']['bytes']} bytes")
 PY
 echo "trace index: $(tr -d ' \n' < "$OUT/trajectory/index.json")"
-echo "the strand functions and their target contexts:"
-grep -E '^(func.def|aie2p.target)' "$OUT/projection.loom" | sed -E 's/\(%.*\) \{$/(...)/; s/^/  /'
 WALKTHROUGH=${LOOM_WALKTHROUGH:-../shared/reference/loom-resident-pipelines-walkthrough.txt}
 if [ -f "$WALKTHROUGH" ]; then
   python3 scripts/walkthrough-listings.py "$WALKTHROUGH" outlined-module > "$OUT/walkthrough.loom"
-  echo "equal to the walkthrough's outlined module up to renaming: $(python3 scripts/compare-modulo-renaming.py "$OUT/walkthrough.loom" "$OUT/projection.loom" >/dev/null && echo yes || echo NO)"
+  echo "outlined module equal to the walkthrough's up to renaming: $(python3 scripts/compare-modulo-renaming.py "$OUT/walkthrough.loom" "$OUT/trajectory/08-outline-pipeline-strands.loom" >/dev/null && echo yes || echo NO)"
 fi
+echo "the native realization's configuration function (trajectory/09-aie2p-lower-pipeline.loom):"
+sed -n '/^func.def public target(@__loom_target_configuration/,/^}/p' "$OUT/trajectory/09-aie2p-lower-pipeline.loom" | sed 's/^/  /'
+
+step "loom-compile trajectory/09-aie2p-lower-pipeline.loom --root=@ffn_gate_up_quadratic_bf16 --format=txn-text"
+"$BIN/loom-compile" "$OUT/trajectory/09-aie2p-lower-pipeline.loom" --root=@ffn_gate_up_quadratic_bf16 \
+  --format=txn-text | sed 's/^/  /'
+
+step "llvm-readelf --sections --relocs projection.xdna"
+"$LLVM_BIN/llvm-readelf" --sections --relocs --wide "$OUT/projection.xdna" 2>&1 \
+  | sed -n '/Section Headers/,/Key to Flags/p;/Relocation section/,$p' | grep -v 'Key to Flags' | sed 's/^/  /'
+
+step "loom-format native.loom --to=bc; loom-compile native.loombc --root=@ffn_gate_up_quadratic_bf16 --format=xdna"
+"$BIN/loom-format" "$OUT/trajectory/09-aie2p-lower-pipeline.loom" --to=bc --output="$OUT/native.loombc"
+"$BIN/loom-compile" "$OUT/native.loombc" --root=@ffn_gate_up_quadratic_bf16 --format=xdna --output="$OUT/resumed.xdna"
+echo "  resumed artifact byte-identical to the direct compile: $(cmp -s "$OUT/projection.xdna" "$OUT/resumed.xdna" && echo yes || echo NO)"
 
 step "loom-test $EXAMPLE --each-pass   (its TEST-SCENARIO, on the best available device)"
 "$BIN/loom-test" $EXAMPLE --each-pass | sed 's/^/  /'
-step "loom-test projection.loom --scenario-file=$EXAMPLE   (the same scenario on the outlined module)"
-"$BIN/loom-test" "$OUT/projection.loom" --scenario-file=$EXAMPLE | sed 's/^/  /'
+step "loom-test trajectory/08-outline-pipeline-strands.loom --scenario-file=$EXAMPLE   (the same scenario, outlined)"
+"$BIN/loom-test" "$OUT/trajectory/08-outline-pipeline-strands.loom" --scenario-file=$EXAMPLE | sed 's/^/  /'
 
 step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500"
 "$BIN/loom-compile" $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500 \
   2>&1 >/dev/null | sed 's/^/  /' || true
 
-printf '\nNot yet available: --format=xdna (the xdna target: aie2p-lower-pipeline, TXN, ELF), and\n'
-printf 'loom-test --device=sim|xdna (array simulator, NPU HAL). See README.md for the status of each.\n'
+printf '\nNot yet available: AIE2P machine code for worker images (artifacts say device_loadable: false),\n'
+printf 'and loom-test --device=sim|xdna (array simulator, NPU HAL). See README.md for the status of each.\n'

@@ -65,8 +65,9 @@ LogicalResult ProgramLoadOp::verifySymbolUses(SymbolTableCollection &symbols) {
 LogicalResult TileBufferOp::verify() {
   if (failed(verifyTile(*this, getTile())))
     return failure();
-  if (getRole() != "channel" && getRole() != "private" && getRole() != "stack")
-    return emitOpError("storage role must be `channel`, `private` or `stack`, got `")
+  if (getRole() != "channel" && getRole() != "private" && getRole() != "stack" &&
+      getRole() != "cursor")
+    return emitOpError("storage role must be `channel`, `private`, `stack` or `cursor`, got `")
            << getRole() << "`";
   return verifyNonNegative(*this, {{"offset", getOffset()}, {"size", getSize()}});
 }

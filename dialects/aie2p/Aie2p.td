@@ -70,8 +70,10 @@ def Aie2p_TileBufferOp : Aie2p_Op<"tile.buffer"> {
     What a placed allocation becomes: `size` bytes at tile-memory address
     `offset`. The role says why the storage exists, so a compile report can be
     rebuilt from the module alone: `channel` (authored channel slots),
-    `private` (a worker's private buffer), `stack` (a worker's stack, added by
-    lowering). Not pure: placed storage stays even where no op uses it.
+    `private` (a worker's private buffer), and what lowering adds: `stack` (a
+    worker's stack) and `cursor` (a worker's slot cursor for a channel
+    endpoint it admits repeatedly). Not pure: placed storage stays even where
+    no op uses it.
   }];
   let arguments = (ins StrAttr:$role, Aie2p_Tile:$tile, I64Attr:$offset, I64Attr:$size);
   let results = (outs Loom_BufferType:$result);

@@ -419,7 +419,7 @@ fn report(
                 "storage": storage,
                 "authored_channel_storage_bytes": bytes("channel"),
                 "private_bytes": bytes("private"),
-                "added_by_lowering": {"stack_bytes": bytes("stack"), "alignment_bytes": end - placed},
+                "added_by_lowering": {"stack_bytes": bytes("stack"), "slot_cursor_bytes": bytes("cursor"), "alignment_bytes": end - placed},
                 "data_memory": {"used_bytes": end, "available_bytes": budget.memory},
                 "locks": {"used": distinct(&usage.locks), "available": budget.locks},
                 "buffer_descriptors": {"used": distinct(&usage.bds), "available": budget.bds},

@@ -19,6 +19,8 @@ pub type Tile = (i64, i64);
 /// mlir-aie's cores default to).
 pub const WORKER_STACK_BYTES: i64 = 1024;
 const STACK_ALIGNMENT: i64 = 16;
+/// A slot cursor: one index.
+const CURSOR_BYTES: i64 = 8;
 
 /// A refusal: where, and why (the resource, the tile, what was needed and
 /// what exists).
@@ -152,6 +154,10 @@ pub struct Worker {
     pub channels: BTreeMap<usize, usize>,
     /// `buffer.alloca<private>` ops of the function -> index into `placed`.
     pub private: Vec<(MlirOperation, usize)>,
+    /// Slot cursors (index into `placed`) of the channel endpoints
+    /// (channel, reserve side) the worker admits more than once or in a
+    /// loop; every other endpoint always takes slot 0.
+    pub cursors: BTreeMap<(usize, bool), usize>,
 }
 
 pub struct Plan<'p> {
@@ -483,6 +489,46 @@ impl<'p> Plan<'p> {
                 private.push((op, self.placed.len() - 1));
             }
         }
+        // Endpoints admitted repeatedly rotate through their slots with a
+        // cursor the worker keeps in its tile (reset when it starts).
+        // SAFETY: a function's region holds its entry block first.
+        let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(function, 0)) };
+        let params = loom_dialects::ir::arguments(entry);
+        let mut admissions: BTreeMap<(usize, bool), (usize, bool)> = BTreeMap::new();
+        for op in walk(function) {
+            let name = op_name(op);
+            if name != "channel.reserve" && name != "channel.acquire" {
+                continue;
+            }
+            let Some(&channel) = params
+                .iter()
+                .position(|&p| same_value(p, operands(op)[0]))
+                .and_then(|i| channels.get(&i))
+            else {
+                return refuse(op, "the channel must be a parameter of the strand".into());
+            };
+            // SAFETY: a live op in a block.
+            let looped = in_cycle(unsafe { mlirOperationGetBlock(op) });
+            let seen = admissions
+                .entry((channel, name == "channel.reserve"))
+                .or_insert((0, false));
+            seen.0 += 1;
+            seen.1 |= looped;
+        }
+        let mut cursors = BTreeMap::new();
+        for (&key, &(count, looped)) in &admissions {
+            if (count > 1 || looped) && self.channels[key.0].capacity > 1 {
+                self.placed.push(Placed {
+                    op: function,
+                    tile,
+                    role: "cursor",
+                    align: CURSOR_BYTES,
+                    offset: 0,
+                    size: CURSOR_BYTES,
+                });
+                cursors.insert(key, self.placed.len() - 1);
+            }
+        }
         self.placed.push(Placed {
             op: function,
             tile,
@@ -498,6 +544,7 @@ impl<'p> Plan<'p> {
             arguments,
             channels,
             private,
+            cursors,
         });
         Ok(())
     }
@@ -766,8 +813,8 @@ impl<'p> Plan<'p> {
                     .find(|p| p.offset + p.size > capacity)
                     .map_or(self.pipeline, |p| p.op);
                 return refuse(first, format!(
-                    "tile [{}, {}] ({} tile) data memory overflows: the placement needs {end} bytes (channel storage {}, private buffers {}, worker stack {}, alignment {}); the tile has {capacity}",
-                    tile.0, tile.1, kind.name(), sum("channel"), sum("private"), sum("stack"), end - used
+                    "tile [{}, {}] ({} tile) data memory overflows: the placement needs {end} bytes (channel storage {}, private buffers {}, worker stack {}, slot cursors {}, alignment {}); the tile has {capacity}",
+                    tile.0, tile.1, kind.name(), sum("channel"), sum("private"), sum("stack"), sum("cursor"), end - used
                 ));
             }
         }
@@ -882,4 +929,31 @@ fn straight_line(function: MlirOperation) -> Result<Vec<MlirOperation>, Refusal>
         }
     }
     Ok(sequence)
+}
+
+/// Whether `block` lies on a cycle of its function's control flow.
+fn in_cycle(block: MlirBlock) -> bool {
+    let successors = |b: MlirBlock| -> Vec<MlirBlock> {
+        terminator(b)
+            .map(|t| {
+                // SAFETY: a live terminator and its successor positions.
+                let n = unsafe { mlirOperationGetNumSuccessors(t) };
+                (0..n)
+                    .map(|i| unsafe { mlirOperationGetSuccessor(t, i) })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut seen: Vec<*mut std::ffi::c_void> = Vec::new();
+    let mut stack = successors(block);
+    while let Some(b) = stack.pop() {
+        if b.ptr == block.ptr {
+            return true;
+        }
+        if !seen.contains(&b.ptr) {
+            seen.push(b.ptr);
+            stack.extend(successors(b));
+        }
+    }
+    false
 }

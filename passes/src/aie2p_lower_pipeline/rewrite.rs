@@ -7,7 +7,7 @@
 use super::plan::{Command, Plan, Refusal, Tile, Way, Worker};
 use loom_dialects::ir::*;
 use mlir_sys::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal> {
     Err(Refusal {
@@ -70,31 +70,82 @@ fn index_constant(ctx: MlirContext, value: i64, ty: MlirType, name: &str) -> Mli
     spec.build()
 }
 
-/// Whether `block` lies on a cycle of its function's control flow.
-fn in_cycle(block: MlirBlock) -> bool {
-    let successors = |b: MlirBlock| -> Vec<MlirBlock> {
-        terminator(b)
-            .map(|t| {
-                // SAFETY: a live terminator.
-                let n = unsafe { mlirOperationGetNumSuccessors(t) };
-                (0..n)
-                    .map(|i| unsafe { mlirOperationGetSuccessor(t, i) })
-                    .collect()
-            })
-            .unwrap_or_default()
+/// `view.store %value, %view[0]` of an index.
+fn store_index(ctx: MlirContext, value: MlirValue, view: MlirValue) -> MlirOperation {
+    let mut store = OpSpec::new("view.store", unknown_location(ctx));
+    store.operands = vec![value, view];
+    store.attributes = vec![
+        ("operandSegmentSizes", dense_i32(ctx, &[1, 1, 0, 0])),
+        ("static_indices", dense_i64_attr(ctx, &[0])),
+    ];
+    store.build()
+}
+
+fn dense_i32(ctx: MlirContext, values: &[i32]) -> MlirAttribute {
+    // SAFETY: the attribute copies `values`.
+    unsafe { mlirDenseI32ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
+}
+
+/// Before `at`: the byte offset of the slot `cursor` holds, and the cursor
+/// moved to the next slot (wrapping after `capacity`).
+fn slot_from_cursor(
+    at: MlirOperation,
+    cursor: MlirValue,
+    base: i64,
+    slot_bytes: i64,
+    capacity: i64,
+) -> MlirValue {
+    let ctx = context(at);
+    let index = index_type(ctx);
+    let put = |op: MlirOperation| {
+        insert_before(at, op);
+        results(op).first().copied()
     };
-    let mut seen: Vec<*mut std::ffi::c_void> = Vec::new();
-    let mut stack = successors(block);
-    while let Some(b) = stack.pop() {
-        if b.ptr == block.ptr {
-            return true;
-        }
-        if !seen.contains(&b.ptr) {
-            seen.push(b.ptr);
-            stack.extend(successors(b));
-        }
-    }
-    false
+    let binary = |name: &'static str,
+                  a: MlirValue,
+                  b: MlirValue,
+                  ty: MlirType,
+                  attrs: Vec<(&'static str, MlirAttribute)>| {
+        let mut spec = OpSpec::new(name, unknown_location(ctx));
+        spec.operands = vec![a, b];
+        spec.results = vec![ty];
+        spec.attributes = attrs;
+        spec.build()
+    };
+    let mut load = OpSpec::new("view.load", named_location(ctx, "slot"));
+    load.operands = vec![cursor];
+    load.results = vec![index];
+    load.attributes = vec![
+        ("operandSegmentSizes", dense_i32(ctx, &[1, 0, 0])),
+        ("static_indices", dense_i64_attr(ctx, &[0])),
+    ];
+    let slot = put(load.build()).expect("a load has a result");
+    let bytes = put(index_constant(ctx, slot_bytes, index, "slot_bytes")).expect("a constant");
+    let start = put(index_constant(ctx, base, index, "slot_base")).expect("a constant");
+    let within = put(binary("index.mul", slot, bytes, index, vec![])).expect("a result");
+    let at_byte = put(binary("index.add", within, start, index, vec![])).expect("a result");
+    let mut cast = OpSpec::new("index.cast", named_location(ctx, "slot_offset"));
+    cast.operands = vec![at_byte];
+    cast.results = vec![parse_type(ctx, "!buffer.offset")];
+    let offset = put(cast.build()).expect("a cast has a result");
+    let one = put(index_constant(ctx, 1, index, "slot_step")).expect("a constant");
+    let after = put(binary("index.add", slot, one, index, vec![])).expect("a result");
+    let slots = put(index_constant(ctx, capacity, index, "slot_count")).expect("a constant");
+    let wraps = put(binary(
+        "index.cmp",
+        after,
+        slots,
+        i1_type(ctx),
+        vec![("predicate", string_attr(ctx, "eq"))],
+    ))
+    .expect("a result");
+    let zero = put(index_constant(ctx, 0, index, "slot_first")).expect("a constant");
+    let mut select = OpSpec::new("scf.select", named_location(ctx, "next_slot"));
+    select.operands = vec![wraps, zero, after];
+    select.results = vec![index];
+    let next = put(select.build()).expect("a select has a result");
+    put(store_index(ctx, next, cursor));
+    offset
 }
 
 /// Turn the strand's function into its worker: constants for its scalar
@@ -130,9 +181,32 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         first,
         tile_buffer(ctx, "stack", worker.tile, stack.offset, stack.size, "stack"),
     );
-    // Channel actions: each endpoint is admitted once, outside loops, so it
-    // always takes slot 0 (a slot cursor is not emitted yet).
-    let mut admitted: BTreeSet<(usize, bool)> = BTreeSet::new();
+    // Slot cursors: one index cell per repeatedly admitted endpoint, reset
+    // to slot 0 when the worker starts.
+    let index = index_type(ctx);
+    let offset_type = parse_type(ctx, "!buffer.offset");
+    let mut cursor_views = BTreeMap::new();
+    for (&(channel, reserve), &placed) in &worker.cursors {
+        let cell = &plan.placed[placed];
+        let name = format!(
+            "{}_{}_cursor",
+            value_name(plan.channels[channel].value),
+            if reserve { "reserve" } else { "acquire" }
+        );
+        let storage = tile_buffer(ctx, "cursor", worker.tile, cell.offset, cell.size, &name);
+        insert_before(first, storage);
+        let origin = index_constant(ctx, 0, offset_type, "cursor_origin");
+        insert_before(first, origin);
+        let mut view = OpSpec::new("buffer.view", named_location(ctx, &format!("{name}_view")));
+        view.operands = vec![results(storage)[0], results(origin)[0]];
+        view.results = vec![parse_type(ctx, "!view.view<1xindex>")];
+        let view = view.build();
+        insert_before(first, view);
+        let zero = index_constant(ctx, 0, index, "slot_zero");
+        insert_before(first, zero);
+        insert_before(first, store_index(ctx, results(zero)[0], results(view)[0]));
+        cursor_views.insert((channel, reserve), results(view)[0]);
+    }
     // Collected first: realizing one admission destroys its publish or
     // release, which a walk would visit later.
     let admissions: Vec<MlirOperation> = walk(function)
@@ -146,15 +220,6 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         };
         let channel_index = worker.channels[&i];
         let channel = &plan.channels[channel_index];
-        // SAFETY: a live op in a block.
-        let block = unsafe { mlirOperationGetBlock(op) };
-        if !admitted.insert((channel_index, reserve)) || in_cycle(block) {
-            return refuse(op, format!(
-                "the worker {} %{} more than once (or in a loop); this lowering realizes one admission per channel endpoint (a slot cursor is not emitted yet)",
-                if reserve { "reserves" } else { "acquires" },
-                value_name(channel.value)
-            ));
-        }
         let (take, give) = if reserve {
             (channel.free_lock, channel.published_lock)
         } else {
@@ -183,13 +248,26 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
             &storage_name,
         );
         insert_before(op, storage);
-        let offset_type = parse_type(ctx, "!buffer.offset");
-        let offset = index_constant(ctx, channel.base, offset_type, "slot_offset");
-        insert_before(op, offset);
+        // The slot's byte offset: slot 0 for an endpoint admitted once,
+        // else the cursor's slot, and the cursor moves on.
+        let offset = match cursor_views.get(&(channel_index, reserve)) {
+            None => {
+                let offset = index_constant(ctx, channel.base, offset_type, "slot_offset");
+                insert_before(op, offset);
+                results(offset)[0]
+            }
+            Some(&cursor) => slot_from_cursor(
+                op,
+                cursor,
+                channel.base,
+                channel.slot_bytes,
+                channel.capacity,
+            ),
+        };
         let r = results(op);
         let (obligation, payload) = (r[0], r[1]);
         let mut view = OpSpec::new("buffer.view", named_location(ctx, &value_name(payload)));
-        view.operands = vec![results(storage)[0], results(offset)[0]];
+        view.operands = vec![results(storage)[0], offset];
         view.operands
             .extend(value_dims(payload).unwrap_or_default());
         view.results = vec![value_type(payload)];
