@@ -4,8 +4,9 @@
 # walkthrough's command to the .xdna artifact (trace of both boundaries,
 # realization report, decoded TXN, llvm-readelf) and resume from the dumped
 # native module; execute its checked scenario on the reference interpreter at
-# every compile stage up to the outlined module. (The array simulator and the
-# NPU arrive later; see README.md.)
+# every compile stage up to the outlined module, and the artifact on the
+# AIE2P array simulator (also with an injected fault). (The NPU HAL arrives
+# later; see README.md.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${LOOM_BIN:-target/debug}
@@ -107,9 +108,17 @@ step "loom-test $EXAMPLE --each-pass   (its TEST-SCENARIO, on the best available
 step "loom-test trajectory/08-outline-pipeline-strands.loom --scenario-file=$EXAMPLE   (the same scenario, outlined)"
 "$BIN/loom-test" "$OUT/trajectory/08-outline-pipeline-strands.loom" --scenario-file=$EXAMPLE | sed 's/^/  /'
 
+step "loom-test $EXAMPLE --device=sim   (compile to .xdna, run it on the AIE2P array simulator)"
+"$BIN/loom-test" $EXAMPLE --device=sim | sed 's/^/  /'
+step "loom-test projection.xdna --device=sim --scenario-file=$EXAMPLE   (the walkthrough's artifact itself)"
+"$BIN/loom-test" "$OUT/projection.xdna" --device=sim --scenario-file=$EXAMPLE | sed 's/^/  /'
+step "the same artifact with the worker's output publication removed (a fault)"
+grep -v 'aie2p.lock.release \[0, 3\] lock 5 add 1' "$OUT/trajectory/09-aie2p-lower-pipeline.loom" > "$OUT/faulty.loom"
+"$BIN/loom-test" "$OUT/faulty.loom" --device=sim --scenario-file=$EXAMPLE | sed 's/^/  /' || true
+
 step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500"
 "$BIN/loom-compile" $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500 \
   2>&1 >/dev/null | sed 's/^/  /' || true
 
 printf '\nNot yet available: AIE2P machine code for worker images (artifacts say device_loadable: false),\n'
-printf 'and loom-test --device=sim|xdna (array simulator, NPU HAL). See README.md for the status of each.\n'
+printf 'the simulator timing model, and loom-test --device=xdna (the NPU HAL). See README.md for the status.\n'

@@ -6,3 +6,4 @@
 
 pub mod interp;
 pub mod numerics;
+pub mod sim;

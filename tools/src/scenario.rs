@@ -192,6 +192,16 @@ pub struct Scenario {
     pub bind_lines: BTreeMap<String, usize>,
 }
 
+impl Scenario {
+    /// The scenario's configuration as `--config` gives it: NAME, VALUE.
+    pub fn config_values(&self) -> Vec<(String, String)> {
+        self.config
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect()
+    }
+}
+
 /// A directive problem at a line of the file.
 pub struct DirectiveError {
     pub line: usize,

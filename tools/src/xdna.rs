@@ -175,22 +175,8 @@ pub fn build(module: MlirOperation, root: &str) -> Result<Built, Failure> {
                 };
                 let settings = route::route(profile, source, destination, &mut used)
                     .map_err(|e| fail(op, e.to_string()))?;
-                for s in settings {
-                    let address = profile.tile_address(s.column, s.row, s.offset) as u32;
-                    // The shim mux/demux fields of other channels must stay.
-                    txn.ops.push(if s.mask == u32::MAX {
-                        TxnOp::Write {
-                            address,
-                            value: s.value,
-                        }
-                    } else {
-                        TxnOp::MaskWrite {
-                            address,
-                            value: s.value,
-                            mask: s.mask,
-                        }
-                    });
-                }
+                // The shim mux/demux fields of other channels must stay.
+                txn.ops.extend(settings.iter().map(|s| s.txn_op(profile)));
             }
             "aie2p.program.load" => {
                 let at = tile(op, "coordinates");
@@ -206,8 +192,15 @@ pub fn build(module: MlirOperation, root: &str) -> Result<Built, Failure> {
                 {
                     place(&mut tiles, placed);
                 }
-                // SAFETY: printing a live op.
-                let text = printed(|f, d| unsafe { mlirOperationPrint(worker, f, d) });
+                // The image is a module of its own: the worker and its
+                // core context, so a device can parse it alone.
+                let mut text = String::new();
+                let context = symbol_ref(worker, "target").and_then(|t| symbols.get(&t).copied());
+                for op in context.into_iter().chain([worker]) {
+                    // SAFETY: printing a live op.
+                    text.push_str(&printed(|f, d| unsafe { mlirOperationPrint(op, f, d) }));
+                    text.push_str("\n\n");
+                }
                 tiles.entry(at).or_default().image = Some((image.clone(), text.len()));
                 images.push(TileImage {
                     column: at.0,

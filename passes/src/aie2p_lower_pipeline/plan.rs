@@ -920,6 +920,9 @@ fn straight_line(function: MlirOperation) -> Result<Vec<MlirOperation>, Refusal>
                     // SAFETY: a branch has one successor.
                     block = Some(unsafe { mlirOperationGetSuccessor(op, 0) });
                 }
+                "cfg.cond_br" | "cfg.switch" if in_cycle(b) => {
+                    return refuse(op, "the transfer strand loops; the command stream runs an acyclic unconditional sequence (a bounded ingress loop needs the DMA-engine realization, not implemented yet)".into());
+                }
                 "cfg.cond_br" | "cfg.switch" => {
                     return refuse(op, "a conditional transfer strand: the command stream runs an acyclic unconditional sequence, so its transfers cannot depend on a branch".into());
                 }

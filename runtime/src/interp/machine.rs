@@ -7,6 +7,8 @@ use super::program::{
 };
 use super::value::{Elem, Value, View};
 use crate::numerics::{bf16_to_f32, f32_to_bf16};
+use crate::sim::array::{Array, Memory, Tile};
+use loom_targets::DeviceProfile;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
@@ -235,6 +237,13 @@ pub struct Machine<'p> {
     /// runs (the task's `frames` then hold only its callers): operands are
     /// read without looking the task up.
     cur: Frame,
+    /// The array a native realization's workers run on (array simulator),
+    /// and its device profile.
+    array: Option<(Array, &'static DeviceProfile)>,
+    /// The buffer holding each tile's data memory, made at first use.
+    tiles: HashMap<Tile, u32>,
+    /// Why each blocked worker is blocked: where, and on which lock.
+    lock_waits: HashMap<usize, (Rc<str>, String)>,
 }
 
 /// Keep the storage of a vector nothing else holds, for `lanes`.
@@ -320,24 +329,8 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         Schedule::Deterministic => 0,
     };
     let callers = args.len();
-    let mut machine = Machine {
-        program,
-        options,
-        alignments: vec![CALLER_ALIGNMENT; args.len()],
-        callers: args.len(),
-        buffers: args,
-        channels: Vec::new(),
-        records: Vec::new(),
-        copies: Vec::new(),
-        groups: Vec::new(),
-        tasks: Vec::new(),
-        blocked_on: HashMap::new(),
-        steps: 0,
-        rng: seed,
-        spare_f32: Vec::new(),
-        spare_bf16: Vec::new(),
-        cur: Frame::default(),
-    };
+    let mut machine = Machine::new(program, options, args);
+    machine.rng = seed;
     let mut regs = vec![Value::Undef; body.registers as usize];
     for (i, &param) in body.params.iter().enumerate() {
         regs[param as usize] = Value::Buffer(i as u32);
@@ -369,6 +362,31 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
 }
 
 impl<'p> Machine<'p> {
+    /// A machine with the caller's buffers and nothing running yet.
+    fn new(program: &'p Program, options: Options, args: Vec<Vec<u8>>) -> Machine<'p> {
+        Machine {
+            program,
+            options,
+            alignments: vec![CALLER_ALIGNMENT; args.len()],
+            callers: args.len(),
+            buffers: args,
+            channels: Vec::new(),
+            records: Vec::new(),
+            copies: Vec::new(),
+            groups: Vec::new(),
+            tasks: Vec::new(),
+            blocked_on: HashMap::new(),
+            steps: 0,
+            rng: 0,
+            spare_f32: Vec::new(),
+            spare_bf16: Vec::new(),
+            cur: Frame::default(),
+            array: None,
+            tiles: HashMap::new(),
+            lock_waits: HashMap::new(),
+        }
+    }
+
     fn next_random(&mut self) -> u64 {
         // SplitMix64: cheap, and the same stream for the same seed.
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -376,6 +394,45 @@ impl<'p> Machine<'p> {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    fn array_for(&mut self, loc: &Rc<str>) -> Result<&mut Array> {
+        match &mut self.array {
+            Some((array, _)) => Ok(array),
+            None => fail(
+                loc,
+                "worker code of a native realization runs on the array simulator only (loom-test --device=sim)".into(),
+            ),
+        }
+    }
+
+    /// The buffer holding `tile`'s data memory (made zeroed at first use).
+    fn tile_memory(&mut self, tile: Tile, loc: &Rc<str>) -> Result<u32> {
+        let Some((_, profile)) = &self.array else {
+            return fail(
+                loc,
+                "placed tile storage exists on the array simulator only (loom-test --device=sim)"
+                    .into(),
+            );
+        };
+        if let Some(&buffer) = self.tiles.get(&tile) {
+            return Ok(buffer);
+        }
+        let bytes = profile
+            .tile_kind(tile.0, tile.1)
+            .map(|kind| profile.budget(kind).memory)
+            .filter(|&bytes| bytes > 0);
+        let Some(bytes) = bytes else {
+            return fail(
+                loc,
+                format!("tile [{}, {}] has no data memory", tile.0, tile.1),
+            );
+        };
+        self.buffers.push(vec![0; bytes as usize]);
+        self.alignments.push(CALLER_ALIGNMENT);
+        let buffer = self.buffers.len() as u32 - 1;
+        self.tiles.insert(tile, buffer);
+        Ok(buffer)
     }
 
     fn schedule(&mut self) -> Result<()> {
@@ -914,6 +971,7 @@ impl<'p> Machine<'p> {
             if unblocking {
                 unblocking = false;
                 self.blocked_on.remove(&t);
+                self.lock_waits.remove(&t);
                 if self.tasks[t].status == Status::Blocked {
                     self.tasks[t].status = Status::Ready;
                 }
@@ -1276,8 +1334,10 @@ impl<'p> Machine<'p> {
                 elem,
                 result,
             } => {
-                let Value::Buffer(b) = *self.get(t, *buffer) else {
-                    return fail(loc, "buffer.view of something that is not a buffer".into());
+                let (b, base, window) = match *self.get(t, *buffer) {
+                    Value::Buffer(b) => (b, 0, None),
+                    Value::Window { buffer, base, size } => (buffer, base, Some(size)),
+                    _ => return fail(loc, "buffer.view of something that is not a buffer".into()),
                 };
                 let off = self.int(t, *offset, loc)?;
                 let mut dims = Vec::new();
@@ -1310,7 +1370,7 @@ impl<'p> Machine<'p> {
                         }
                     });
                 }
-                let len = self.buffers[b as usize].len();
+                let len = window.unwrap_or(self.buffers[b as usize].len());
                 let bytes = View::checked_bytes(&dims, *elem);
                 let view = View {
                     buffer: b,
@@ -1324,6 +1384,11 @@ impl<'p> Machine<'p> {
                     && bytes
                         .and_then(|n| view.offset.checked_add(n))
                         .is_some_and(|end| end <= len);
+                // A window's views address its buffer from the window's base.
+                let view = View {
+                    offset: view.offset + base,
+                    ..view
+                };
                 if !fits {
                     let range = match bytes.map(|n| off as i128 + n as i128) {
                         Some(end) => format!("bytes [{off}, {end})"),
@@ -1340,6 +1405,51 @@ impl<'p> Machine<'p> {
                 self.set(t, *result, Value::View(Rc::new(view)));
             }
             Op::Pool(d) => self.set(t, *d, Value::Pool),
+            Op::TileBuffer {
+                tile,
+                offset,
+                size,
+                result,
+            } => {
+                let buffer = self.tile_memory(*tile, loc)?;
+                let len = self.buffers[buffer as usize].len();
+                if offset.checked_add(*size).is_none_or(|end| end > len) {
+                    return fail(
+                        loc,
+                        format!(
+                            "bytes [{offset}, {}) are outside the {len}-byte data memory of tile [{}, {}]",
+                            offset.saturating_add(*size),
+                            tile.0,
+                            tile.1
+                        ),
+                    );
+                }
+                let window = Value::Window {
+                    buffer,
+                    base: *offset,
+                    size: *size,
+                };
+                self.set(t, *result, window);
+            }
+            Op::LockAcquire(lock) => {
+                let array = self.array_for(loc)?;
+                let taken = array
+                    .try_acquire(lock.tile, lock.id, lock.value)
+                    .map_err(|e| error(loc, e.to_string(), Vec::new()))?;
+                if !taken {
+                    let what = format!(
+                        "aie2p.lock.acquire of lock {} of tile [{}, {}] (needs at least {})",
+                        lock.id, lock.tile.0, lock.tile.1, lock.value
+                    );
+                    self.lock_waits.insert(t, (loc.clone(), what));
+                    return Ok(false);
+                }
+            }
+            Op::LockRelease(lock) => {
+                self.array_for(loc)?
+                    .release(lock.tile, lock.id, lock.value)
+                    .map_err(|e| error(loc, e.to_string(), Vec::new()))?;
+            }
             Op::Spawn { body, workers } => {
                 let registers = self.program.functions[*body].registers as usize;
                 let mut regs = self.frame(t).regs.clone();
@@ -1611,5 +1721,177 @@ impl<'p> Machine<'p> {
         }
         self.advance(t);
         Ok(true)
+    }
+}
+
+/// The cores of an array running a native realization's workers: the
+/// interpreter half of the array simulator (`crate::sim`). Workers are
+/// tasks; their lock credits and placed storage go to the array, whose DMA
+/// engines move data through the same tile memories.
+pub struct Cores<'p> {
+    machine: Machine<'p>,
+}
+
+/// DDR addresses of the caller's buffers: argument `i` starts at
+/// `(i + 1) << 32`, so any address names one buffer and an offset.
+pub fn argument_address(argument: usize) -> u64 {
+    (argument as u64 + 1) << 32
+}
+
+/// The memories the array's DMA engines see: the tiles' data memories and
+/// the caller's buffers.
+struct Memories<'m> {
+    buffers: &'m mut Vec<Vec<u8>>,
+    alignments: &'m mut Vec<u64>,
+    tiles: &'m mut HashMap<Tile, u32>,
+    profile: &'static DeviceProfile,
+    callers: usize,
+}
+
+impl Memory for Memories<'_> {
+    fn tile(&mut self, tile: Tile) -> &mut [u8] {
+        let bytes = self
+            .profile
+            .tile_kind(tile.0, tile.1)
+            .map_or(0, |kind| self.profile.budget(kind).memory) as usize;
+        let buffers = &mut *self.buffers;
+        let alignments = &mut *self.alignments;
+        let id = *self.tiles.entry(tile).or_insert_with(|| {
+            buffers.push(vec![0; bytes]);
+            alignments.push(CALLER_ALIGNMENT);
+            buffers.len() as u32 - 1
+        });
+        &mut self.buffers[id as usize]
+    }
+
+    fn ddr(&mut self, address: u64, len: usize) -> std::result::Result<&mut [u8], String> {
+        let argument = (address >> 32) as usize;
+        let offset = (address & 0xFFFF_FFFF) as usize;
+        if argument == 0 || argument > self.callers {
+            return Err(format!(
+                "DDR address {address:#x} is in none of the {} caller buffers",
+                self.callers
+            ));
+        }
+        let buffer = &mut self.buffers[argument - 1];
+        let size = buffer.len();
+        match offset.checked_add(len) {
+            Some(end) if end <= size => Ok(&mut buffer[offset..end]),
+            _ => Err(format!(
+                "DDR bytes [{offset}, {}) of argument {} are outside its {size} bytes",
+                offset.saturating_add(len),
+                argument - 1
+            )),
+        }
+    }
+}
+
+impl<'p> Cores<'p> {
+    pub fn new(
+        program: &'p Program,
+        profile: &'static DeviceProfile,
+        args: Vec<Vec<u8>>,
+    ) -> Cores<'p> {
+        let mut machine = Machine::new(program, Options::default(), args);
+        machine.array = Some((Array::new(profile), profile));
+        Cores { machine }
+    }
+
+    pub fn array(&mut self) -> &mut Array {
+        &mut self
+            .machine
+            .array
+            .as_mut()
+            .expect("cores run on an array")
+            .0
+    }
+
+    /// Move data: one step of every DMA engine over the tile memories and
+    /// the caller's buffers.
+    pub fn step_array(&mut self) -> std::result::Result<bool, crate::sim::array::SimError> {
+        let m = &mut self.machine;
+        let (array, profile) = m.array.as_mut().expect("cores run on an array");
+        let mut memories = Memories {
+            buffers: &mut m.buffers,
+            alignments: &mut m.alignments,
+            tiles: &mut m.tiles,
+            profile,
+            callers: m.callers,
+        };
+        array.step(&mut memories)
+    }
+
+    /// Start function `name` on the core at `tile` (its core was enabled).
+    pub fn start(&mut self, name: &str, tile: Tile) -> Result<()> {
+        let m = &mut self.machine;
+        let Some(func) = m.program.functions.iter().position(|f| f.name == name) else {
+            return fail(
+                &Rc::from(""),
+                format!(
+                    "core [{}, {}] is enabled, but its tile image @{name} defines no such function",
+                    tile.0, tile.1
+                ),
+            );
+        };
+        let body = &m.program.functions[func];
+        if !body.params.is_empty() {
+            return fail(
+                &body.loc,
+                format!("worker @{name} takes parameters; a core starts it with none"),
+            );
+        }
+        m.tasks.push(Task {
+            name: format!("core [{}, {}] (@{name})", tile.0, tile.1),
+            loc: body.loc.clone(),
+            frames: vec![Frame {
+                func,
+                block: 0,
+                pc: 0,
+                regs: vec![Value::Undef; body.registers as usize],
+                results: Vec::new(),
+                scratch: Vec::new(),
+            }],
+            status: Status::Ready,
+            groups: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Run every core until it blocks or finishes; whether any ran an op.
+    pub fn run(&mut self) -> Result<bool> {
+        let mut progressed = false;
+        for t in 0..self.machine.tasks.len() {
+            let ran = self.machine.run_task(t, u64::MAX)?;
+            if matches!(ran, Ran::Blocked(n) | Ran::Preempted(n) | Ran::Done(n) if n > 0) {
+                progressed = true;
+            }
+        }
+        Ok(progressed)
+    }
+
+    /// Cores that have not finished: each with where it waits and why.
+    pub fn unfinished(&self) -> Vec<(Rc<str>, String)> {
+        let m = &self.machine;
+        (0..m.tasks.len())
+            .filter(|&t| m.tasks[t].status != Status::Done)
+            .map(|t| match m.lock_waits.get(&t) {
+                Some((loc, what)) => (loc.clone(), format!("{} waits in {what}", m.tasks[t].name)),
+                None => (
+                    m.tasks[t].loc.clone(),
+                    format!("{} has not finished", m.tasks[t].name),
+                ),
+            })
+            .collect()
+    }
+
+    /// Ops the cores executed.
+    pub fn steps(&self) -> u64 {
+        self.machine.steps
+    }
+
+    /// The caller's buffers.
+    pub fn into_buffers(mut self) -> Vec<Vec<u8>> {
+        self.machine.buffers.truncate(self.machine.callers);
+        self.machine.buffers
     }
 }

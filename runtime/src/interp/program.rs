@@ -103,6 +103,17 @@ pub enum Op {
         result: Reg,
     },
     Pool(Reg),
+    /// `aie2p.tile.buffer`: a byte range of a tile's data memory (array
+    /// simulator only).
+    TileBuffer {
+        tile: (u32, u32),
+        offset: usize,
+        size: usize,
+        result: Reg,
+    },
+    /// Worker lock credits on the array (array simulator only).
+    LockAcquire(Lock),
+    LockRelease(Lock),
     Spawn {
         body: FuncId,
         workers: Vec<[i64; 2]>,
@@ -130,6 +141,15 @@ pub enum Op {
     /// increment and back edge are one op.
     IntBr(IntOp, Reg, Reg, Reg, BlockId, Vec<Reg>),
     Return(Vec<Reg>),
+}
+
+/// A lock of a tile and a credit: at least `value` to acquire, `value`
+/// added on release.
+#[derive(Clone, Copy, Debug)]
+pub struct Lock {
+    pub tile: (u32, u32),
+    pub id: u32,
+    pub value: u32,
 }
 
 /// An op and where it came from (`file:line:col`).
@@ -637,6 +657,28 @@ impl Translator {
                 let align = int_attribute(op, "alignment").unwrap_or(1).max(1) as u64;
                 Op::Alloca(size, align, body.define(outs[0]))
             }
+            "aie2p.tile.buffer" => {
+                let tile = dense_i64_values(attribute(op, "tile").expect("verified"));
+                Op::TileBuffer {
+                    tile: (tile[0] as u32, tile[1] as u32),
+                    offset: int_attribute(op, "offset").unwrap_or(0) as usize,
+                    size: int_attribute(op, "size").unwrap_or(0) as usize,
+                    result: body.define(outs[0]),
+                }
+            }
+            "aie2p.lock.acquire" | "aie2p.lock.release" => {
+                let tile = dense_i64_values(attribute(op, "tile").expect("verified"));
+                let lock = Lock {
+                    tile: (tile[0] as u32, tile[1] as u32),
+                    id: int_attribute(op, "lock").unwrap_or(0) as u32,
+                    value: int_attribute(op, "value").unwrap_or(0) as u32,
+                };
+                if name == "aie2p.lock.acquire" {
+                    Op::LockAcquire(lock)
+                } else {
+                    Op::LockRelease(lock)
+                }
+            }
             "buffer.view" => {
                 let (buffer, offset) = (r!(ins[0]), r!(ins[1]));
                 let Some((shape, elem)) = view_shape(value_type(outs[0])) else {
@@ -793,9 +835,11 @@ impl Translator {
             }
             "scf.for" => return self.for_loop(body, op, current, blocks, &loc),
             "scf.if" => return self.if_op(body, op, current, blocks, &loc),
-            "aie2p.program.load" => Op::Unsupported(
-                "`aie2p.program.load` is configuration code; the interpreter cannot run it".into(),
-            ),
+            // The configuration function of a native realization runs as
+            // TXN control code on the array simulator, not here.
+            other if other.starts_with("aie2p.") => Op::Unsupported(format!(
+                "`{other}` is configuration code of a native realization; it runs on the array simulator (loom-test --device=sim)"
+            )),
             other => {
                 return self.error(op, format!("the interpreter does not implement `{other}`"));
             }

@@ -109,6 +109,13 @@ pub enum Value {
     VecBF16(Rc<[u16]>),
     View(Rc<View>),
     Buffer(u32),
+    /// `size` bytes of buffer `buffer` from byte `base`: placed storage in a
+    /// tile's data memory (`aie2p.tile.buffer`).
+    Window {
+        buffer: u32,
+        base: usize,
+        size: usize,
+    },
     Pool,
     Channel(u32),
     Write(u32),
@@ -153,7 +160,7 @@ impl Value {
             Value::VecF32(_) => "an f32 vector",
             Value::VecBF16(_) => "a bf16 vector",
             Value::View(_) => "a view",
-            Value::Buffer(_) => "a buffer",
+            Value::Buffer(_) | Value::Window { .. } => "a buffer",
             Value::Pool => "a pool",
             Value::Channel(_) => "a channel",
             Value::Write(_) => "a write obligation",

@@ -18,6 +18,7 @@
 //! a shim's South ports may loop back, so any shim pair is valid.
 
 use super::regs::{Direction, Field, StreamSwitch, TileKind};
+use super::txn::TxnOp;
 pub use crate::profile::{PortKind, PortRange, ShimDma, ShimDmaPort};
 use crate::DeviceProfile;
 use std::collections::{BTreeMap, BTreeSet};
@@ -73,6 +74,26 @@ pub struct SwitchSetting {
     pub mask: u32,
     /// e.g. `core [0,3] master DMA0 <- slave South0`.
     pub what: String,
+}
+
+impl SwitchSetting {
+    /// The TXN op that makes this setting: a WRITE, or a MASKWRITE of the
+    /// field when only part of the register is this route's.
+    pub fn txn_op(&self, profile: &DeviceProfile) -> TxnOp {
+        let address = profile.tile_address(self.column, self.row, self.offset) as u32;
+        if self.mask == u32::MAX {
+            TxnOp::Write {
+                address,
+                value: self.value,
+            }
+        } else {
+            TxnOp::MaskWrite {
+                address,
+                value: self.value,
+                mask: self.mask,
+            }
+        }
+    }
 }
 
 /// The physical stream switch ports earlier routes took, by tile, so that

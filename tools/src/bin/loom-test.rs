@@ -5,8 +5,10 @@
 use clap::{Parser, ValueEnum};
 use loom_driver::compile::{self, Request};
 use loom_driver::scenario::{self, Scenario};
-use loom_driver::{diagnostic, read_input, Failure, Session};
+use loom_driver::{diagnostic, read_input, xdna, Failure, Session};
 use loom_runtime::interp::{self, Options, Schedule};
+use loom_runtime::sim;
+use loom_targets::xdna::elf;
 use melior::ir::Module;
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,7 +20,7 @@ enum Device {
     Auto,
     /// The reference interpreter.
     Interp,
-    /// The AIE2P array simulator (not built yet).
+    /// The AIE2P array simulator: compiles to the .xdna artifact and runs it.
     Sim,
     /// An NPU through the amdxdna driver (not built yet).
     Xdna,
@@ -47,6 +49,9 @@ struct Args {
     /// directory of the file holding the scenarios).
     #[arg(long = "data-dir", value_name = "DIR")]
     data_dir: Option<String>,
+    /// The target of --device=sim: TARGET:PROFILE.
+    #[arg(long, default_value = "amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11")]
+    target: String,
     /// `deterministic`, or `random:SEED` for a seeded random interleaving.
     #[arg(long, default_value = "deterministic")]
     schedule: String,
@@ -94,9 +99,9 @@ fn parse_schedule(text: &str) -> Result<Schedule, Failure> {
 }
 
 /// Pick the device; say which and why when it was not asked for by name.
-fn choose_device(device: Device) -> Result<(), Failure> {
+fn choose_device(device: Device) -> Result<Device, Failure> {
     match device {
-        Device::Interp => Ok(()),
+        Device::Interp | Device::Sim => Ok(device),
         Device::Auto => {
             let nodes: Vec<String> = std::fs::read_dir("/dev/accel")
                 .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path().display().to_string()).collect())
@@ -106,16 +111,108 @@ fn choose_device(device: Device) -> Result<(), Failure> {
             } else {
                 format!("{} present, but the xdna device is not built yet", nodes.join(", "))
             };
-            println!("device: interp (auto: {npu}; the array simulator is not built yet)");
-            Ok(())
+            println!("device: interp (auto: {npu}; the array simulator runs only programs that compile for xdna: ask for it with --device=sim)");
+            Ok(Device::Interp)
         }
-        Device::Sim => Err(Failure(
-            "loom-test: error: --device=sim is not implemented yet (the AIE2P array simulator); use --device=interp\n".into(),
-        )),
         Device::Xdna => Err(Failure(
-            "loom-test: error: --device=xdna is not implemented yet (the amdxdna HAL); use --device=interp\n".into(),
+            "loom-test: error: --device=xdna is not implemented yet (the amdxdna HAL); use --device=interp or --device=sim\n".into(),
         )),
     }
+}
+
+/// Compile `source` for `target` with the scenario's configuration to the
+/// `.xdna` artifact, read back from its bytes as a device loads it.
+fn compile_artifact(
+    session: &Session,
+    source: &[u8],
+    name: &str,
+    scenario: &Scenario,
+    target: &str,
+) -> Result<elf::Artifact, String> {
+    let mut parsed = session.parse(source, name).map_err(|f| f.0)?;
+    let config = scenario.config_values();
+    let request = Request {
+        root: &scenario.entry,
+        target: Some(target),
+        config: &config,
+        lower: true,
+    };
+    let steps = compile::plan(&request, &parsed.module);
+    compile::run(session, &mut parsed.module, &steps, &mut |_, _| Ok(())).map_err(|f| f.0)?;
+    let built =
+        xdna::build(parsed.module.as_operation().to_raw(), &scenario.entry).map_err(|f| f.0)?;
+    let bytes = xdna::elf_bytes(&built).map_err(|f| f.0)?;
+    elf::read(&bytes).map_err(|e| format!("loom-test: error: reading the .xdna back: {e}\n"))
+}
+
+/// Run `scenario` on the array simulator: the `.xdna` artifact `source` is,
+/// or the one it compiles to.
+fn execute_sim(
+    source: &[u8],
+    name: &str,
+    scenario: &Scenario,
+    target: &str,
+    directives: &Directives,
+) -> Result<(Buffers, String), String> {
+    let session = Session::new();
+    // An artifact runs as it is; a module is compiled to one first.
+    let artifact = if source.starts_with(b"\x7fELF") {
+        elf::read(source).map_err(|e| format!("{name}: error: not a loadable .xdna: {e}\n"))?
+    } else {
+        compile_artifact(&session, source, name, scenario, target)?
+    };
+    let images: String = artifact
+        .tile_images
+        .iter()
+        .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
+        .collect();
+    let images_module = session
+        .parse(images.as_bytes(), "<tile images>")
+        .map_err(|f| f.0)?;
+    let program = interp::translate(images_module.module.as_operation().to_raw())
+        .map_err(|e| diagnostic::render(&e.loc, "error", &e.message, &[]))?;
+    let names: Vec<String> = artifact.entries[0]
+        .args
+        .iter()
+        .map(|a| a.name.clone())
+        .collect();
+    let mut args = Vec::new();
+    for arg in &names {
+        let Some(data) = scenario.bindings.get(arg) else {
+            return Err(directives.error(
+                scenario.line,
+                &format!("scenario `{}` binds no data to %{arg}", scenario.name),
+            ));
+        };
+        args.push(data.bytes.clone());
+    }
+    // Faults of the control code or the array have no source location: they
+    // are reported at the artifact.
+    let artifact_name: std::rc::Rc<str> = if source.starts_with(b"\x7fELF") {
+        name.into()
+    } else {
+        format!("{name} (its .xdna)").into()
+    };
+    let at = |loc: &std::rc::Rc<str>| {
+        if loc.is_empty() {
+            artifact_name.clone()
+        } else {
+            loc.clone()
+        }
+    };
+    let outcome = sim::run::run(&artifact, &program, args).map_err(|e| {
+        let notes: Vec<_> = e.notes.iter().map(|(l, n)| (at(l), n.clone())).collect();
+        diagnostic::render(&at(&e.loc), "error", &e.message, &notes)
+    })?;
+    let summary = format!(
+        "sim {}: {} TXN ops, {} core{}, {} core ops",
+        artifact.profile,
+        outcome.txn_ops,
+        outcome.cores,
+        if outcome.cores == 1 { "" } else { "s" },
+        outcome.core_steps
+    );
+    Ok((names.into_iter().zip(outcome.buffers).collect(), summary))
 }
 
 /// Run `scenario` on `module`; the buffers after the run, or the rendered
@@ -246,11 +343,7 @@ fn differential(
 ) -> Result<usize, String> {
     let session = Session::new();
     let mut parsed = session.parse(source, name).map_err(|f| f.0)?;
-    let config: Vec<(String, String)> = scenario
-        .config
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_string()))
-        .collect();
+    let config = scenario.config_values();
     let request = Request {
         root: &scenario.entry,
         target: None,
@@ -295,7 +388,17 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         max_steps: args.max_steps,
         ..Options::default()
     };
-    choose_device(args.device)?;
+    let device = choose_device(args.device)?;
+    if device == Device::Sim {
+        loom_passes::parse_target(&args.target)
+            .map_err(|m| Failure(format!("loom-test: error: --target: {m}\n")))?;
+        if args.each_pass {
+            return Err(Failure(
+                "loom-test: error: --each-pass runs on the interpreter; use --device=interp\n"
+                    .into(),
+            ));
+        }
+    }
     let bytes = read_input(&args.input)?;
     let scenario_path = args.scenario_file.as_deref().unwrap_or(&args.input);
     let text = String::from_utf8_lossy(&read_input(scenario_path)?).into_owned();
@@ -336,46 +439,39 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         )));
     }
     let session = Session::new();
-    let parsed = session.parse(&bytes, &args.input)?;
+    // The interpreter runs the module as given; the simulator compiles (or
+    // loads) an artifact per scenario.
+    let parsed = match device {
+        Device::Sim => None,
+        _ => Some(session.parse(&bytes, &args.input)?),
+    };
     let (mut passed, mut failed) = (0, 0);
     for scenario in selected {
-        let ran = execute(&parsed.module, scenario, &base, &directives);
-        let result = match (&scenario.expected_error, ran) {
-            (Some(text), Err(report)) if report.contains(text.as_str()) => {
-                let first = report.lines().next().unwrap_or("");
-                Ok(format!("failed as expected: {first}"))
-            }
-            (Some(text), Err(report)) => Err(format!(
-                "  expected an error containing `{text}`, got:\n{report}"
-            )),
-            (Some(text), Ok(_)) => Err(format!(
-                "  expected an error containing `{text}`; the run succeeded\n"
-            )),
-            (None, ran) => ran.and_then(|(buffers, steps, strands)| {
-                let wrong = compare(scenario, &buffers);
-                if !wrong.is_empty() {
-                    return Err(wrong.join("\n") + "\n");
-                }
-                let mut summary = format!("{steps} ops, {strands} strands");
-                if args.each_pass {
+        let result = match &parsed {
+            // The simulator compiles (or loads) the artifact itself.
+            None => verdict(
+                scenario,
+                execute_sim(&bytes, &args.input, scenario, &args.target, &directives),
+                |_| Ok(String::new()),
+            ),
+            Some(parsed) => verdict(
+                scenario,
+                execute(&parsed.module, scenario, &base, &directives).map(
+                    |(buffers, steps, strands)| {
+                        (buffers, format!("{steps} ops, {strands} strands"))
+                    },
+                ),
+                |buffers| {
+                    if !args.each_pass {
+                        return Ok(String::new());
+                    }
                     let stages =
-                        differential(&bytes, &args.input, scenario, &base, &buffers, &directives)?;
-                    summary.push_str(&format!("; identical after each of {stages} passes"));
-                }
-                Ok(summary)
-            }),
+                        differential(&bytes, &args.input, scenario, &base, buffers, &directives)?;
+                    Ok(format!("; identical after each of {stages} passes"))
+                },
+            ),
         };
-        match result {
-            Ok(summary) => {
-                passed += 1;
-                println!("PASS {} ({summary})", scenario.name);
-            }
-            Err(report) => {
-                failed += 1;
-                println!("FAIL {}", scenario.name);
-                print!("{report}");
-            }
-        }
+        report(&scenario.name, result, &mut passed, &mut failed);
     }
     println!("{passed} passed, {failed} failed");
     Ok(if failed == 0 {
@@ -383,6 +479,50 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A scenario's verdict from its run (buffers and a summary, or the
+/// rendered error): an expected error must be the one reported, otherwise
+/// the buffers must match; `then` may check more and extend the summary.
+fn verdict(
+    scenario: &Scenario,
+    ran: Result<(Buffers, String), String>,
+    then: impl FnOnce(&Buffers) -> Result<String, String>,
+) -> Result<String, String> {
+    match (&scenario.expected_error, ran) {
+        (Some(text), Err(report)) if report.contains(text.as_str()) => Ok(format!(
+            "failed as expected: {}",
+            report.lines().next().unwrap_or("")
+        )),
+        (Some(text), Err(report)) => Err(format!(
+            "  expected an error containing `{text}`, got:\n{report}"
+        )),
+        (Some(text), Ok(_)) => Err(format!(
+            "  expected an error containing `{text}`; the run succeeded\n"
+        )),
+        (None, ran) => ran.and_then(|(buffers, summary)| {
+            let wrong = compare(scenario, &buffers);
+            if !wrong.is_empty() {
+                return Err(wrong.join("\n") + "\n");
+            }
+            Ok(summary + &then(&buffers)?)
+        }),
+    }
+}
+
+/// Print one scenario's verdict and count it.
+fn report(name: &str, result: Result<String, String>, passed: &mut usize, failed: &mut usize) {
+    match result {
+        Ok(summary) => {
+            *passed += 1;
+            println!("PASS {name} ({summary})");
+        }
+        Err(report) => {
+            *failed += 1;
+            println!("FAIL {name}");
+            print!("{report}");
+        }
+    }
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,4 @@
+//! The array simulator: runs `.xdna` artifacts without an NPU.
+
+pub mod array;
+pub mod run;

@@ -1,0 +1,165 @@
+//! Running a `.xdna` artifact on the array model: a command processor
+//! executes the TXN control code op by op (stopping at each SYNC until its
+//! token arrives), the array's DMA engines move data, and each enabled core
+//! runs its tile image's worker in the interpreter. A state where nothing can
+//! move while the control code waits, or cores have not finished, is a hang,
+//! reported with every blocked engine and core.
+
+use super::array::{Effect, SimError, Tile, TokenKey};
+use crate::interp::machine::{argument_address, Cores};
+use crate::interp::program::Program;
+use loom_targets::xdna::elf::Artifact;
+use loom_targets::xdna::txn::Txn;
+use std::rc::Rc;
+
+/// What a run produced.
+pub struct Outcome {
+    /// The caller's buffers after the invocation.
+    pub buffers: Vec<Vec<u8>>,
+    /// TXN ops the command processor executed.
+    pub txn_ops: usize,
+    /// Cores started, and the ops they executed.
+    pub cores: usize,
+    pub core_steps: u64,
+}
+
+/// Why a run failed: the message, then notes (`where`, what).
+#[derive(Debug)]
+pub struct Failure {
+    pub loc: Rc<str>,
+    pub message: String,
+    pub notes: Vec<(Rc<str>, String)>,
+}
+
+fn failure(message: String) -> Failure {
+    Failure {
+        loc: Rc::from(""),
+        message,
+        notes: Vec::new(),
+    }
+}
+
+impl From<SimError> for Failure {
+    fn from(e: SimError) -> Failure {
+        failure(e.to_string())
+    }
+}
+
+impl From<crate::interp::RuntimeError> for Failure {
+    fn from(e: crate::interp::RuntimeError) -> Failure {
+        Failure {
+            loc: e.loc,
+            message: e.message,
+            notes: e.notes,
+        }
+    }
+}
+
+/// Run `artifact` with the caller's buffers `args`; `program` holds the
+/// translated worker functions of its tile images.
+pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result<Outcome, Failure> {
+    let Some(profile) = loom_targets::profiles()
+        .iter()
+        .find(|p| p.name == artifact.profile)
+    else {
+        return Err(failure(format!(
+            "the artifact is for device profile `{}`, which no profile file describes",
+            artifact.profile
+        )));
+    };
+    let txn = Txn::decode(&artifact.ctrltext)
+        .map_err(|e| failure(format!("the artifact's .ctrltext: {e}")))?;
+    let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
+    let mut cores = Cores::new(program, profile, args);
+    let mut started = 0;
+    let mut next = 0;
+    let mut waiting: Option<(usize, TokenKey)> = None;
+    loop {
+        // The command processor runs until it waits or the code ends.
+        while waiting.is_none() && next < txn.ops.len() {
+            match cores.array().apply(next, &txn.ops[next], &arguments)? {
+                Effect::None => {}
+                Effect::CoreEnabled(tile) => {
+                    cores.start(&image_on(artifact, tile)?, tile)?;
+                    started += 1;
+                }
+                Effect::Wait(key) => waiting = Some((next, key)),
+            }
+            next += 1;
+        }
+        if let Some((_, key)) = &waiting {
+            if cores.array().take_token(key) {
+                waiting = None;
+                continue;
+            }
+        }
+        let moved = cores.step_array()?;
+        let ran = cores.run()?;
+        let cores_done = cores.unfinished().is_empty();
+        let done = waiting.is_none() && next == txn.ops.len() && !cores.array().busy();
+        if done && cores_done {
+            let left = cores.array().undelivered();
+            if !left.is_empty() {
+                return Err(Failure {
+                    loc: Rc::from(""),
+                    message: "the invocation completed with stream data no DMA channel took".into(),
+                    notes: left.into_iter().map(|why| (Rc::from(""), why)).collect(),
+                });
+            }
+            break;
+        }
+        if !moved && !ran {
+            return Err(hang(&mut cores, waiting.as_ref(), done));
+        }
+    }
+    Ok(Outcome {
+        txn_ops: txn.ops.len(),
+        cores: started,
+        core_steps: cores.steps(),
+        buffers: cores.into_buffers(),
+    })
+}
+
+/// The worker function the artifact's tile image for `tile` holds.
+fn image_on(artifact: &Artifact, tile: Tile) -> Result<String, Failure> {
+    artifact
+        .tile_images
+        .iter()
+        .find(|i| (i.column, i.row) == tile)
+        .map(|i| i.name.clone())
+        .ok_or_else(|| {
+            failure(format!(
+                "the control code enables core [{}, {}], but the artifact has no tile image for it",
+                tile.0, tile.1
+            ))
+        })
+}
+
+/// Nothing moves: say what waits for what.
+fn hang(cores: &mut Cores, waiting: Option<&(usize, TokenKey)>, control_done: bool) -> Failure {
+    let message = match waiting {
+        Some((op, key)) => format!(
+            "hang: TXN op {op} (SYNC on tile [{}, {}] {} channel {}) waits for a task-complete token that no engine can issue",
+            key.tile.0,
+            key.tile.1,
+            key.direction.name(),
+            key.channel
+        ),
+        None if control_done => {
+            "hang: the control code finished, but cores or DMA engines are still blocked".into()
+        }
+        None => "hang: nothing can move".into(),
+    };
+    let mut notes: Vec<(Rc<str>, String)> = cores
+        .array()
+        .pending()
+        .into_iter()
+        .map(|why| (Rc::from(""), why))
+        .collect();
+    notes.extend(cores.unfinished());
+    Failure {
+        loc: Rc::from(""),
+        message,
+        notes,
+    }
+}
