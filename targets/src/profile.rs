@@ -309,6 +309,21 @@ pub struct RegisterMap {
     pub sources: Vec<String>,
 }
 
+/// The figures of the array simulator's cycle-approximate timing model
+/// (docs/array-simulator.md): each is a public fact (`sources`) or a stated
+/// assumption (`assumptions`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    pub dma_bytes_per_cycle: u64,
+    pub stream_switch_latency_cycles: u64,
+    pub lock_handoff_cycles: u64,
+    pub core_cycles_per_op: u64,
+    pub control_cycles_per_word: u64,
+    pub sources: Vec<String>,
+    pub assumptions: Vec<String>,
+}
+
 /// One device profile, e.g. `amd.xdna.strix_halo.17f0_11`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -322,6 +337,7 @@ pub struct DeviceProfile {
     pub memory_tile: MemoryTile,
     pub shim_tile: ShimTile,
     pub limits: Limits,
+    pub timing: Timing,
     pub registers: RegisterMap,
     pub sources: Vec<String>,
     pub notes: Vec<String>,

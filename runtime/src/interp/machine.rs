@@ -153,6 +153,8 @@ struct Task {
     status: Status,
     /// Groups this strand committed, oldest first.
     groups: Vec<u32>,
+    /// The core's modelled cycle (array simulator cores only).
+    clock: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -244,6 +246,8 @@ pub struct Machine<'p> {
     tiles: HashMap<Tile, u32>,
     /// Why each blocked worker is blocked: where, and on which lock.
     lock_waits: HashMap<usize, (Rc<str>, String)>,
+    /// Modelled cycles per op of an array simulator core.
+    op_cycles: u64,
 }
 
 /// Keep the storage of a vector nothing else holds, for `lanes`.
@@ -348,6 +352,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         }],
         status: Status::Ready,
         groups: Vec::new(),
+        clock: 0,
     });
     machine.schedule()?;
     machine.finish()?;
@@ -384,6 +389,7 @@ impl<'p> Machine<'p> {
             array: None,
             tiles: HashMap::new(),
             lock_waits: HashMap::new(),
+            op_cycles: 0,
         }
     }
 
@@ -461,7 +467,7 @@ impl<'p> Machine<'p> {
             }
             let mut progressed = false;
             for t in order {
-                let ran = self.run_task(t, if random { 64 } else { u64::MAX })?;
+                let ran = self.run_task::<false>(t, if random { 64 } else { u64::MAX })?;
                 let steps = match ran {
                     Ran::Blocked(n) | Ran::Done(n) | Ran::Preempted(n) => n,
                 };
@@ -920,13 +926,14 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Run strand `t` for at most `quantum` ops.
-    fn run_task(&mut self, t: usize, quantum: u64) -> Result<Ran> {
+    /// Run strand `t` for at most `quantum` ops; `TIMED` advances its
+    /// modelled cycle per op (array simulator cores).
+    fn run_task<const TIMED: bool>(&mut self, t: usize, quantum: u64) -> Result<Ran> {
         if self.tasks[t].status == Status::Done {
             return Ok(Ran::Done(0));
         }
         self.cur = self.tasks[t].frames.pop().expect("a live task has a frame");
-        let ran = self.run_frames(t, quantum);
+        let ran = self.run_frames::<TIMED>(t, quantum);
         self.park(t);
         ran.map_err(|mut error| {
             // The callers, innermost first (their pc is past the call).
@@ -935,7 +942,7 @@ impl<'p> Machine<'p> {
         })
     }
 
-    fn run_frames(&mut self, t: usize, quantum: u64) -> Result<Ran> {
+    fn run_frames<const TIMED: bool>(&mut self, t: usize, quantum: u64) -> Result<Ran> {
         let program = self.program;
         if self.tasks[t].status == Status::Done {
             return Ok(Ran::Done(0));
@@ -958,6 +965,9 @@ impl<'p> Machine<'p> {
                     );
                 }
                 return Ok(Ran::Preempted(done));
+            }
+            if TIMED {
+                self.tasks[t].clock += self.op_cycles;
             }
             let ran = self.exec(t, inst);
             if !matches!(ran, Ok(true)) {
@@ -1432,11 +1442,16 @@ impl<'p> Machine<'p> {
                 self.set(t, *result, window);
             }
             Op::LockAcquire(lock) => {
+                let now = self.tasks[t].clock;
                 let array = self.array_for(loc)?;
                 let taken = array
-                    .try_acquire(lock.tile, lock.id, lock.value)
+                    .try_acquire(lock.tile, lock.id, lock.value, now)
                     .map_err(|e| error(loc, e.to_string(), Vec::new()))?;
-                if !taken {
+                if let Some(at) = taken {
+                    self.tasks[t].clock = at;
+                } else {
+                    // The op runs again when the core resumes.
+                    self.tasks[t].clock -= self.op_cycles;
                     let what = format!(
                         "aie2p.lock.acquire of lock {} of tile [{}, {}] (needs at least {})",
                         lock.id, lock.tile.0, lock.tile.1, lock.value
@@ -1446,8 +1461,9 @@ impl<'p> Machine<'p> {
                 }
             }
             Op::LockRelease(lock) => {
+                let now = self.tasks[t].clock;
                 self.array_for(loc)?
-                    .release(lock.tile, lock.id, lock.value)
+                    .release(lock.tile, lock.id, lock.value, now)
                     .map_err(|e| error(loc, e.to_string(), Vec::new()))?;
             }
             Op::Spawn { body, workers } => {
@@ -1479,6 +1495,7 @@ impl<'p> Machine<'p> {
                         }],
                         status: Status::Ready,
                         groups: Vec::new(),
+                        clock: 0,
                     });
                 }
             }
@@ -1730,6 +1747,8 @@ impl<'p> Machine<'p> {
 /// engines move data through the same tile memories.
 pub struct Cores<'p> {
     machine: Machine<'p>,
+    /// Ops each core executed (its busy cycles are these times the cost).
+    ops: Vec<u64>,
 }
 
 /// DDR addresses of the caller's buffers: argument `i` starts at
@@ -1794,7 +1813,11 @@ impl<'p> Cores<'p> {
     ) -> Cores<'p> {
         let mut machine = Machine::new(program, Options::default(), args);
         machine.array = Some((Array::new(profile), profile));
-        Cores { machine }
+        machine.op_cycles = profile.timing.core_cycles_per_op;
+        Cores {
+            machine,
+            ops: Vec::new(),
+        }
     }
 
     pub fn array(&mut self) -> &mut Array {
@@ -1823,6 +1846,7 @@ impl<'p> Cores<'p> {
 
     /// Start function `name` on the core at `tile` (its core was enabled).
     pub fn start(&mut self, name: &str, tile: Tile) -> Result<()> {
+        let start = self.array().control_clock();
         let m = &mut self.machine;
         let Some(func) = m.program.functions.iter().position(|f| f.name == name) else {
             return fail(
@@ -1853,6 +1877,7 @@ impl<'p> Cores<'p> {
             }],
             status: Status::Ready,
             groups: Vec::new(),
+            clock: start,
         });
         Ok(())
     }
@@ -1861,10 +1886,11 @@ impl<'p> Cores<'p> {
     pub fn run(&mut self) -> Result<bool> {
         let mut progressed = false;
         for t in 0..self.machine.tasks.len() {
-            let ran = self.machine.run_task(t, u64::MAX)?;
-            if matches!(ran, Ran::Blocked(n) | Ran::Preempted(n) | Ran::Done(n) if n > 0) {
-                progressed = true;
-            }
+            let ran = self.machine.run_task::<true>(t, u64::MAX)?;
+            let (Ran::Blocked(n) | Ran::Preempted(n) | Ran::Done(n)) = ran;
+            self.ops.resize(self.machine.tasks.len(), 0);
+            self.ops[t] += n;
+            progressed |= n > 0;
         }
         Ok(progressed)
     }
@@ -1887,6 +1913,21 @@ impl<'p> Cores<'p> {
     /// Ops the cores executed.
     pub fn steps(&self) -> u64 {
         self.machine.steps
+    }
+
+    /// Each core's name, the modelled cycle it finished (or stopped), and
+    /// the cycles it spent executing.
+    pub fn clocks(&self) -> Vec<(String, u64, u64)> {
+        let cost = self.machine.op_cycles;
+        self.machine
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(t, task)| {
+                let ops = self.ops.get(t).copied().unwrap_or(0);
+                (task.name.clone(), task.clock, ops * cost)
+            })
+            .collect()
     }
 
     /// The caller's buffers.

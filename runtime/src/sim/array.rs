@@ -236,6 +236,8 @@ struct Task {
     entry: StartQueueEntry,
     /// The TXN op that queued it, for errors.
     txn_op: usize,
+    /// The control clock when it was queued (timing model).
+    queued_at: u64,
 }
 
 /// The task a channel is working on.
@@ -248,6 +250,9 @@ struct Running {
     descriptor: BufferDescriptor,
     /// Whether this descriptor's lock acquire has succeeded (or it has none).
     acquired: bool,
+    /// The modelled cycle the descriptor's transfer may start (once its
+    /// lock is taken).
+    ready: u64,
 }
 
 #[derive(Debug, Default)]
@@ -256,8 +261,15 @@ struct Channel {
     running: Option<Running>,
     /// S2MM only: bytes routed here and not yet written to memory.
     incoming: VecDeque<u8>,
+    /// S2MM only: the bytes of `incoming` in arrival chunks: (bytes, the
+    /// modelled cycle the chunk's last byte arrives).
+    arrivals: VecDeque<(usize, u64)>,
     /// Buffer descriptors completed in the current `step`.
     completed: u32,
+    /// The modelled cycle the channel finishes its last transfer, and the
+    /// cycles it spent moving data.
+    clock: u64,
+    busy: u64,
 }
 
 #[derive(Debug)]
@@ -267,6 +279,8 @@ struct TileState {
     /// values live in `locks`).
     registers: BTreeMap<u32, u32>,
     locks: Vec<u32>,
+    /// The modelled cycle of each lock's last release.
+    lock_times: Vec<u64>,
     s2mm: Vec<Channel>,
     mm2s: Vec<Channel>,
     core_enabled: bool,
@@ -319,8 +333,13 @@ impl ChannelId {
 pub struct Array {
     profile: &'static DeviceProfile,
     tiles: BTreeMap<Tile, TileState>,
-    /// Issued and not yet taken task-complete tokens.
-    tokens: HashMap<TokenKey, u32>,
+    /// Issued and not yet taken task-complete tokens: the modelled cycle
+    /// each was issued.
+    tokens: HashMap<TokenKey, VecDeque<u64>>,
+    /// The command processor's modelled cycle, and the cycles it spent
+    /// writing (not waiting).
+    control: u64,
+    control_busy: u64,
 }
 
 impl Array {
@@ -340,6 +359,7 @@ impl Array {
                             kind,
                             registers: BTreeMap::new(),
                             locks: vec![0; budget.locks as usize],
+                            lock_times: vec![0; budget.locks as usize],
                             s2mm: channels(budget.s2mm),
                             mm2s: channels(budget.mm2s),
                             core_enabled: false,
@@ -352,6 +372,8 @@ impl Array {
             profile,
             tiles,
             tokens: HashMap::new(),
+            control: 0,
+            control_busy: 0,
         }
     }
 
@@ -364,6 +386,18 @@ impl Array {
         op: &TxnOp,
         arguments: &[u64],
     ) -> Result<Effect, SimError> {
+        // The command processor spends a cycle per register word it writes
+        // (a mask write reads first; a patch reads and writes two words).
+        let words = match op {
+            TxnOp::Write { .. } => 1,
+            TxnOp::BlockWrite { words, .. } => words.len() as u64,
+            TxnOp::MaskWrite { .. } | TxnOp::MaskPoll { .. } => 2,
+            TxnOp::DdrPatch { .. } => 4,
+            TxnOp::Sync { .. } => 0,
+        };
+        let cycles = words * self.profile.timing.control_cycles_per_word;
+        self.control += cycles;
+        self.control_busy += cycles;
         match op {
             TxnOp::Write { address, value } => {
                 let enabled = self.write(index, (*address).into(), *value, u32::MAX)?;
@@ -458,15 +492,50 @@ impl Array {
         }
     }
 
-    /// Consume one task-complete token of `key` if one was issued.
+    /// Consume one task-complete token of `key` if one was issued; the
+    /// command processor, which waited for it, continues from the cycle it
+    /// was issued.
     pub fn take_token(&mut self, key: &TokenKey) -> bool {
-        match self.tokens.get_mut(key) {
-            Some(count) if *count > 0 => {
-                *count -= 1;
+        match self
+            .tokens
+            .get_mut(key)
+            .and_then(|issued| issued.pop_front())
+        {
+            Some(at) => {
+                self.control = self.control.max(at);
                 true
             }
-            _ => false,
+            None => false,
         }
+    }
+
+    /// The command processor's modelled cycle (a core it enables starts then).
+    pub fn control_clock(&self) -> u64 {
+        self.control
+    }
+
+    /// The cycles the command processor spent writing registers.
+    pub fn control_busy(&self) -> u64 {
+        self.control_busy
+    }
+
+    /// The modelled cycle every DMA channel is done, and the channel that
+    /// spent the most cycles moving data (its name and those cycles).
+    pub fn dma_times(&self) -> (u64, Option<(String, u64)>) {
+        let mut end = 0;
+        let mut busiest: Option<(String, u64)> = None;
+        for (&tile, state) in &self.tiles {
+            for direction in [Direction::S2mm, Direction::Mm2s] {
+                for (channel, c) in state.channels(direction).iter().enumerate() {
+                    end = end.max(c.clock);
+                    if c.busy > busiest.as_ref().map_or(0, |b| b.1) {
+                        let name = channel_name(state.kind, direction, channel as u32);
+                        busiest = Some((format!("tile {} {name}", show(tile)), c.busy));
+                    }
+                }
+            }
+        }
+        (end, busiest)
     }
 
     /// Advance every DMA engine as far as it can go now; `Ok(true)` if
@@ -506,8 +575,18 @@ impl Array {
     /// Core side: take `at_least` from a lock of `tile` (tile-relative id, as
     /// `aie2p.lock.acquire [c, r] lock N ge V` names it) if its value is at
     /// least that much.
-    pub fn try_acquire(&mut self, tile: Tile, lock: u32, at_least: u32) -> Result<bool, SimError> {
+    /// `now` is the core's modelled cycle; on success, the cycle it holds
+    /// the credit (after the lock's last release and the handoff).
+    pub fn try_acquire(
+        &mut self,
+        tile: Tile,
+        lock: u32,
+        at_least: u32,
+        now: u64,
+    ) -> Result<Option<u64>, SimError> {
         let max = self.profile.limits.lock_value_max;
+        let handoff = self.profile.timing.lock_handoff_cycles;
+        let released = self.lock_time(tile, lock);
         let value = self.core_lock(tile, lock)?;
         if at_least > max {
             return Err(SimError::new(format!(
@@ -518,14 +597,30 @@ impl Array {
         }
         if *value >= at_least {
             *value -= at_least;
-            Ok(true)
+            Ok(Some(now.max(released + handoff)))
         } else {
-            Ok(false)
+            Ok(None)
         }
     }
 
+    fn lock_time(&self, tile: Tile, lock: u32) -> u64 {
+        self.tiles
+            .get(&tile)
+            .and_then(|state| state.lock_times.get(lock as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Core side: add `add` to a lock of `tile`; past `lock_value_max` is an error.
-    pub fn release(&mut self, tile: Tile, lock: u32, add: u32) -> Result<(), SimError> {
+    /// `now` is the core's modelled cycle.
+    pub fn release(&mut self, tile: Tile, lock: u32, add: u32, now: u64) -> Result<(), SimError> {
+        if let Some(time) = self
+            .tiles
+            .get_mut(&tile)
+            .and_then(|state| state.lock_times.get_mut(lock as usize))
+        {
+            *time = (*time).max(now);
+        }
         let max = self.profile.limits.lock_value_max;
         let value = self.core_lock(tile, lock)?;
         match value.checked_add(add).filter(|&v| v <= max) {
@@ -943,7 +1038,11 @@ impl Array {
             .profile
             .decode_start_queue(kind, value)
             .map_err(|e| fail(e.to_string()))?;
-        let task = Task { entry, txn_op: op };
+        let task = Task {
+            entry,
+            txn_op: op,
+            queued_at: self.control,
+        };
         let depth = self.profile.limits.task_queue_depth as usize;
         let (idle, waiting) = match self.tiles.get(&tile) {
             Some(state) => match state.channels(direction).get(channel as usize) {
@@ -1003,6 +1102,7 @@ impl Array {
             bd,
             descriptor,
             acquired: false,
+            ready: task.queued_at,
         })
     }
 
@@ -1085,6 +1185,8 @@ impl Array {
             };
             let (op, bd) = (running.task.txn_op, running.bd);
             if !running.acquired {
+                let clock = self.channel_mut(id).map_or(0, |c| c.clock);
+                running.ready = running.ready.max(clock);
                 if let Some((lock, value)) = running.descriptor.acquire {
                     if !self
                         .dma_acquire(id, lock, value)
@@ -1093,26 +1195,38 @@ impl Array {
                         self.put_back(id, running);
                         return Ok(moved);
                     }
+                    // The credit came from the lock's last release.
+                    let released = self.dma_lock_time(id, lock);
+                    running.ready = running
+                        .ready
+                        .max(released + self.profile.timing.lock_handoff_cycles);
                 }
                 running.acquired = true;
                 moved = true;
             }
-            let done = match id.direction {
-                Direction::Mm2s => {
-                    self.send(id, &running.descriptor, memory)
-                        .map_err(|m| id.error(op, bd, m))?;
-                    true
-                }
+            let cycles = u64::from(running.descriptor.length)
+                .div_ceil(self.profile.timing.dma_bytes_per_cycle.max(1));
+            let end = match id.direction {
+                Direction::Mm2s => Some(
+                    self.send(id, &running.descriptor, memory, running.ready + cycles)
+                        .map_err(|m| id.error(op, bd, m))?,
+                ),
                 Direction::S2mm => self
                     .receive(id, &running.descriptor, memory)
-                    .map_err(|m| id.error(op, bd, m))?,
+                    .map_err(|m| id.error(op, bd, m))?
+                    .map(|arrived| arrived.max(running.ready + cycles)),
             };
-            if !done {
+            let Some(end) = end else {
                 self.put_back(id, running);
                 return Ok(moved);
+            };
+            if let Some(c) = self.channel_mut(id) {
+                c.clock = end;
+                c.busy += cycles;
             }
+            running.ready = end;
             if let Some((lock, value)) = running.descriptor.release {
-                self.dma_release(id, lock, value)
+                self.dma_release(id, lock, value, end)
                     .map_err(|m| id.error(op, bd, m))?;
             }
             moved = true;
@@ -1151,7 +1265,8 @@ impl Array {
                         direction: id.direction,
                         channel: id.channel,
                     };
-                    *self.tokens.entry(key).or_insert(0) += 1;
+                    let at = self.channel_mut(id).map_or(0, |c| c.clock);
+                    self.tokens.entry(key).or_default().push_back(at);
                 }
                 None => {}
             }
@@ -1199,7 +1314,25 @@ impl Array {
         }
     }
 
-    fn dma_release(&mut self, id: ChannelId, lock: u32, value: i32) -> Result<(), String> {
+    /// The modelled cycle of a buffer descriptor lock's last release.
+    fn dma_lock_time(&self, id: ChannelId, lock: u32) -> u64 {
+        let base = self.profile.tile_registers(id.kind).dma_own_lock_id_base;
+        self.tiles
+            .get(&id.tile)
+            .and_then(|state| state.lock_times.get(lock.wrapping_sub(base) as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn dma_release(&mut self, id: ChannelId, lock: u32, value: i32, at: u64) -> Result<(), String> {
+        let base = self.profile.tile_registers(id.kind).dma_own_lock_id_base;
+        if let Some(time) = self
+            .tiles
+            .get_mut(&id.tile)
+            .and_then(|state| state.lock_times.get_mut(lock.wrapping_sub(base) as usize))
+        {
+            *time = (*time).max(at);
+        }
         let max = self.profile.limits.lock_value_max;
         let current = self.dma_lock(id, lock)?;
         let new = i64::from(*current) + i64::from(value);
@@ -1261,14 +1394,20 @@ impl Array {
         })
     }
 
+    /// Send the descriptor's bytes along the channel's route, the last
+    /// leaving at modelled cycle `end`; returns `end`.
     fn send(
         &mut self,
         id: ChannelId,
         descriptor: &BufferDescriptor,
         memory: &mut dyn Memory,
-    ) -> Result<(), String> {
+        end: u64,
+    ) -> Result<u64, String> {
         let data = self.memory_of(id, descriptor, memory)?.to_vec();
+        let latency = self.profile.timing.stream_switch_latency_cycles;
         for (tile, channel) in self.trace(id)? {
+            // Every stream switch on the way (one per tile) adds its latency.
+            let switches = u64::from(id.tile.0.abs_diff(tile.0) + id.tile.1.abs_diff(tile.1)) + 1;
             let to = self
                 .tiles
                 .get_mut(&tile)
@@ -1280,22 +1419,40 @@ impl Array {
                     )
                 })?;
             to.incoming.extend(&data);
+            to.arrivals
+                .push_back((data.len(), end + switches * latency));
         }
-        Ok(())
+        Ok(end)
     }
 
     /// Write the descriptor's length from the channel's stream once it has
-    /// arrived; false while it has not.
+    /// arrived: the modelled cycle its last byte arrived; None while it has
+    /// not.
     fn receive(
         &mut self,
         id: ChannelId,
         descriptor: &BufferDescriptor,
         memory: &mut dyn Memory,
-    ) -> Result<bool, String> {
+    ) -> Result<Option<u64>, String> {
         let length = descriptor.length as usize;
         let arrived = self.channel_mut(id).map_or(0, |c| c.incoming.len());
         if arrived < length {
-            return Ok(false);
+            return Ok(None);
+        }
+        let mut last = 0;
+        if let Some(c) = self.channel_mut(id) {
+            let mut taken = 0;
+            while taken < length {
+                let Some((bytes, at)) = c.arrivals.pop_front() else {
+                    break;
+                };
+                last = last.max(at);
+                let take = bytes.min(length - taken);
+                taken += take;
+                if take < bytes {
+                    c.arrivals.push_front((bytes - take, at));
+                }
+            }
         }
         let target = self.memory_of(id, descriptor, memory)?;
         if let Some(c) = self
@@ -1307,7 +1464,7 @@ impl Array {
                 *byte = value;
             }
         }
-        Ok(true)
+        Ok(Some(last))
     }
 
     /// The S2MM channels an MM2S channel's data reaches through the
@@ -1677,6 +1834,35 @@ mod tests {
     }
 
     #[test]
+    fn transfers_take_their_bytes_at_the_dma_rate_and_the_route_latency() {
+        let data: Vec<u8> = (0..128).collect();
+        let mut memory = TestMemory::new(vec![(ARG0, data)]);
+        let mut array = Array::new(strix());
+        let ops = shim_to_core(tile_bd(0x400, 64, Some((0, -1)), Some((1, 1))), 64, 16);
+        run(&mut array, &ops, &mut memory).unwrap();
+        let timing = &strix().timing;
+        let moving = 64 / timing.dma_bytes_per_cycle;
+        let (end, busiest) = array.dma_times();
+        // Both channels move 64 bytes: the shim sends from the cycle its task
+        // was queued; the core's S2MM ends when the last byte has crossed the
+        // four stream switches from row 0 to row 3.
+        let (name, busy) = busiest.unwrap();
+        assert_eq!(busy, moving, "{name}");
+        let sent = array.tiles[&SHIM].mm2s[0].clock;
+        assert_eq!(
+            array.tiles[&CORE].s2mm[0].clock,
+            sent + 4 * timing.stream_switch_latency_cycles
+        );
+        assert_eq!(end, array.tiles[&CORE].s2mm[0].clock);
+        // The published record's lock carries the cycle it was released.
+        assert_eq!(array.lock_time(CORE, 1), end);
+        // The SYNC, the last op, returned when the shim's token was issued,
+        // after the command processor's own writes.
+        assert_eq!(array.control_clock(), sent);
+        assert!(array.control_busy() < sent);
+    }
+
+    #[test]
     fn shim_mm2s_fills_core_memory_and_moves_the_locks() {
         let data: Vec<u8> = (0..128).collect();
         let mut memory = TestMemory::new(vec![(ARG0, data.clone())]);
@@ -1793,16 +1979,16 @@ mod tests {
         assert!(memory.tile(CORE)[..32].iter().all(|&b| b == 0));
         assert!(!array.step(&mut memory).unwrap(), "still blocked");
 
-        array.release(CORE, 0, 1).unwrap();
+        array.release(CORE, 0, 1, 0).unwrap();
         assert!(array.step(&mut memory).unwrap());
         assert_eq!(memory.tile(CORE)[..32], data[..]);
         assert_eq!(locks(&array, CORE)[..2], [0, 1]);
         assert!(!array.busy());
         assert!(
-            array.try_acquire(CORE, 1, 1).unwrap(),
+            array.try_acquire(CORE, 1, 1, 0).unwrap().is_some(),
             "the worker takes the record"
         );
-        assert!(!array.try_acquire(CORE, 1, 1).unwrap());
+        assert_eq!(array.try_acquire(CORE, 1, 1, 0).unwrap(), None);
     }
 
     #[test]
@@ -1892,7 +2078,7 @@ mod tests {
     fn lock_overflow_is_an_error() {
         let mut array = Array::new(strix());
         array.apply(0, &lock_init(CORE, 3, 63), &[]).unwrap();
-        let error = array.release(CORE, 3, 1).unwrap_err();
+        let error = array.release(CORE, 3, 1, 0).unwrap_err();
         assert_eq!(
             error.to_string(),
             "tile [0, 3] lock[3]: lock overflow: release of 1 on value 63 exceeds the maximum 63"
@@ -1903,8 +2089,11 @@ mod tests {
             error.to_string(),
             "TXN op 1: tile [0, 3] core.lock[3].value: lock value 64 is above the maximum 63"
         );
-        assert!(array.try_acquire(CORE, 3, 64).is_err(), "can never succeed");
-        assert!(array.release(CORE, 16, 1).is_err(), "no lock 16");
+        assert!(
+            array.try_acquire(CORE, 3, 64, 0).is_err(),
+            "can never succeed"
+        );
+        assert!(array.release(CORE, 16, 1, 0).is_err(), "no lock 16");
     }
 
     #[test]

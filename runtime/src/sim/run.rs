@@ -9,6 +9,7 @@ use super::array::{Effect, SimError, Tile, TokenKey};
 use crate::interp::machine::{argument_address, Cores};
 use crate::interp::program::Program;
 use loom_targets::xdna::elf::Artifact;
+use loom_targets::xdna::regs::{Direction, TileKind};
 use loom_targets::xdna::txn::Txn;
 use std::rc::Rc;
 
@@ -21,6 +22,18 @@ pub struct Outcome {
     /// Cores started, and the ops they executed.
     pub cores: usize,
     pub core_steps: u64,
+    pub timing: Timing,
+}
+
+/// The timing model's figures for one invocation (docs/array-simulator.md).
+pub struct Timing {
+    /// Modelled cycles from the first control word to the last completion.
+    pub cycles: u64,
+    /// Records the invocation wrote back to the caller (shim S2MM waits).
+    pub records: u64,
+    /// What limits it: the busiest resource and its busy cycles, or a lock
+    /// chain when no resource is busy half the time.
+    pub bound: String,
 }
 
 /// Why a run failed: the message, then notes (`where`, what).
@@ -72,6 +85,7 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
     let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
     let mut cores = Cores::new(program, profile, args);
     let mut started = 0;
+    let mut records = 0;
     let mut next = 0;
     let mut waiting: Option<(usize, TokenKey)> = None;
     loop {
@@ -83,7 +97,14 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
                     cores.start(&image_on(artifact, tile)?, tile)?;
                     started += 1;
                 }
-                Effect::Wait(key) => waiting = Some((next, key)),
+                Effect::Wait(key) => {
+                    if key.direction == Direction::S2mm
+                        && profile.tile_kind(key.tile.0, key.tile.1) == Some(TileKind::Shim)
+                    {
+                        records += 1;
+                    }
+                    waiting = Some((next, key));
+                }
             }
             next += 1;
         }
@@ -112,12 +133,50 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
             return Err(hang(&mut cores, waiting.as_ref(), done));
         }
     }
+    let timing = timing(&mut cores, records);
     Ok(Outcome {
         txn_ops: txn.ops.len(),
         cores: started,
         core_steps: cores.steps(),
+        timing,
         buffers: cores.into_buffers(),
     })
+}
+
+/// The invocation's modelled cycles and what bounds them.
+fn timing(cores: &mut Cores, records: u64) -> Timing {
+    let (dma_end, busiest_dma) = cores.array().dma_times();
+    let control = cores.array().control_clock();
+    let control_busy = cores.array().control_busy();
+    let core_clocks = cores.clocks();
+    let cycles = core_clocks
+        .iter()
+        .map(|c| c.1)
+        .chain([dma_end, control])
+        .max()
+        .unwrap_or(0);
+    let mut candidates: Vec<(String, u64)> = core_clocks
+        .into_iter()
+        .map(|(name, _, busy)| (format!("core compute: {name}"), busy))
+        .collect();
+    if let Some((name, busy)) = busiest_dma {
+        candidates.push((format!("DMA bandwidth: {name}"), busy));
+    }
+    candidates.push(("the command processor".into(), control_busy));
+    let (name, busy) = candidates
+        .into_iter()
+        .max_by_key(|c| c.1)
+        .unwrap_or_default();
+    let bound = if 2 * busy >= cycles {
+        format!("{name} ({busy} busy cycles)")
+    } else {
+        format!("a lock chain (the busiest resource, {name}, is busy {busy} of {cycles} cycles)")
+    };
+    Timing {
+        cycles,
+        records,
+        bound,
+    }
 }
 
 /// The worker function the artifact's tile image for `tile` holds.

@@ -204,13 +204,20 @@ fn execute_sim(
         let notes: Vec<_> = e.notes.iter().map(|(l, n)| (at(l), n.clone())).collect();
         diagnostic::render(&at(&e.loc), "error", &e.message, &notes)
     })?;
+    let timing = &outcome.timing;
+    let per_record = match timing.records {
+        0 => String::new(),
+        n => format!(", {} per record", timing.cycles / n),
+    };
     let summary = format!(
-        "sim {}: {} TXN ops, {} core{}, {} core ops",
+        "sim {}: {} TXN ops, {} core{}, {} core ops; {} modelled cycles{per_record}, bound by {}",
         artifact.profile,
         outcome.txn_ops,
         outcome.cores,
         if outcome.cores == 1 { "" } else { "s" },
-        outcome.core_steps
+        outcome.core_steps,
+        timing.cycles,
+        timing.bound
     );
     Ok((names.into_iter().zip(outcome.buffers).collect(), summary))
 }

@@ -1,0 +1,92 @@
+//! Array simulator throughput and modelled performance (`make bench`,
+//! docs/PERFORMANCE.md): for the gated projection at K = 512 and 4096, the
+//! simulated array cycles per second of host time, the modelled cycles per
+//! record, and the roofline bound the profile gives: the cycles the column's
+//! shim MM2S channels need to bring in the input and weights at their full
+//! rate (`timing.dma_bytes_per_cycle` each, all channels in parallel).
+//!
+//! cargo bench -p loom-tools --bench sim [-- SECONDS]
+
+use loom_driver::compile::{self, Request, Step};
+use loom_driver::{xdna, Session};
+use loom_runtime::interp;
+use loom_runtime::sim::run;
+use loom_targets::xdna::elf;
+use std::time::{Duration, Instant};
+
+const TARGET: &str = "amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11";
+
+fn main() {
+    let budget = Duration::from_secs_f64(
+        std::env::args()
+            .skip(1)
+            .find_map(|a| a.parse().ok())
+            .unwrap_or(3.0),
+    );
+    loom_passes::register_all();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/gated-projection.loom"
+    );
+    let source = std::fs::read(path).expect("the example exists");
+    println!("| K | host runs/s | simulated cycles/s of host time | modelled cycles/record | roofline (cycles) | modelled / roofline | bound |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    for k in [512usize, 4096] {
+        let session = Session::new();
+        let mut module = session.parse(&source, path).expect("verifies").module;
+        let config = vec![("ffn_gate_up.input_size".to_string(), k.to_string())];
+        let request = Request {
+            root: "@ffn_gate_up_quadratic_bf16",
+            target: Some(TARGET),
+            config: &config,
+            lower: true,
+        };
+        let steps: Vec<Step> = compile::plan(&request, &module);
+        compile::run(&session, &mut module, &steps, &mut |_, _| Ok(())).expect("compiles");
+        let built = xdna::build(module.as_operation().to_raw(), "ffn_gate_up_quadratic_bf16")
+            .expect("builds");
+        let bytes = xdna::elf_bytes(&built).expect("writes");
+        let artifact = elf::read(&bytes).expect("reads back");
+        let images: String = artifact
+            .tile_images
+            .iter()
+            .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
+            .collect();
+        let images = session
+            .parse(images.as_bytes(), "<tile images>")
+            .expect("parses");
+        let program = interp::translate(images.module.as_operation().to_raw()).expect("translates");
+        let args = || vec![vec![0u8; 2 * k], vec![0u8; 4 * k], vec![0u8; 4]];
+        let outcome = run::run(&artifact, &program, args()).expect("runs");
+        let runs = |limit: Duration| {
+            let start = Instant::now();
+            let mut n = 0u32;
+            while start.elapsed() < limit || n < 5 {
+                std::hint::black_box(run::run(&artifact, &program, args()).expect("runs"));
+                n += 1;
+            }
+            start.elapsed().as_secs_f64() / f64::from(n)
+        };
+        let seconds = runs(budget);
+        let profile = built.profile;
+        // The invocation's external input: K bf16 inputs and 2 x K weights.
+        let input_bytes = (2 * k + 4 * k) as u64;
+        let channels = u64::from(profile.shim_tile.dma_mm2s_channels);
+        let roofline = input_bytes.div_ceil(profile.timing.dma_bytes_per_cycle * channels);
+        let t = &outcome.timing;
+        let per_record = t.cycles / t.records.max(1);
+        println!(
+            "| {k} | {:.0} | {:.2e} | {per_record} | {roofline} | {:.2} | {} |",
+            1.0 / seconds,
+            t.cycles as f64 / seconds,
+            per_record as f64 / roofline as f64,
+            t.bound
+        );
+    }
+    println!();
+    println!(
+        "profile {}; host time per run includes building the array and the cores (mean over {:.0} s of runs)",
+        TARGET.split(':').nth(1).unwrap_or(TARGET),
+        budget.as_secs_f64()
+    );
+}
