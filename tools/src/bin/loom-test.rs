@@ -7,7 +7,7 @@ use loom_driver::compile::{self, Request};
 use loom_driver::scenario::{self, Scenario};
 use loom_driver::{diagnostic, read_input, xdna, Failure, Session};
 use loom_runtime::interp::{self, Options, Schedule};
-use loom_runtime::sim;
+use loom_runtime::{hal, sim};
 use loom_targets::xdna::elf;
 use melior::ir::Module;
 use std::collections::HashMap;
@@ -103,21 +103,33 @@ fn choose_device(device: Device) -> Result<Device, Failure> {
     match device {
         Device::Interp | Device::Sim => Ok(device),
         Device::Auto => {
-            let nodes: Vec<String> = std::fs::read_dir("/dev/accel")
-                .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path().display().to_string()).collect())
-                .unwrap_or_default();
-            let npu = if nodes.is_empty() {
-                "no /dev/accel/accel* node".to_string()
-            } else {
-                format!("{} present, but the xdna device is not built yet", nodes.join(", "))
+            let npu = match hal::device::discover_system() {
+                Err(none) => none.to_string(),
+                Ok(found) => format!(
+                    "{}, but running on an NPU is not implemented yet",
+                    describe(&found)
+                ),
             };
             println!("device: interp (auto: {npu}; the array simulator runs only programs that compile for xdna: ask for it with --device=sim)");
             Ok(Device::Interp)
         }
-        Device::Xdna => Err(Failure(
-            "loom-test: error: --device=xdna is not implemented yet (the amdxdna HAL); use --device=interp or --device=sim\n".into(),
-        )),
+        Device::Xdna => Err(Failure(match hal::device::discover_system() {
+            Err(none) => format!("loom-test: error: --device=xdna: {none}\n"),
+            Ok(found) => format!(
+                "loom-test: error: --device=xdna: {}; running artifacts on it is not implemented yet (the HAL's context and submission layers); use --device=sim\n",
+                describe(&found)
+            ),
+        })),
     }
+}
+
+/// `found /dev/accel/accel0 (amd.xdna.strix.17f0_10)`, for each NPU.
+fn describe(npus: &[hal::device::Npu]) -> String {
+    let each: Vec<String> = npus
+        .iter()
+        .map(|n| format!("{} ({})", n.node.display(), n.profile.name))
+        .collect();
+    format!("found {}", each.join(", "))
 }
 
 /// Compile `source` for `target` with the scenario's configuration to the

@@ -1,0 +1,1287 @@
+//! The operations the runtime needs from an amdxdna NPU, as the `Device`
+//! trait; the real device over `ioctl`, an in-process `FakeDevice` for tests,
+//! and discovery of the NPUs this machine has.
+
+use super::ioctl::{self, check_range, HalError, Mapping, OutOfRange};
+use super::uapi::{
+    AieMetadata, AieVersion, ConfigCuHead, ConfigHwctx, CreateBo, CreateHwctx, CuConfig,
+    DestroyHwctx, ExecCmd, FirmwareVersion, GetBoInfo, QosInfo, SyncBo, SyncobjTimelineWait,
+    BO_CMD, BO_DEV, BO_DEV_HEAP, BO_SHMEM, CMD_SUBMIT_EXEC_BUF, HWCTX_ASSIGN_DBG_BUF,
+    HWCTX_CONFIG_CU, SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, SYNC_DIRECT_FROM_DEVICE,
+    SYNC_DIRECT_TO_DEVICE,
+};
+use loom_targets::DeviceProfile;
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::mem::{size_of, size_of_val};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `enum amdxdna_bo_type`: what a buffer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoKind {
+    /// Host memory the device reaches through the process's page tables.
+    Shmem,
+    /// The client's device heap that DEV buffers are carved from.
+    DevHeap,
+    /// A buffer inside the device heap.
+    Dev,
+    /// A command buffer (an ERT packet).
+    Cmd,
+}
+
+impl BoKind {
+    pub fn raw(self) -> u32 {
+        match self {
+            BoKind::Shmem => BO_SHMEM,
+            BoKind::DevHeap => BO_DEV_HEAP,
+            BoKind::Dev => BO_DEV,
+            BoKind::Cmd => BO_CMD,
+        }
+    }
+}
+
+/// The direction of a SYNC_BO cache operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncDirection {
+    ToDevice,
+    FromDevice,
+}
+
+impl SyncDirection {
+    pub fn raw(self) -> u32 {
+        match self {
+            SyncDirection::ToDevice => SYNC_DIRECT_TO_DEVICE,
+            SyncDirection::FromDevice => SYNC_DIRECT_FROM_DEVICE,
+        }
+    }
+}
+
+/// A hardware context and the timeline syncobj its commands signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hwctx {
+    pub handle: u32,
+    pub syncobj: u32,
+}
+
+/// GET_BO_INFO's answer for a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoInfo {
+    pub handle: u32,
+    /// The offset to mmap the buffer at (`u64::MAX` when it has none).
+    pub map_offset: u64,
+    /// The buffer's user address when the kernel placed it (DEV buffers
+    /// live inside the mapped heap), else 0.
+    pub vaddr: u64,
+    /// The device address the NPU uses.
+    pub xdna_addr: u64,
+}
+
+/// A buffer mapped into this process; only copies go in and out, because
+/// the NPU writes the pages behind Rust's back.
+pub trait BoMap {
+    /// The mapping's address in this process.
+    fn addr(&self) -> u64;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn read(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfRange>;
+    fn write(&self, at: usize, data: &[u8]) -> Result<(), OutOfRange>;
+}
+
+impl BoMap for Mapping {
+    fn addr(&self) -> u64 {
+        Mapping::addr(self)
+    }
+    fn len(&self) -> usize {
+        Mapping::len(self)
+    }
+    fn read(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfRange> {
+        Mapping::read(self, at, out)
+    }
+    fn write(&self, at: usize, data: &[u8]) -> Result<(), OutOfRange> {
+        Mapping::write(self, at, data)
+    }
+}
+
+/// The kernel calls a run needs, each failing with the call's name and
+/// errno. The real device issues ioctls; `FakeDevice` records them.
+pub trait Device {
+    type Map: BoMap;
+
+    fn aie_version(&self) -> Result<AieVersion, HalError>;
+    fn firmware_version(&self) -> Result<FirmwareVersion, HalError>;
+    fn aie_metadata(&self) -> Result<AieMetadata, HalError>;
+    /// CREATE_HWCTX; the driver refuses it (ENOENT) until the client has a
+    /// device heap.
+    fn create_hwctx(&self, qos: &QosInfo, max_opc: u32, num_tiles: u32) -> Result<Hwctx, HalError>;
+    fn destroy_hwctx(&self, hwctx: u32) -> Result<(), HalError>;
+    /// CONFIG_HWCTX(CONFIG_CU): the context's compute units and the BOs of
+    /// their firmware images.
+    fn config_cu(&self, hwctx: u32, cus: &[CuConfig]) -> Result<(), HalError>;
+    /// CONFIG_HWCTX(ASSIGN_DBG_BUF).
+    fn assign_debug_bo(&self, hwctx: u32, bo: u32) -> Result<(), HalError>;
+    fn create_bo(&self, size: u64, kind: BoKind) -> Result<u32, HalError>;
+    fn bo_info(&self, bo: u32) -> Result<BoInfo, HalError>;
+    fn sync_bo(
+        &self,
+        bo: u32,
+        direction: SyncDirection,
+        offset: u64,
+        size: u64,
+    ) -> Result<(), HalError>;
+    /// EXEC_CMD of command buffer `cmd` (the inline, single-command form)
+    /// with the BOs the run uses; returns the syncobj timeline point.
+    fn exec_cmd(&self, hwctx: u32, cmd: u32, bos: &[u32]) -> Result<u64, HalError>;
+    /// Waits (WAIT_FOR_SUBMIT) until `syncobj` reaches `point` or `timeout`
+    /// passes (ETIME).
+    fn wait_syncobj(&self, syncobj: u32, point: u64, timeout: Duration) -> Result<(), HalError>;
+    /// Maps `len` bytes of the buffer `info` describes.
+    fn map_bo(&self, info: &BoInfo, len: usize) -> Result<Self::Map, HalError>;
+}
+
+/// The NPU's versions and geometry as GET_INFO reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub aie: AieVersion,
+    pub firmware: FirmwareVersion,
+    pub metadata: AieMetadata,
+}
+
+/// Runs the three GET_INFO queries.
+pub fn device_info<D: Device>(dev: &D) -> Result<DeviceInfo, HalError> {
+    Ok(DeviceInfo {
+        aie: dev.aie_version()?,
+        firmware: dev.firmware_version()?,
+        metadata: dev.aie_metadata()?,
+    })
+}
+
+/// The CONFIG_CU parameter block: the head and then each CU, as the driver
+/// copies it in (little-endian; at most a page).
+pub fn config_cu_bytes(cus: &[CuConfig]) -> Result<Vec<u8>, HalError> {
+    const PAGE: usize = 4096;
+    let num_cus =
+        u16::try_from(cus.len()).map_err(|_| HalError::from_errno("CONFIG_HWCTX", Errno::INVAL))?;
+    let size = size_of::<ConfigCuHead>() + size_of_val(cus);
+    if size > PAGE {
+        return Err(HalError::from_errno("CONFIG_HWCTX", Errno::TOOBIG));
+    }
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&num_cus.to_le_bytes());
+    out.extend_from_slice(&[0u8; 6]);
+    for cu in cus {
+        out.extend_from_slice(&cu.cu_bo.to_le_bytes());
+        out.push(cu.cu_func);
+        out.extend_from_slice(&cu.pad);
+    }
+    Ok(out)
+}
+
+/// An amdxdna NPU opened read-write.
+#[derive(Debug)]
+pub struct XdnaDevice {
+    fd: OwnedFd,
+    node: PathBuf,
+}
+
+impl XdnaDevice {
+    pub fn open(node: &Path) -> Result<XdnaDevice, HalError> {
+        let fd = rustix::fs::open(node, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| HalError::from_errno("open", e))?;
+        Ok(XdnaDevice {
+            fd,
+            node: node.to_path_buf(),
+        })
+    }
+
+    pub fn node(&self) -> &Path {
+        &self.node
+    }
+}
+
+/// `timeout` from now as an absolute CLOCK_MONOTONIC time, saturating.
+fn deadline_ns(timeout: Duration) -> i64 {
+    let span = i64::try_from(timeout.as_nanos()).unwrap_or(i64::MAX);
+    ioctl::monotonic_ns().saturating_add(span)
+}
+
+impl Device for XdnaDevice {
+    type Map = Mapping;
+
+    fn aie_version(&self) -> Result<AieVersion, HalError> {
+        ioctl::query(self.fd.as_fd())
+    }
+
+    fn firmware_version(&self) -> Result<FirmwareVersion, HalError> {
+        ioctl::query(self.fd.as_fd())
+    }
+
+    fn aie_metadata(&self) -> Result<AieMetadata, HalError> {
+        ioctl::query(self.fd.as_fd())
+    }
+
+    fn create_hwctx(&self, qos: &QosInfo, max_opc: u32, num_tiles: u32) -> Result<Hwctx, HalError> {
+        let mut arg = CreateHwctx {
+            qos_p: qos as *const QosInfo as u64,
+            max_opc,
+            num_tiles,
+            ..Default::default()
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        Ok(Hwctx {
+            handle: arg.handle,
+            syncobj: arg.syncobj_handle,
+        })
+    }
+
+    fn destroy_hwctx(&self, hwctx: u32) -> Result<(), HalError> {
+        let mut arg = DestroyHwctx {
+            handle: hwctx,
+            pad: 0,
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)
+    }
+
+    fn config_cu(&self, hwctx: u32, cus: &[CuConfig]) -> Result<(), HalError> {
+        let block = config_cu_bytes(cus)?;
+        let mut arg = ConfigHwctx {
+            handle: hwctx,
+            param_type: HWCTX_CONFIG_CU,
+            param_val: block.as_ptr() as u64,
+            // At most a page (config_cu_bytes).
+            param_val_size: block.len() as u32,
+            pad: 0,
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)
+    }
+
+    fn assign_debug_bo(&self, hwctx: u32, bo: u32) -> Result<(), HalError> {
+        let mut arg = ConfigHwctx {
+            handle: hwctx,
+            param_type: HWCTX_ASSIGN_DBG_BUF,
+            param_val: u64::from(bo),
+            ..Default::default()
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)
+    }
+
+    fn create_bo(&self, size: u64, kind: BoKind) -> Result<u32, HalError> {
+        let mut arg = CreateBo {
+            size,
+            kind: kind.raw(),
+            ..Default::default()
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        Ok(arg.handle)
+    }
+
+    fn bo_info(&self, bo: u32) -> Result<BoInfo, HalError> {
+        let mut arg = GetBoInfo {
+            handle: bo,
+            ..Default::default()
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        Ok(BoInfo {
+            handle: bo,
+            map_offset: arg.map_offset,
+            vaddr: arg.vaddr,
+            xdna_addr: arg.xdna_addr,
+        })
+    }
+
+    fn sync_bo(
+        &self,
+        bo: u32,
+        direction: SyncDirection,
+        offset: u64,
+        size: u64,
+    ) -> Result<(), HalError> {
+        let mut arg = SyncBo {
+            handle: bo,
+            direction: direction.raw(),
+            offset,
+            size,
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)
+    }
+
+    fn exec_cmd(&self, hwctx: u32, cmd: u32, bos: &[u32]) -> Result<u64, HalError> {
+        let arg_count =
+            u32::try_from(bos.len()).map_err(|_| HalError::from_errno("EXEC_CMD", Errno::INVAL))?;
+        let mut arg = ExecCmd {
+            hwctx,
+            kind: CMD_SUBMIT_EXEC_BUF,
+            cmd_handles: u64::from(cmd),
+            args: bos.as_ptr() as u64,
+            cmd_count: 1,
+            arg_count,
+            ..Default::default()
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        Ok(arg.seq)
+    }
+
+    fn wait_syncobj(&self, syncobj: u32, point: u64, timeout: Duration) -> Result<(), HalError> {
+        let mut arg = SyncobjTimelineWait {
+            handles: &syncobj as *const u32 as u64,
+            points: &point as *const u64 as u64,
+            timeout_nsec: deadline_ns(timeout),
+            count_handles: 1,
+            flags: SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+            ..Default::default()
+        };
+        ioctl::call(self.fd.as_fd(), &mut arg)
+    }
+
+    fn map_bo(&self, info: &BoInfo, len: usize) -> Result<Mapping, HalError> {
+        Mapping::new(self.fd.as_fd(), info.map_offset, len)
+    }
+}
+
+/// One kernel call the fake saw, with the arguments that matter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    Query(&'static str),
+    CreateHwctx {
+        qos: QosInfo,
+        max_opc: u32,
+        num_tiles: u32,
+    },
+    DestroyHwctx {
+        hwctx: u32,
+    },
+    ConfigCu {
+        hwctx: u32,
+        cus: Vec<CuConfig>,
+    },
+    AssignDebugBo {
+        hwctx: u32,
+        bo: u32,
+    },
+    CreateBo {
+        size: u64,
+        kind: BoKind,
+    },
+    BoInfo {
+        bo: u32,
+    },
+    SyncBo {
+        bo: u32,
+        direction: SyncDirection,
+        offset: u64,
+        size: u64,
+    },
+    ExecCmd {
+        hwctx: u32,
+        cmd: u32,
+        bos: Vec<u32>,
+    },
+    WaitSyncobj {
+        syncobj: u32,
+        point: u64,
+        timeout: Duration,
+    },
+    MapBo {
+        bo: u32,
+        len: usize,
+    },
+}
+
+impl Call {
+    /// The name a failure of this call carries in its `HalError`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::Query(name) => name,
+            Call::CreateHwctx { .. } => "CREATE_HWCTX",
+            Call::DestroyHwctx { .. } => "DESTROY_HWCTX",
+            Call::ConfigCu { .. } | Call::AssignDebugBo { .. } => "CONFIG_HWCTX",
+            Call::CreateBo { .. } => "CREATE_BO",
+            Call::BoInfo { .. } => "GET_BO_INFO",
+            Call::SyncBo { .. } => "SYNC_BO",
+            Call::ExecCmd { .. } => "EXEC_CMD",
+            Call::WaitSyncobj { .. } => "SYNCOBJ_TIMELINE_WAIT",
+            Call::MapBo { .. } => "mmap",
+        }
+    }
+}
+
+/// The fake's made-up address spaces (not the driver's).
+const FAKE_HEAP_XDNA_ADDR: u64 = 0x1_0000_0000;
+const FAKE_HOST_ADDR: u64 = 0x7f00_0000_0000;
+
+struct FakeBo {
+    kind: BoKind,
+    size: u64,
+    xdna_addr: u64,
+    /// Where the fake mapped it (0 before its mmap).
+    host: u64,
+}
+
+#[derive(Default)]
+struct FakeState {
+    calls: Vec<Call>,
+    /// Scripted failures: the next call of that name fails with the errno.
+    failures: Vec<(&'static str, i32)>,
+    bos: BTreeMap<u32, FakeBo>,
+    heap: Option<u32>,
+    heap_used: u64,
+    next_handle: u32,
+    next_host: u64,
+    /// Per hardware context: its syncobj and last submitted point.
+    hwctxs: BTreeMap<u32, (u32, u64)>,
+}
+
+/// An in-process device that records each call and answers from a script.
+/// Besides scripted failures it enforces what the driver source shows:
+/// CREATE_HWCTX fails with ENOENT without a device heap (aie2_ctx.c
+/// `aie2_hwctx_init`), a DEV buffer fails with EINVAL without a heap, before
+/// the heap is mapped, or beyond its size (amdxdna_gem.c
+/// `amdxdna_gem_heap_alloc`), and a wait for a point never submitted times
+/// out (ETIME) instead of blocking.
+pub struct FakeDevice {
+    pub aie: AieVersion,
+    pub firmware: FirmwareVersion,
+    pub metadata: AieMetadata,
+    state: RefCell<FakeState>,
+}
+
+impl Default for FakeDevice {
+    fn default() -> Self {
+        FakeDevice::new()
+    }
+}
+
+/// A fake mapping: plain host memory at a made-up address.
+#[derive(Debug)]
+pub struct FakeMap {
+    addr: u64,
+    bytes: RefCell<Vec<u8>>,
+}
+
+impl BoMap for FakeMap {
+    fn addr(&self) -> u64 {
+        self.addr
+    }
+    fn len(&self) -> usize {
+        self.bytes.borrow().len()
+    }
+    fn read(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfRange> {
+        let bytes = self.bytes.borrow();
+        check_range(at, out.len(), bytes.len())?;
+        out.copy_from_slice(&bytes[at..at + out.len()]);
+        Ok(())
+    }
+    fn write(&self, at: usize, data: &[u8]) -> Result<(), OutOfRange> {
+        let mut bytes = self.bytes.borrow_mut();
+        check_range(at, data.len(), bytes.len())?;
+        bytes[at..at + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+}
+
+impl FakeDevice {
+    pub fn new() -> FakeDevice {
+        FakeDevice {
+            aie: AieVersion::default(),
+            firmware: FirmwareVersion::default(),
+            metadata: AieMetadata::default(),
+            state: RefCell::new(FakeState {
+                next_handle: 1,
+                next_host: FAKE_HOST_ADDR,
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// Scripts the next call named `call` (an `HalError` call name, e.g.
+    /// "EXEC_CMD") to fail with `errno`.
+    pub fn fail_next(&self, call: &'static str, errno: Errno) {
+        self.state
+            .borrow_mut()
+            .failures
+            .push((call, errno.raw_os_error()));
+    }
+
+    /// Every call so far, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.state.borrow().calls.clone()
+    }
+
+    pub fn call_names(&self) -> Vec<&'static str> {
+        self.state.borrow().calls.iter().map(Call::name).collect()
+    }
+
+    /// Records `call`, then fails it if the script says so.
+    fn enter(&self, call: Call) -> Result<std::cell::RefMut<'_, FakeState>, HalError> {
+        let name = call.name();
+        let mut state = self.state.borrow_mut();
+        state.calls.push(call);
+        if let Some(i) = state.failures.iter().position(|(n, _)| *n == name) {
+            let (_, errno) = state.failures.remove(i);
+            return Err(HalError::new(name, errno));
+        }
+        Ok(state)
+    }
+
+    fn handle(state: &mut FakeState) -> u32 {
+        let h = state.next_handle;
+        state.next_handle += 1;
+        h
+    }
+}
+
+impl Device for FakeDevice {
+    type Map = FakeMap;
+
+    fn aie_version(&self) -> Result<AieVersion, HalError> {
+        self.enter(Call::Query("GET_INFO(AIE_VERSION)"))?;
+        Ok(self.aie)
+    }
+
+    fn firmware_version(&self) -> Result<FirmwareVersion, HalError> {
+        self.enter(Call::Query("GET_INFO(FIRMWARE_VERSION)"))?;
+        Ok(self.firmware)
+    }
+
+    fn aie_metadata(&self) -> Result<AieMetadata, HalError> {
+        self.enter(Call::Query("GET_INFO(AIE_METADATA)"))?;
+        Ok(self.metadata)
+    }
+
+    fn create_hwctx(&self, qos: &QosInfo, max_opc: u32, num_tiles: u32) -> Result<Hwctx, HalError> {
+        let mut state = self.enter(Call::CreateHwctx {
+            qos: *qos,
+            max_opc,
+            num_tiles,
+        })?;
+        if state.heap.is_none() {
+            return Err(HalError::from_errno("CREATE_HWCTX", Errno::NOENT));
+        }
+        let handle = FakeDevice::handle(&mut state);
+        let syncobj = FakeDevice::handle(&mut state);
+        state.hwctxs.insert(handle, (syncobj, 0));
+        Ok(Hwctx { handle, syncobj })
+    }
+
+    fn destroy_hwctx(&self, hwctx: u32) -> Result<(), HalError> {
+        let mut state = self.enter(Call::DestroyHwctx { hwctx })?;
+        match state.hwctxs.remove(&hwctx) {
+            Some(_) => Ok(()),
+            None => Err(HalError::from_errno("DESTROY_HWCTX", Errno::INVAL)),
+        }
+    }
+
+    fn config_cu(&self, hwctx: u32, cus: &[CuConfig]) -> Result<(), HalError> {
+        self.enter(Call::ConfigCu {
+            hwctx,
+            cus: cus.to_vec(),
+        })?;
+        config_cu_bytes(cus).map(|_| ())
+    }
+
+    fn assign_debug_bo(&self, hwctx: u32, bo: u32) -> Result<(), HalError> {
+        self.enter(Call::AssignDebugBo { hwctx, bo })?;
+        Ok(())
+    }
+
+    fn create_bo(&self, size: u64, kind: BoKind) -> Result<u32, HalError> {
+        let mut state = self.enter(Call::CreateBo { size, kind })?;
+        let invalid = || HalError::from_errno("CREATE_BO", Errno::INVAL);
+        let xdna_addr = match kind {
+            BoKind::Dev => {
+                let heap = state
+                    .heap
+                    .and_then(|h| state.bos.get(&h))
+                    .ok_or_else(invalid)?;
+                let (base, free) = (heap.xdna_addr, heap.size.saturating_sub(state.heap_used));
+                if heap.host == 0 || size == 0 || size > free {
+                    return Err(invalid());
+                }
+                let at = base + state.heap_used;
+                // Page-aligned carving, like the driver's drm_mm allocator.
+                state.heap_used += size.div_ceil(4096) * 4096;
+                at
+            }
+            BoKind::DevHeap => FAKE_HEAP_XDNA_ADDR,
+            BoKind::Shmem | BoKind::Cmd => 0,
+        };
+        let handle = FakeDevice::handle(&mut state);
+        if kind == BoKind::DevHeap {
+            state.heap = Some(handle);
+        }
+        state.bos.insert(
+            handle,
+            FakeBo {
+                kind,
+                size,
+                xdna_addr,
+                host: 0,
+            },
+        );
+        Ok(handle)
+    }
+
+    fn bo_info(&self, bo: u32) -> Result<BoInfo, HalError> {
+        let state = self.enter(Call::BoInfo { bo })?;
+        let b = state
+            .bos
+            .get(&bo)
+            .ok_or_else(|| HalError::from_errno("GET_BO_INFO", Errno::INVAL))?;
+        if b.kind != BoKind::Dev {
+            return Ok(BoInfo {
+                handle: bo,
+                map_offset: u64::from(bo) << 32,
+                vaddr: 0,
+                xdna_addr: b.xdna_addr,
+            });
+        }
+        // A DEV buffer has no mmap offset of its own: it is reached at its
+        // place inside the mapped heap.
+        let heap = state.heap.and_then(|h| state.bos.get(&h));
+        Ok(BoInfo {
+            handle: bo,
+            map_offset: u64::MAX,
+            vaddr: heap.map_or(0, |h| h.host + (b.xdna_addr - h.xdna_addr)),
+            xdna_addr: b.xdna_addr,
+        })
+    }
+
+    fn sync_bo(
+        &self,
+        bo: u32,
+        direction: SyncDirection,
+        offset: u64,
+        size: u64,
+    ) -> Result<(), HalError> {
+        self.enter(Call::SyncBo {
+            bo,
+            direction,
+            offset,
+            size,
+        })?;
+        Ok(())
+    }
+
+    fn exec_cmd(&self, hwctx: u32, cmd: u32, bos: &[u32]) -> Result<u64, HalError> {
+        let mut state = self.enter(Call::ExecCmd {
+            hwctx,
+            cmd,
+            bos: bos.to_vec(),
+        })?;
+        let (_, point) = state
+            .hwctxs
+            .get_mut(&hwctx)
+            .ok_or_else(|| HalError::from_errno("EXEC_CMD", Errno::INVAL))?;
+        *point += 1;
+        Ok(*point)
+    }
+
+    fn wait_syncobj(&self, syncobj: u32, point: u64, timeout: Duration) -> Result<(), HalError> {
+        let state = self.enter(Call::WaitSyncobj {
+            syncobj,
+            point,
+            timeout,
+        })?;
+        let submitted = state
+            .hwctxs
+            .values()
+            .find(|(s, _)| *s == syncobj)
+            .map(|(_, p)| *p)
+            .ok_or_else(|| HalError::from_errno("SYNCOBJ_TIMELINE_WAIT", Errno::INVAL))?;
+        if point > submitted {
+            return Err(HalError::from_errno("SYNCOBJ_TIMELINE_WAIT", Errno::TIME));
+        }
+        Ok(())
+    }
+
+    fn map_bo(&self, info: &BoInfo, len: usize) -> Result<FakeMap, HalError> {
+        let mut guard = self.enter(Call::MapBo {
+            bo: info.handle,
+            len,
+        })?;
+        let state = &mut *guard;
+        let einval = || HalError::from_errno("mmap", Errno::INVAL);
+        let b = state.bos.get_mut(&info.handle).ok_or_else(einval)?;
+        if len == 0 || b.kind == BoKind::Dev || len as u64 > b.size {
+            return Err(einval());
+        }
+        let addr = state.next_host;
+        b.host = addr;
+        state.next_host += (len as u64).div_ceil(4096) * 4096;
+        Ok(FakeMap {
+            addr,
+            bytes: RefCell::new(vec![0; len]),
+        })
+    }
+}
+
+/// A PCI vendor, device and revision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PciId {
+    pub vendor: u16,
+    pub device: u16,
+    pub revision: u8,
+}
+
+impl fmt::Display for PciId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:04x}:{:04x} rev {:#04x}",
+            self.vendor, self.device, self.revision
+        )
+    }
+}
+
+/// "0x17f0", "17f0" or "0x10\n" as a number.
+fn parse_hex(text: &str) -> Option<u32> {
+    let t = text.trim();
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    u32::from_str_radix(t, 16).ok()
+}
+
+impl PciId {
+    /// The id a profile names (`"1022:17f0"`, `"0x10"`).
+    pub fn of_profile(profile: &DeviceProfile) -> Option<PciId> {
+        let (vendor, device) = profile.device.pci_id.split_once(':')?;
+        Some(PciId {
+            vendor: u16::try_from(parse_hex(vendor)?).ok()?,
+            device: u16::try_from(parse_hex(device)?).ok()?,
+            revision: u8::try_from(parse_hex(&profile.device.pci_revision)?).ok()?,
+        })
+    }
+
+    /// The profile of this exact device and revision, if Loom has one.
+    pub fn profile(self) -> Option<&'static DeviceProfile> {
+        loom_targets::profiles()
+            .iter()
+            .find(|p| PciId::of_profile(p) == Some(self))
+    }
+}
+
+/// An amdxdna NPU this machine has: its node, PCI id and Loom profile.
+#[derive(Clone, Debug)]
+pub struct Npu {
+    pub node: PathBuf,
+    pub pci: PciId,
+    pub profile: &'static DeviceProfile,
+}
+
+/// An artifact compiled for another profile than the NPU's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileMismatch {
+    pub node: String,
+    pub device: String,
+    pub artifact: String,
+}
+
+impl fmt::Display for ProfileMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the artifact was compiled for {}, but the NPU at {} is {}",
+            self.artifact, self.node, self.device
+        )
+    }
+}
+
+impl std::error::Error for ProfileMismatch {}
+
+impl Npu {
+    /// Admits an artifact compiled for `artifact_profile` only on an NPU of
+    /// that exact profile.
+    pub fn admit(&self, artifact_profile: &str) -> Result<(), ProfileMismatch> {
+        if self.profile.name == artifact_profile {
+            return Ok(());
+        }
+        Err(ProfileMismatch {
+            node: self.node.display().to_string(),
+            device: self.profile.name.clone(),
+            artifact: artifact_profile.to_string(),
+        })
+    }
+
+    pub fn open(&self) -> Result<XdnaDevice, HalError> {
+        XdnaDevice::open(&self.node)
+    }
+}
+
+/// No amdxdna NPU with a Loom profile: where discovery looked and what it
+/// found at each node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoDevice {
+    pub dir: String,
+    pub looked_at: Vec<String>,
+}
+
+impl fmt::Display for NoDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no amdxdna device found")?;
+        if self.looked_at.is_empty() {
+            write!(f, " (no accel* nodes in {})", self.dir)
+        } else {
+            write!(f, " (looked at {})", self.looked_at.join(", "))
+        }
+    }
+}
+
+impl std::error::Error for NoDevice {}
+
+/// The kernel's name for the amdxdna driver (the reference's DRIVER).
+pub const DRIVER: &str = "amdxdna";
+
+/// The `accelN` entries of `dir`, by number.
+fn accel_nodes(dir: &Path) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut nodes: Vec<(u32, String)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let n = name.strip_prefix("accel")?.parse().ok()?;
+            Some((n, name))
+        })
+        .collect();
+    nodes.sort();
+    nodes
+}
+
+fn read_id(dir: &Path, file: &str) -> Result<u32, String> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_hex(&text)
+        .ok_or_else(|| format!("{}: not a hex number: {:?}", path.display(), text.trim()))
+}
+
+fn read_pci(dir: &Path) -> Result<PciId, String> {
+    let too_wide = |file: &str| format!("{}: out of range", dir.join(file).display());
+    Ok(PciId {
+        vendor: u16::try_from(read_id(dir, "vendor")?).map_err(|_| too_wide("vendor"))?,
+        device: u16::try_from(read_id(dir, "device")?).map_err(|_| too_wide("device"))?,
+        revision: u8::try_from(read_id(dir, "revision")?).map_err(|_| too_wide("revision"))?,
+    })
+}
+
+/// What one accel node is: an NPU, or why not.
+fn probe(node: &Path, sysfs_device: &Path) -> Result<Npu, String> {
+    let shown = node.display();
+    let driver = std::fs::read_link(sysfs_device.join("driver"))
+        .ok()
+        .and_then(|target| target.file_name()?.to_str().map(str::to_string));
+    match driver.as_deref() {
+        None => return Err(format!("{shown} (no driver bound)")),
+        Some(DRIVER) => {}
+        Some(other) => return Err(format!("{shown} (driver {other})")),
+    }
+    let pci = read_pci(sysfs_device).map_err(|e| format!("{shown} ({DRIVER}, {e})"))?;
+    let profile = pci
+        .profile()
+        .ok_or_else(|| format!("{shown} ({DRIVER}, PCI {pci}: no Loom profile)"))?;
+    Ok(Npu {
+        node: node.to_path_buf(),
+        pci,
+        profile,
+    })
+}
+
+/// The amdxdna NPUs under `dev_root` (`/dev`: its `accel/accel*` nodes),
+/// identified through `sys_root` (`/sys`: `class/accel/accelN/device/`'s
+/// `driver` link and `vendor`, `device`, `revision` files).
+pub fn discover(dev_root: &Path, sys_root: &Path) -> Result<Vec<Npu>, NoDevice> {
+    let dir = dev_root.join("accel");
+    let mut found = Vec::new();
+    let mut looked_at = Vec::new();
+    for (_, name) in accel_nodes(&dir) {
+        let sysfs_device = sys_root.join("class/accel").join(&name).join("device");
+        match probe(&dir.join(&name), &sysfs_device) {
+            Ok(npu) => found.push(npu),
+            Err(why) => looked_at.push(why),
+        }
+    }
+    if found.is_empty() {
+        return Err(NoDevice {
+            dir: dir.display().to_string(),
+            looked_at,
+        });
+    }
+    Ok(found)
+}
+
+/// `discover` on this machine's `/dev` and `/sys`.
+pub fn discover_system() -> Result<Vec<Npu>, NoDevice> {
+    discover(Path::new("/dev"), Path::new("/sys"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hal::testdir::TestDir;
+
+    /// A fake `/dev` + `/sys` with one accel node per (driver, vendor,
+    /// device, revision).
+    fn tree(nodes: &[(u32, Option<&str>, &str, &str, &str)]) -> TestDir {
+        let t = TestDir::new("discover");
+        std::fs::create_dir_all(t.path().join("dev/accel")).unwrap();
+        for (n, driver, vendor, device, revision) in nodes {
+            std::fs::write(t.path().join(format!("dev/accel/accel{n}")), b"").unwrap();
+            let dev = t.path().join(format!("sys/class/accel/accel{n}/device"));
+            std::fs::create_dir_all(&dev).unwrap();
+            std::fs::write(dev.join("vendor"), format!("{vendor}\n")).unwrap();
+            std::fs::write(dev.join("device"), format!("{device}\n")).unwrap();
+            std::fs::write(dev.join("revision"), format!("{revision}\n")).unwrap();
+            if let Some(driver) = driver {
+                let target = t.path().join("sys/bus/pci/drivers").join(driver);
+                std::fs::create_dir_all(&target).unwrap();
+                std::os::unix::fs::symlink(&target, dev.join("driver")).unwrap();
+            }
+        }
+        t
+    }
+
+    fn run(t: &TestDir) -> Result<Vec<Npu>, NoDevice> {
+        discover(&t.path().join("dev"), &t.path().join("sys"))
+    }
+
+    #[test]
+    fn strix_and_strix_halo_map_to_their_profiles() {
+        let t = tree(&[
+            (0, Some("amdxdna"), "0x1022", "0x17f0", "0x10"),
+            (1, Some("amdxdna"), "0x1022", "0x17f0", "0x11"),
+        ]);
+        let npus = run(&t).unwrap();
+        let names: Vec<&str> = npus.iter().map(|n| n.profile.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["amd.xdna.strix.17f0_10", "amd.xdna.strix_halo.17f0_11"]
+        );
+        assert_eq!(
+            npus[1].pci,
+            PciId {
+                vendor: 0x1022,
+                device: 0x17f0,
+                revision: 0x11
+            }
+        );
+        assert!(npus[0].node.ends_with("dev/accel/accel0"));
+        // The tree's node is a plain file: it opens, and answers no ioctl.
+        let dev = npus[0].open().unwrap();
+        assert_eq!(dev.node(), npus[0].node);
+        assert_eq!(dev.aie_version().unwrap_err().call, "GET_INFO(AIE_VERSION)");
+        npus[0].admit("amd.xdna.strix.17f0_10").unwrap();
+        let refused = npus[0].admit("amd.xdna.strix_halo.17f0_11").unwrap_err();
+        let text = refused.to_string();
+        assert!(text.contains("amd.xdna.strix_halo.17f0_11"), "{text}");
+        assert!(text.contains("amd.xdna.strix.17f0_10"), "{text}");
+    }
+
+    #[test]
+    fn profiles_come_from_the_target_data() {
+        // Every profile's PCI id parses and maps back to that profile.
+        for p in loom_targets::profiles() {
+            let id = PciId::of_profile(p).unwrap();
+            assert_eq!(id.profile().map(|q| q.name.as_str()), Some(p.name.as_str()));
+        }
+    }
+
+    #[test]
+    fn an_unknown_revision_and_other_drivers_are_reported() {
+        let t = tree(&[
+            (0, Some("amdxdna"), "0x1022", "0x17f0", "0x12"),
+            (1, Some("ivpu"), "0x8086", "0x7d1d", "0x04"),
+            (2, None, "0x1022", "0x17f0", "0x10"),
+        ]);
+        let err = run(&t).unwrap_err();
+        assert_eq!(err.looked_at.len(), 3, "{err}");
+        assert!(
+            err.looked_at[0].ends_with("accel0 (amdxdna, PCI 1022:17f0 rev 0x12: no Loom profile)")
+        );
+        assert!(err.looked_at[1].ends_with("accel1 (driver ivpu)"));
+        assert!(err.looked_at[2].ends_with("accel2 (no driver bound)"));
+        let text = err.to_string();
+        assert!(
+            text.starts_with("no amdxdna device found (looked at "),
+            "{text}"
+        );
+        assert!(text.contains("accel1 (driver ivpu)"), "{text}");
+    }
+
+    #[test]
+    fn an_npu_is_found_beside_other_accelerators() {
+        let t = tree(&[
+            (0, Some("ivpu"), "0x8086", "0x7d1d", "0x04"),
+            (10, Some("amdxdna"), "0x1022", "0x17f0", "0x10"),
+            (2, Some("amdxdna"), "0x1022", "0x1502", "0x00"),
+        ]);
+        let npus = run(&t).unwrap();
+        assert_eq!(npus.len(), 1);
+        assert!(npus[0].node.ends_with("accel10"));
+    }
+
+    #[test]
+    fn no_nodes_and_unreadable_ids() {
+        let empty = TestDir::new("discover-empty");
+        let err = discover(&empty.path().join("dev"), &empty.path().join("sys")).unwrap_err();
+        assert!(err.looked_at.is_empty());
+        assert!(err
+            .to_string()
+            .starts_with("no amdxdna device found (no accel* nodes in "));
+
+        let t = tree(&[(0, Some("amdxdna"), "0x1022", "zz", "0x10")]);
+        let err = run(&t).unwrap_err();
+        assert!(err.looked_at[0].contains("not a hex number"), "{err}");
+    }
+
+    #[test]
+    fn this_machine_without_an_npu_says_so() {
+        // CI and the developers' machines have no NPU; on one with an NPU
+        // this finds it instead.
+        match discover_system() {
+            Ok(npus) => assert!(!npus.is_empty()),
+            Err(e) => assert!(e.to_string().starts_with("no amdxdna device found")),
+        }
+    }
+
+    #[test]
+    fn a_scripted_failure_propagates_with_the_call_name() {
+        let dev = FakeDevice::new();
+        dev.fail_next("GET_INFO(FIRMWARE_VERSION)", Errno::IO);
+        let err = device_info(&dev).unwrap_err();
+        assert_eq!(err.call, "GET_INFO(FIRMWARE_VERSION)");
+        assert_eq!(err.errno, Errno::IO.raw_os_error());
+        assert_eq!(
+            err.to_string(),
+            "GET_INFO(FIRMWARE_VERSION) failed: EIO (Input/output error)"
+        );
+        // The script is used up: the same queries now succeed.
+        let info = device_info(&dev).unwrap();
+        assert_eq!(info.aie, dev.aie);
+        assert_eq!(
+            dev.call_names(),
+            [
+                "GET_INFO(AIE_VERSION)",
+                "GET_INFO(FIRMWARE_VERSION)",
+                "GET_INFO(AIE_VERSION)",
+                "GET_INFO(FIRMWARE_VERSION)",
+                "GET_INFO(AIE_METADATA)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_fake_holds_the_driver_to_heap_before_context() {
+        let dev = FakeDevice::new();
+        let qos = QosInfo::default();
+        let e = dev.create_hwctx(&qos, 0x800, 4).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CREATE_HWCTX", Errno::NOENT.raw_os_error())
+        );
+        let e = dev.create_bo(4096, BoKind::Dev).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CREATE_BO", Errno::INVAL.raw_os_error())
+        );
+
+        let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+        // Not yet mapped: no DEV buffer can be carved from it.
+        assert!(dev.create_bo(4096, BoKind::Dev).is_err());
+        let info = dev.bo_info(heap).unwrap();
+        let map = dev.map_bo(&info, 64 << 20).unwrap();
+        assert_eq!(map.len(), 64 << 20);
+        assert!(!map.is_empty());
+        let ctx = dev.create_hwctx(&qos, 0x800, 4).unwrap();
+        let a = dev.create_bo(100, BoKind::Dev).unwrap();
+        let b = dev.create_bo(4096, BoKind::Dev).unwrap();
+        let (ia, ib) = (dev.bo_info(a).unwrap(), dev.bo_info(b).unwrap());
+        assert_eq!(ia.xdna_addr, info.xdna_addr);
+        assert_eq!(ib.xdna_addr, info.xdna_addr + 4096);
+        assert_eq!((ia.vaddr, ib.vaddr), (map.addr(), map.addr() + 4096));
+        assert_eq!(ia.map_offset, u64::MAX);
+        assert!(dev.create_bo((64 << 20) + 1, BoKind::Dev).is_err());
+
+        dev.sync_bo(a, SyncDirection::ToDevice, 0, 100).unwrap();
+        let point = dev.exec_cmd(ctx.handle, b, &[a]).unwrap();
+        assert_eq!(point, 1);
+        // A point not yet submitted times out rather than hanging.
+        let e = dev
+            .wait_syncobj(ctx.syncobj, 2, Duration::from_secs(1))
+            .unwrap_err();
+        assert_eq!(e.errno, Errno::TIME.raw_os_error());
+        dev.wait_syncobj(ctx.syncobj, point, Duration::from_secs(1))
+            .unwrap();
+        dev.destroy_hwctx(ctx.handle).unwrap();
+        assert_eq!(
+            dev.calls()[2..5],
+            [
+                Call::CreateBo {
+                    size: 64 << 20,
+                    kind: BoKind::DevHeap
+                },
+                Call::CreateBo {
+                    size: 4096,
+                    kind: BoKind::Dev
+                },
+                Call::BoInfo { bo: heap },
+            ]
+        );
+    }
+
+    #[test]
+    fn each_failure_reply_reaches_the_caller_typed() {
+        type Step = fn(&FakeDevice) -> Result<(), HalError>;
+        let calls: [(&str, Step); 8] = [
+            ("CREATE_BO", |d| d.create_bo(4096, BoKind::Cmd).map(|_| ())),
+            ("GET_BO_INFO", |d| d.bo_info(1).map(|_| ())),
+            ("mmap", |d| {
+                let info = d.bo_info(1)?;
+                d.map_bo(&info, 4096).map(|_| ())
+            }),
+            ("CREATE_HWCTX", |d| {
+                d.create_hwctx(&QosInfo::default(), 0, 4).map(|_| ())
+            }),
+            ("CONFIG_HWCTX", |d| d.assign_debug_bo(2, 1)),
+            ("SYNC_BO", |d| d.sync_bo(1, SyncDirection::FromDevice, 0, 4)),
+            ("EXEC_CMD", |d| d.exec_cmd(2, 1, &[]).map(|_| ())),
+            ("SYNCOBJ_TIMELINE_WAIT", |d| {
+                d.wait_syncobj(3, 0, Duration::ZERO)
+            }),
+        ];
+        for (name, run) in calls {
+            let dev = FakeDevice::new();
+            let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+            assert_eq!(heap, 1);
+            let info = dev.bo_info(heap).unwrap();
+            let _map = dev.map_bo(&info, 4096).unwrap();
+            let ctx = dev.create_hwctx(&QosInfo::default(), 0, 4).unwrap();
+            assert_eq!((ctx.handle, ctx.syncobj), (2, 3));
+            run(&dev).unwrap();
+            dev.fail_next(name, Errno::BUSY);
+            let e = run(&dev).unwrap_err();
+            assert_eq!(e.call, name);
+            assert_eq!(e.meaning, "EBUSY (Device or resource busy)");
+            assert_eq!(dev.call_names().last(), Some(&name));
+        }
+    }
+
+    #[test]
+    fn the_cu_block_is_the_driver_layout() {
+        let cus = [
+            CuConfig {
+                cu_bo: 0x0102_0304,
+                cu_func: 0,
+                pad: [0; 3],
+            },
+            CuConfig {
+                cu_bo: 7,
+                cu_func: 1,
+                pad: [0; 3],
+            },
+        ];
+        assert_eq!(
+            config_cu_bytes(&cus).unwrap(),
+            [
+                2, 0, 0, 0, 0, 0, 0, 0, // num_cus, pad
+                4, 3, 2, 1, 0, 0, 0, 0, // cu_bo, cu_func, pad
+                7, 0, 0, 0, 1, 0, 0, 0,
+            ]
+        );
+        let many = vec![CuConfig::default(); 512];
+        let e = config_cu_bytes(&many).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CONFIG_HWCTX", Errno::TOOBIG.raw_os_error())
+        );
+        assert_eq!(config_cu_bytes(&many[..511]).unwrap().len(), 4096);
+    }
+
+    #[test]
+    fn fake_maps_copy_in_and_out_within_bounds() {
+        let dev = FakeDevice::new();
+        let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
+        let info = dev.bo_info(cmd).unwrap();
+        let map = dev.map_bo(&info, 64).unwrap();
+        map.write(60, &[1, 2, 3, 4]).unwrap();
+        let mut out = [0u8; 4];
+        map.read(60, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        assert!(map.write(61, &[0; 4]).is_err());
+        assert!(map.read(usize::MAX, &mut out).is_err());
+        assert!(dev.map_bo(&info, 8192).is_err());
+    }
+
+    #[test]
+    fn a_real_mapping_round_trips_through_a_file() {
+        let t = TestDir::new("mapping");
+        let path = t.path().join("bo");
+        std::fs::write(&path, vec![0u8; 8192]).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let map = Mapping::new(file.as_fd(), 4096, 4096).unwrap();
+        assert_eq!(BoMap::len(&map), 4096);
+        assert!(!BoMap::is_empty(&map));
+        assert_ne!(BoMap::addr(&map), 0);
+        BoMap::write(&map, 4092, b"loom").unwrap();
+        let mut back = [0u8; 4];
+        BoMap::read(&map, 4092, &mut back).unwrap();
+        assert_eq!(&back, b"loom");
+        assert!(BoMap::write(&map, 4093, b"loom").is_err());
+        drop(map);
+        // MAP_SHARED: the write reached the file.
+        assert_eq!(&std::fs::read(&path).unwrap()[8188..], b"loom");
+    }
+
+    /// The real device's calls, on a node that is no amdxdna device (the
+    /// null device answers every ioctl with ENOTTY), each fail with their
+    /// own name.
+    #[test]
+    fn the_real_device_names_each_failed_call() {
+        let dev = XdnaDevice::open(Path::new("/dev/null")).unwrap();
+        assert_eq!(dev.node(), Path::new("/dev/null"));
+        type Step = fn(&XdnaDevice) -> Result<(), HalError>;
+        let calls: [(&str, Step); 11] = [
+            ("GET_INFO(AIE_VERSION)", |d| d.aie_version().map(|_| ())),
+            ("GET_INFO(FIRMWARE_VERSION)", |d| {
+                d.firmware_version().map(|_| ())
+            }),
+            ("GET_INFO(AIE_METADATA)", |d| d.aie_metadata().map(|_| ())),
+            ("CREATE_HWCTX", |d| {
+                d.create_hwctx(&QosInfo::default(), 0, 4).map(|_| ())
+            }),
+            ("DESTROY_HWCTX", |d| d.destroy_hwctx(1)),
+            ("CONFIG_HWCTX", |d| d.config_cu(1, &[CuConfig::default()])),
+            ("CREATE_BO", |d| {
+                d.create_bo(4096, BoKind::DevHeap).map(|_| ())
+            }),
+            ("GET_BO_INFO", |d| d.bo_info(1).map(|_| ())),
+            ("SYNC_BO", |d| d.sync_bo(1, SyncDirection::ToDevice, 0, 4)),
+            ("EXEC_CMD", |d| d.exec_cmd(1, 2, &[3, 4]).map(|_| ())),
+            ("SYNCOBJ_TIMELINE_WAIT", |d| {
+                d.wait_syncobj(1, 1, Duration::from_millis(1))
+            }),
+        ];
+        for (name, run) in calls {
+            let e = run(&dev).unwrap_err();
+            assert_eq!((e.call, e.errno), (name, Errno::NOTTY.raw_os_error()));
+        }
+        assert_eq!(dev.assign_debug_bo(1, 2).unwrap_err().call, "CONFIG_HWCTX");
+    }
+
+    #[test]
+    fn opening_a_missing_node_is_a_typed_error() {
+        let e = XdnaDevice::open(Path::new("/nonexistent/accel0")).unwrap_err();
+        assert_eq!((e.call, e.errno), ("open", Errno::NOENT.raw_os_error()));
+    }
+}

@@ -1,0 +1,559 @@
+//! The HAL's only `unsafe`: ioctls on the amdxdna file descriptor and the
+//! mmap of its buffers, behind safe functions whose arguments are the typed
+//! structs of `uapi`.
+//!
+//! What makes the safe surface sound, request by request:
+//! - Every ioctl number is computed here from the argument's own type
+//!   (`opcode::read_write::<T>`), so the size the DRM core copies in and out
+//!   is `size_of::<T>()`, and every such `T` is a `#[repr(C)]` struct of
+//!   integers, for which any bytes the kernel writes back are a valid value.
+//! - `call` accepts only the sealed `Request` types, whose embedded addresses
+//!   the kernel only reads from (the QoS block of CREATE_HWCTX, the CU list of
+//!   CONFIG_HWCTX, the BO handles of EXEC_CMD, the handles and points of the
+//!   syncobj wait): a wrong address there is an EFAULT, never a write into
+//!   this process. What could change that is refused before the call: a
+//!   non-zero MBZ extension pointer, CREATE_BO's `vaddr` (a BO backed by
+//!   memory the caller chose), a CONFIG_HWCTX parameter other than CONFIG_CU
+//!   and ASSIGN_DBG_BUF, an EXEC_CMD kind other than EXEC_BUF.
+//! - GET_INFO, whose reply the kernel writes through an address, goes
+//!   through `query`, which points it at a reply of the query's own type; the
+//!   driver writes at most that struct's size (linux aie2_pci.c writes
+//!   `sizeof` the reply, xdna-driver `min(buffer_size, sizeof)`).
+//! - A `Mapping` never hands out references into the shared pages (the NPU
+//!   and the kernel write them behind Rust's back): it copies in and out.
+#![allow(unsafe_code)]
+
+use super::uapi::id;
+use super::uapi::{
+    AieMetadata, AieVersion, ConfigHwctx, CreateBo, CreateHwctx, DestroyHwctx, ExecCmd,
+    FirmwareVersion, GetBoInfo, GetInfo, SyncBo, SyncobjTimelineWait, CMD_SUBMIT_EXEC_BUF,
+    DRM_COMMAND_BASE, DRM_IOCTL_BASE, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT_NR, HWCTX_ASSIGN_DBG_BUF,
+    HWCTX_CONFIG_CU, QUERY_AIE_METADATA, QUERY_AIE_VERSION, QUERY_FIRMWARE_VERSION,
+};
+use rustix::fd::BorrowedFd;
+use rustix::io::Errno;
+use rustix::ioctl::{opcode, Ioctl, IoctlOutput, Opcode};
+use rustix::mm::{MapFlags, ProtFlags};
+use std::ffi::c_void;
+use std::fmt;
+use std::mem::size_of;
+use std::ptr::NonNull;
+
+/// A failed kernel call: which call, its errno and what that errno means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HalError {
+    pub call: &'static str,
+    pub errno: i32,
+    pub meaning: String,
+}
+
+impl HalError {
+    pub fn new(call: &'static str, errno: i32) -> HalError {
+        HalError {
+            call,
+            errno,
+            meaning: errno_meaning(errno),
+        }
+    }
+
+    pub fn from_errno(call: &'static str, errno: Errno) -> HalError {
+        HalError::new(call, errno.raw_os_error())
+    }
+}
+
+impl fmt::Display for HalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed: {}", self.call, self.meaning)
+    }
+}
+
+impl std::error::Error for HalError {}
+
+/// The errnos the amdxdna and DRM paths return, by name.
+const ERRNO_NAMES: [(Errno, &str); 22] = [
+    (Errno::PERM, "EPERM"),
+    (Errno::NOENT, "ENOENT"),
+    (Errno::INTR, "EINTR"),
+    (Errno::IO, "EIO"),
+    (Errno::NXIO, "ENXIO"),
+    (Errno::TOOBIG, "E2BIG"),
+    (Errno::BADF, "EBADF"),
+    (Errno::AGAIN, "EAGAIN"),
+    (Errno::NOMEM, "ENOMEM"),
+    (Errno::ACCESS, "EACCES"),
+    (Errno::FAULT, "EFAULT"),
+    (Errno::BUSY, "EBUSY"),
+    (Errno::EXIST, "EEXIST"),
+    (Errno::NODEV, "ENODEV"),
+    (Errno::INVAL, "EINVAL"),
+    (Errno::NOTTY, "ENOTTY"),
+    (Errno::NOSPC, "ENOSPC"),
+    (Errno::RANGE, "ERANGE"),
+    (Errno::TIME, "ETIME"),
+    (Errno::TIMEDOUT, "ETIMEDOUT"),
+    (Errno::OPNOTSUPP, "EOPNOTSUPP"),
+    (Errno::CANCELED, "ECANCELED"),
+];
+
+/// "ENOENT (No such file or directory)": the errno's name where it is one
+/// the driver returns, and the C library's text for it.
+pub fn errno_meaning(errno: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    let suffix = format!(" (os error {errno})");
+    let text = text.strip_suffix(&suffix).unwrap_or(&text);
+    match ERRNO_NAMES.iter().find(|(e, _)| e.raw_os_error() == errno) {
+        Some((_, name)) => format!("{name} ({text})"),
+        None => format!("errno {errno} ({text})"),
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An ioctl whose argument the kernel reads and writes back in place and
+/// whose embedded addresses the kernel only reads (see the module doc).
+pub trait Request: sealed::Sealed + Sized {
+    /// The call's name in errors.
+    const NAME: &'static str;
+    /// The ioctl number within the DRM range ('d').
+    const NR: u8;
+
+    /// Whether a field holds what the safe surface does not allow: an MBZ
+    /// extension pointer, a user address backing a BO, or a parameter kind
+    /// whose address the kernel might write through. Checked before the call.
+    fn refused(&self) -> bool;
+}
+
+macro_rules! request {
+    ($ty:ty, $name:literal, $nr:expr, |$a:ident| $refused:expr) => {
+        impl sealed::Sealed for $ty {}
+        impl Request for $ty {
+            const NAME: &'static str = $name;
+            const NR: u8 = $nr;
+
+            fn refused(&self) -> bool {
+                let $a = self;
+                $refused
+            }
+        }
+    };
+}
+
+request!(
+    CreateHwctx,
+    "CREATE_HWCTX",
+    DRM_COMMAND_BASE + id::CREATE_HWCTX,
+    |a| a.ext != 0 || a.ext_flags != 0
+);
+request!(
+    DestroyHwctx,
+    "DESTROY_HWCTX",
+    DRM_COMMAND_BASE + id::DESTROY_HWCTX,
+    |_a| false
+);
+request!(
+    ConfigHwctx,
+    "CONFIG_HWCTX",
+    DRM_COMMAND_BASE + id::CONFIG_HWCTX,
+    |a| a.param_type != HWCTX_CONFIG_CU && a.param_type != HWCTX_ASSIGN_DBG_BUF
+);
+request!(
+    CreateBo,
+    "CREATE_BO",
+    DRM_COMMAND_BASE + id::CREATE_BO,
+    |a| a.flags != 0 || a.vaddr != 0
+);
+request!(
+    GetBoInfo,
+    "GET_BO_INFO",
+    DRM_COMMAND_BASE + id::GET_BO_INFO,
+    |a| a.ext != 0 || a.ext_flags != 0
+);
+request!(SyncBo, "SYNC_BO", DRM_COMMAND_BASE + id::SYNC_BO, |_a| {
+    false
+});
+request!(ExecCmd, "EXEC_CMD", DRM_COMMAND_BASE + id::EXEC_CMD, |a| a
+    .ext
+    != 0
+    || a.ext_flags != 0
+    || a.kind != CMD_SUBMIT_EXEC_BUF);
+request!(
+    SyncobjTimelineWait,
+    "SYNCOBJ_TIMELINE_WAIT",
+    DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT_NR,
+    |_a| false
+);
+
+/// A GET_INFO query: the reply struct and its parameter number.
+pub trait Query: sealed::Sealed + Copy + Default {
+    const NAME: &'static str;
+    const PARAM: u32;
+}
+
+macro_rules! query {
+    ($ty:ty, $name:literal, $param:expr) => {
+        impl sealed::Sealed for $ty {}
+        impl Query for $ty {
+            const NAME: &'static str = $name;
+            const PARAM: u32 = $param;
+        }
+    };
+}
+
+query!(AieVersion, "GET_INFO(AIE_VERSION)", QUERY_AIE_VERSION);
+query!(
+    FirmwareVersion,
+    "GET_INFO(FIRMWARE_VERSION)",
+    QUERY_FIRMWARE_VERSION
+);
+query!(AieMetadata, "GET_INFO(AIE_METADATA)", QUERY_AIE_METADATA);
+
+/// The `_IOWR('d', nr, T)` number for this architecture, from T's size.
+pub fn opcode_of<T>(nr: u8) -> Opcode {
+    opcode::read_write::<T>(DRM_IOCTL_BASE, nr)
+}
+
+/// One in-place ioctl argument for rustix.
+struct InPlace<'a, T> {
+    opcode: Opcode,
+    arg: &'a mut T,
+}
+
+// SAFETY: `as_ptr` is the address of a live, exclusively borrowed `T` for
+// the whole call, and every caller in this module pairs it with the opcode
+// computed from `T` (so the kernel copies exactly `size_of::<T>()` bytes);
+// the output is read back through that same borrow, not through the
+// pointer, and the call mutates userspace memory (`IS_MUTATING`).
+unsafe impl<T> Ioctl for InPlace<'_, T> {
+    type Output = ();
+    const IS_MUTATING: bool = true;
+
+    fn opcode(&self) -> Opcode {
+        self.opcode
+    }
+
+    fn as_ptr(&mut self) -> *mut c_void {
+        (self.arg as *mut T).cast()
+    }
+
+    unsafe fn output_from_ptr(_: IoctlOutput, _: *mut c_void) -> rustix::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Issues `opcode` on `fd` with `arg`, retrying EINTR as libdrm's `drmIoctl`
+/// does (a signal during a syncobj wait is not a failure). EAGAIN, which
+/// libdrm also retries, is returned: a busy-loop on a full queue would hide
+/// it.
+///
+/// # Safety
+/// `opcode` must be `opcode_of::<T>(nr)` for an ioctl whose argument is `T`,
+/// and every address inside `arg` the kernel writes through must point at
+/// memory of the size the kernel writes that this call exclusively borrows.
+unsafe fn issue<T>(
+    fd: BorrowedFd<'_>,
+    name: &'static str,
+    opcode: Opcode,
+    arg: &mut T,
+) -> Result<(), HalError> {
+    loop {
+        let request = InPlace {
+            opcode,
+            arg: &mut *arg,
+        };
+        // SAFETY: forwarded from this function's contract.
+        match unsafe { rustix::ioctl::ioctl(fd, request) } {
+            Ok(()) => return Ok(()),
+            Err(e) if e == Errno::INTR => continue,
+            Err(e) => return Err(HalError::from_errno(name, e)),
+        }
+    }
+}
+
+/// Issues request `R` on `fd`; the kernel's replies land in `arg`.
+pub fn call<R: Request>(fd: BorrowedFd<'_>, arg: &mut R) -> Result<(), HalError> {
+    if arg.refused() {
+        return Err(HalError::from_errno(R::NAME, Errno::INVAL));
+    }
+    // SAFETY: the opcode is computed from `R`; by `Request`'s contract (its
+    // impls are the sealed list above, checked against the driver) the
+    // kernel writes only into `*arg`, and `refused` turned away the fields
+    // that would let it or the device write elsewhere.
+    unsafe { issue(fd, R::NAME, opcode_of::<R>(R::NR), arg) }
+}
+
+/// Runs GET_INFO query `Q` on `fd` and returns the kernel's reply.
+pub fn query<Q: Query>(fd: BorrowedFd<'_>) -> Result<Q, HalError> {
+    let mut reply = Q::default();
+    let mut info = GetInfo {
+        param: Q::PARAM,
+        // The uapi structs are at most 64 bytes (pinned in uapi.rs).
+        buffer_size: size_of::<Q>() as u32,
+        buffer: (&mut reply as *mut Q) as u64,
+    };
+    // SAFETY: the opcode is computed from `GetInfo`; `info.buffer` is the
+    // address of `reply`, exclusively borrowed until the call returns, and
+    // the driver writes at most the size of the reply struct of `Q::PARAM`,
+    // which is `size_of::<Q>()` (uapi.rs pins both); a `Q` is plain integers,
+    // so any bytes written are a valid value.
+    unsafe {
+        issue(
+            fd,
+            Q::NAME,
+            opcode_of::<GetInfo>(DRM_COMMAND_BASE + id::GET_INFO),
+            &mut info,
+        )?
+    };
+    Ok(reply)
+}
+
+/// The current CLOCK_MONOTONIC time in nanoseconds: the clock of a DRM
+/// syncobj wait's absolute timeout.
+pub fn monotonic_ns() -> i64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    now.tv_sec
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec)
+}
+
+/// A read or write outside a mapping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutOfRange {
+    pub at: usize,
+    pub len: usize,
+    pub size: usize,
+}
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} bytes at offset {} are outside a {}-byte buffer",
+            self.len, self.at, self.size
+        )
+    }
+}
+
+impl std::error::Error for OutOfRange {}
+
+/// Checks `at..at + len` against a buffer of `size` bytes.
+pub fn check_range(at: usize, len: usize, size: usize) -> Result<(), OutOfRange> {
+    match at.checked_add(len) {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(OutOfRange { at, len, size }),
+    }
+}
+
+/// A BO mapped into this process (shared with the kernel and the NPU),
+/// unmapped on drop.
+pub struct Mapping {
+    ptr: NonNull<c_void>,
+    len: usize,
+}
+
+impl Mapping {
+    /// Maps `len` bytes of the BO whose GET_BO_INFO `map_offset` is `offset`.
+    pub fn new(fd: BorrowedFd<'_>, offset: u64, len: usize) -> Result<Mapping, HalError> {
+        if len == 0 {
+            return Err(HalError::from_errno("mmap", Errno::INVAL));
+        }
+        // SAFETY: a fresh shared mapping at an address the kernel picks (null
+        // hint) aliases no Rust object; it lives until `drop` unmaps it.
+        let ptr = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                fd,
+                offset,
+            )
+        }
+        .map_err(|e| HalError::from_errno("mmap", e))?;
+        let ptr = NonNull::new(ptr).ok_or_else(|| HalError::from_errno("mmap", Errno::FAULT))?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// The mapping's address in this process (the heap's host address).
+    pub fn addr(&self) -> u64 {
+        self.ptr.as_ptr() as u64
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies `out.len()` bytes from offset `at` of the mapping.
+    pub fn read(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfRange> {
+        check_range(at, out.len(), self.len)?;
+        // SAFETY: `at..at + out.len()` is inside the live mapping (checked
+        // above), which no Rust reference covers, and `out` is a distinct
+        // exclusive borrow.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.ptr.as_ptr().cast::<u8>().add(at),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        };
+        Ok(())
+    }
+
+    /// Copies `data` into the mapping at offset `at`.
+    pub fn write(&self, at: usize, data: &[u8]) -> Result<(), OutOfRange> {
+        check_range(at, data.len(), self.len)?;
+        // SAFETY: as in `read`; the mapping is writable (PROT_WRITE) and no
+        // Rust reference covers it, so writing through `&self` aliases
+        // nothing.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                self.ptr.as_ptr().cast::<u8>().add(at),
+                data.len(),
+            )
+        };
+        Ok(())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`len` are exactly what `mmap` returned and nothing
+        // refers into the mapping once its owner is gone. An munmap error
+        // leaves the pages mapped, which only leaks them.
+        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr(), self.len) };
+    }
+}
+
+impl fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Mapping({:#x}, {} bytes)", self.addr(), self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hal::uapi::*;
+
+    /// rustix's encoder and the documented numbers agree on the
+    /// architectures the NPU hosts use.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[test]
+    fn issued_numbers_are_the_uapi_numbers() {
+        fn of<R: Request>() -> u32 {
+            opcode_of::<R>(R::NR) as u32
+        }
+        assert_eq!(of::<CreateHwctx>(), DRM_IOCTL_AMDXDNA_CREATE_HWCTX);
+        assert_eq!(of::<DestroyHwctx>(), DRM_IOCTL_AMDXDNA_DESTROY_HWCTX);
+        assert_eq!(of::<ConfigHwctx>(), DRM_IOCTL_AMDXDNA_CONFIG_HWCTX);
+        assert_eq!(of::<CreateBo>(), DRM_IOCTL_AMDXDNA_CREATE_BO);
+        assert_eq!(of::<GetBoInfo>(), DRM_IOCTL_AMDXDNA_GET_BO_INFO);
+        assert_eq!(of::<SyncBo>(), DRM_IOCTL_AMDXDNA_SYNC_BO);
+        assert_eq!(of::<ExecCmd>(), DRM_IOCTL_AMDXDNA_EXEC_CMD);
+        assert_eq!(of::<SyncobjTimelineWait>(), DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT);
+        assert_eq!(
+            opcode_of::<GetInfo>(DRM_COMMAND_BASE + id::GET_INFO) as u32,
+            DRM_IOCTL_AMDXDNA_GET_INFO
+        );
+    }
+
+    #[test]
+    fn errors_name_the_call_and_the_errno() {
+        let e = HalError::new("CREATE_HWCTX", Errno::NOENT.raw_os_error());
+        assert_eq!(e.errno, 2);
+        assert_eq!(e.meaning, "ENOENT (No such file or directory)");
+        assert_eq!(
+            e.to_string(),
+            "CREATE_HWCTX failed: ENOENT (No such file or directory)"
+        );
+        // An errno outside the table still says what it is.
+        let odd = HalError::new("EXEC_CMD", 133);
+        assert!(odd.meaning.starts_with("errno 133 ("), "{}", odd.meaning);
+    }
+
+    /// The real calls on a descriptor that is not an amdxdna node fail with
+    /// the kernel's errno and the call's name, never by crashing.
+    #[test]
+    fn calls_on_a_non_drm_file_fail_typed() {
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        use std::os::fd::AsFd;
+        let fd = file.as_fd();
+        let mut bo = GetBoInfo {
+            handle: 1,
+            ..Default::default()
+        };
+        let e = call(fd, &mut bo).unwrap_err();
+        assert_eq!(e.call, "GET_BO_INFO");
+        assert_eq!(e.errno, Errno::NOTTY.raw_os_error());
+        let e = query::<AieVersion>(fd).unwrap_err();
+        assert_eq!(e.call, "GET_INFO(AIE_VERSION)");
+        assert_eq!(e.errno, Errno::NOTTY.raw_os_error());
+        // CREATE_BO with a user address is refused before the kernel sees it.
+        let mut bo = CreateBo {
+            vaddr: 0x1000,
+            size: 4096,
+            kind: BO_SHMEM,
+            ..Default::default()
+        };
+        let e = call(fd, &mut bo).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CREATE_BO", Errno::INVAL.raw_os_error())
+        );
+        // So are the other fields that could point the kernel elsewhere.
+        let einval = Errno::INVAL.raw_os_error();
+        let mut ctx = CreateHwctx {
+            ext: 8,
+            ..Default::default()
+        };
+        assert_eq!(call(fd, &mut ctx).unwrap_err().errno, einval);
+        let mut config = ConfigHwctx {
+            param_type: 2,
+            ..Default::default()
+        };
+        assert_eq!(call(fd, &mut config).unwrap_err().errno, einval);
+        let mut exec = ExecCmd {
+            kind: 1,
+            ..Default::default()
+        };
+        assert_eq!(call(fd, &mut exec).unwrap_err().errno, einval);
+        // An allowed CONFIG_HWCTX reaches the kernel (and this file refuses it).
+        config.param_type = HWCTX_ASSIGN_DBG_BUF;
+        assert_eq!(
+            call(fd, &mut config).unwrap_err().errno,
+            Errno::NOTTY.raw_os_error()
+        );
+        assert_eq!(
+            Mapping::new(fd, 0, 0).unwrap_err().errno,
+            Errno::INVAL.raw_os_error()
+        );
+    }
+
+    #[test]
+    fn ranges_are_checked_without_overflow() {
+        assert!(check_range(0, 4, 4).is_ok());
+        assert!(check_range(4, 0, 4).is_ok());
+        assert_eq!(
+            check_range(1, 4, 4),
+            Err(OutOfRange {
+                at: 1,
+                len: 4,
+                size: 4
+            })
+        );
+        assert!(check_range(usize::MAX, 2, 4).is_err());
+    }
+
+    #[test]
+    fn the_monotonic_clock_advances() {
+        let a = monotonic_ns();
+        let b = monotonic_ns();
+        assert!(a > 0 && b >= a);
+    }
+}
