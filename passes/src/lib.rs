@@ -71,9 +71,12 @@ fn string_ref(text: &str) -> MlirStringRef {
 
 /// Register every Loom pass, and MLIR's generic transformations
 /// (canonicalize, cse, symbol-dce, inline, ...), in MLIR's pass registry.
+/// Once per process: MLIR's registry is not thread-safe, and registering a
+/// pass twice from racing threads aborts (seen in parallel unit tests).
 pub fn register_all() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
     // SAFETY: registration copies the strings; the PassInfo is 'static.
-    unsafe {
+    REGISTERED.call_once(|| unsafe {
         ffi::loomRegisterUpstreamPasses();
         for info in inventory::iter::<PassInfo> {
             ffi::loomRegisterPass(
@@ -83,7 +86,7 @@ pub fn register_all() {
                 info as *const PassInfo as *mut c_void,
             );
         }
-    }
+    });
 }
 
 /// Whether `argument` names a registered pass (Loom's or MLIR's).

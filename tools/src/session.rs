@@ -319,6 +319,21 @@ mod tests {
 
     const FILL: &str = "func.def @f(%n: index, %v: view<[%n]xbf16>) {\n  %c0 = index.constant 0 : index\n  func.return\n}\n";
 
+    /// Regression: unit tests create sessions on parallel threads, and two
+    /// threads registering the passes at once made MLIR abort ("pass
+    /// allocator creates a different pass than previously registered").
+    #[test]
+    fn passes_register_once_from_racing_threads() {
+        let threads: Vec<_> = (0..8)
+            .map(|_| std::thread::spawn(loom_passes::register_all))
+            .collect();
+        for thread in threads {
+            thread.join().expect("registration does not panic");
+        }
+        assert!(loom_passes::is_registered("loom-cse"));
+        assert!(loom_passes::is_registered("aie2p-lower-pipeline"));
+    }
+
     #[test]
     fn text_bytecode_and_generic_forms_round_trip() {
         let session = Session::new();
