@@ -590,7 +590,7 @@ impl<'p> Plan<'p> {
         // reused within an invocation.
         let mut links: Vec<Link> = Vec::new();
         let mut shim_bd_next: BTreeMap<Tile, i64> = BTreeMap::new();
-        let mut tile_bd_next: BTreeMap<Tile, i64> = BTreeMap::new();
+        let mut tile_bd_next: BTreeMap<(Tile, i64), i64> = BTreeMap::new();
         let mut waited: Vec<usize> = Vec::new();
         let mut transfers: Vec<Transfer> = Vec::new();
         let mut commands: Vec<Command> = Vec::new();
@@ -682,6 +682,24 @@ impl<'p> Plan<'p> {
                         }
                     };
                     links[link].busy = true;
+                    // A memory tile's even channels use BDs 0-23 and its odd
+                    // ones 24-47 (aie-rt _XAieMl_MemTileDmaCheckBdChValidity).
+                    let tile_channel = links[link].tile_channel;
+                    let (half, half_size) = if tile_kind(self.profile, tile) == Ok(TileKind::Memory) {
+                        let half_size = i64::from(self.profile.memory_tile.buffer_descriptors / 2);
+                        (tile_channel % 2, half_size)
+                    } else {
+                        (0, i64::MAX)
+                    };
+                    let slot = tile_bd_next.entry((tile, half)).or_insert(0);
+                    if *slot >= half_size {
+                        return refuse(op, format!(
+                            "tile [{}, {}] (memory tile) runs out of buffer descriptors for its {} channels: the command stream's transfers need {}; those channels have {half_size}",
+                            tile.0, tile.1, if half == 0 { "even" } else { "odd" }, *slot + 1
+                        ));
+                    }
+                    let tile_bd = if half == 1 { half_size + *slot } else { *slot };
+                    *slot += 1;
                     let transfer = Transfer {
                         copy: op,
                         way,
@@ -689,12 +707,8 @@ impl<'p> Plan<'p> {
                         argument,
                         argument_offset,
                         bytes,
-                        tile_channel: links[link].tile_channel,
-                        tile_bd: {
-                            let slot = tile_bd_next.entry(tile).or_insert(0);
-                            *slot += 1;
-                            *slot - 1
-                        },
+                        tile_channel,
+                        tile_bd,
                         shim,
                         shim_channel: links[link].shim_channel,
                         shim_bd: {
