@@ -685,7 +685,8 @@ impl<'p> Plan<'p> {
                     // A memory tile's even channels use BDs 0-23 and its odd
                     // ones 24-47 (aie-rt _XAieMl_MemTileDmaCheckBdChValidity).
                     let tile_channel = links[link].tile_channel;
-                    let (half, half_size) = if tile_kind(self.profile, tile) == Ok(TileKind::Memory) {
+                    let (half, half_size) = if tile_kind(self.profile, tile) == Ok(TileKind::Memory)
+                    {
                         let half_size = i64::from(self.profile.memory_tile.buffer_descriptors / 2);
                         (tile_channel % 2, half_size)
                     } else {
