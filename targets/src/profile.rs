@@ -228,6 +228,19 @@ pub struct BurstLength {
     pub bytes: Vec<u32>,
 }
 
+/// A buffer descriptor's iteration dimension: each use of the descriptor
+/// moves its address by `stride x index`, the index counting uses up to the
+/// wrap. `stride` (in `stride_unit_bytes` units) and `wrap` hold value - 1,
+/// `current` the index as is (aie-rt xaie_dma_aieml.c _XAieMl_DmaWriteBd).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BdIteration {
+    pub stride_unit_bytes: u32,
+    pub stride: BdField,
+    pub wrap: BdField,
+    pub current: BdField,
+}
+
 /// Where a buffer descriptor keeps the fields of a plain 1-D transfer.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -252,6 +265,9 @@ pub struct BdLayout {
     /// Shim only.
     #[serde(default)]
     pub burst_length: Option<BurstLength>,
+    /// None for a tile kind whose descriptors have no iteration dimension.
+    #[serde(default)]
+    pub iteration: Option<BdIteration>,
 }
 
 /// The registers every DMA-bearing tile kind has, as tile-relative offsets.

@@ -238,6 +238,7 @@ pub fn build(module: MlirOperation, root: &str) -> Result<Built, Failure> {
                     acquire: lock("acquire_lock", "acquire_value", -1),
                     release: lock("release_lock", "release_value", 1),
                     burst_length: None,
+                    iteration: None,
                 };
                 let n = int(op, "bd");
                 let words = profile
@@ -272,6 +273,7 @@ pub fn build(module: MlirOperation, root: &str) -> Result<Built, Failure> {
                         .burst_length
                         .as_ref()
                         .and_then(|b| b.bytes.first().copied()),
+                    iteration: None,
                 };
                 let n = int(op, "bd");
                 let words = profile

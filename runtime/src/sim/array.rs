@@ -26,6 +26,20 @@
 //!   xaie_txn.h). Up to `limits.task_queue_depth` tasks wait behind the
 //!   running one; one more is a queue overflow (inferred: the running task has
 //!   left the queue).
+//! - A buffer descriptor with an iteration dimension moves its address by
+//!   stride x index at each use, that is each time a channel loads it: every
+//!   run of a task's chain and every pass of a chain through it. The index
+//!   starts at the descriptor's current field, goes up by one per use and
+//!   returns to 0 when it equals the wrap; the DMA writes it back to the
+//!   descriptor's register, so a later task goes on where the last one
+//!   stopped (AMD AM025, DMA_BD*_4 of the memory module: Iteration_Stepsize
+//!   "offset each execution of this BD", Iteration_Current "incremented
+//!   after BD loaded", Iteration_Wrap "wrap when iteration_current is
+//!   equal"; aie-rt XAie_DmaSetBdIteration; mlir-aie
+//!   lib/Dialect/AIEX/Transforms/AIEDmaToNpu.cpp lowers a fourth dimension of
+//!   N steps to iteration wrap N plus a task of N runs, so each run is one
+//!   step). Writing the index back at load rather than at the end of the
+//!   transfer is inferred from "after BD loaded".
 //! - A memory tile channel uses buffer descriptors of its half of the pool:
 //!   even channels the lower, odd channels the upper (aie-rt
 //!   driver/src/dma/xaie_dma_aieml.c _XAieMl_MemTileDmaCheckBdChValidity,
@@ -67,7 +81,7 @@
 //!   that memory tile DMAs can address are not modelled (an error).
 
 use loom_targets::xdna::regs::{
-    name_of, BufferDescriptor, Direction, Field, Register, StartQueueEntry, TileKind,
+    name_of, BufferDescriptor, Direction, Field, Iteration, Register, StartQueueEntry, TileKind,
 };
 use loom_targets::xdna::route::{Port, PortKind, PortRange};
 use loom_targets::xdna::txn::TxnOp;
@@ -247,6 +261,7 @@ struct Running {
     /// Runs of the chain finished so far.
     run: u32,
     bd: u32,
+    /// As loaded for this use (the address at its iteration step).
     descriptor: BufferDescriptor,
     /// Whether this descriptor's lock acquire has succeeded (or it has none).
     acquired: bool,
@@ -1078,7 +1093,7 @@ impl Array {
     }
 
     /// Start a task: load its first buffer descriptor.
-    fn start(&self, id: ChannelId, task: Task) -> Result<Running, SimError> {
+    fn start(&mut self, id: ChannelId, task: Task) -> Result<Running, SimError> {
         let bd = task.entry.start_bd;
         let descriptor = self.load_bd(id, bd, task.txn_op)?;
         if id.direction == Direction::Mm2s {
@@ -1106,8 +1121,15 @@ impl Array {
         })
     }
 
-    /// The words of buffer descriptor `bd` as last written, decoded.
-    fn load_bd(&self, id: ChannelId, bd: u32, txn_op: usize) -> Result<BufferDescriptor, SimError> {
+    /// Load buffer descriptor `bd` for one use, as the channel does: its words
+    /// as last written, decoded; with an iteration, the address of this use's
+    /// step, and the descriptor's index advanced in its register.
+    fn load_bd(
+        &mut self,
+        id: ChannelId,
+        bd: u32,
+        txn_op: usize,
+    ) -> Result<BufferDescriptor, SimError> {
         let profile = self.profile;
         let fail = |message: String| id.error(txn_op, bd, message);
         if id.kind == TileKind::Memory {
@@ -1126,7 +1148,7 @@ impl Array {
             }
         }
         let words = self.bd_words(id, bd).map_err(&fail)?;
-        let descriptor = profile
+        let mut descriptor = profile
             .decode_bd(id.kind, &words)
             .map_err(|e| fail(e.to_string()))?;
         if !descriptor.valid {
@@ -1134,9 +1156,44 @@ impl Array {
                 "the buffer descriptor is not valid (its valid bit is clear)".into(),
             ));
         }
+        let stepped = match descriptor.iteration {
+            Some(it) => {
+                // Back to 0 when the next index equals the wrap (decoding
+                // keeps the index below it).
+                let current = if it.current + 1 >= it.wrap {
+                    0
+                } else {
+                    it.current + 1
+                };
+                let next = BufferDescriptor {
+                    iteration: Some(Iteration { current, ..it }),
+                    ..descriptor.clone()
+                };
+                let offset = u64::from(it.stride).saturating_mul(it.current.into());
+                descriptor.address = descriptor.address.saturating_add(offset);
+                Some(
+                    profile
+                        .encode_bd(id.kind, &next)
+                        .map_err(|e| fail(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
         // Tile memory bounds are known now; DDR bounds only when it moves.
         if id.kind != TileKind::Shim {
-            self.local(id, &descriptor).map_err(fail)?;
+            self.local(id, &descriptor).map_err(&fail)?;
+        }
+        if let Some(stepped) = stepped {
+            let base = profile.bd(id.kind, bd).map_err(|e| fail(e.to_string()))?;
+            let Some(state) = self.tiles.get_mut(&id.tile) else {
+                return Err(fail("no such tile in the array".into()));
+            };
+            // Only the word holding the index changes.
+            for ((old, new), word) in words.iter().zip(&stepped).zip(0u32..) {
+                if old != new {
+                    state.registers.insert(base + 4 * word, *new);
+                }
+            }
         }
         Ok(descriptor)
     }
@@ -1770,6 +1827,7 @@ mod tests {
             acquire,
             release,
             burst_length: None,
+            iteration: None,
         }
     }
 
@@ -2234,6 +2292,110 @@ mod tests {
         );
         let descriptor = strix().decode_bd(TileKind::Shim, &words.unwrap()).unwrap();
         assert_eq!(descriptor.address, 2 * ARG0 + 16);
+    }
+
+    fn step(stride: u32, wrap: u32, current: u32) -> Option<Iteration> {
+        Some(Iteration {
+            stride,
+            wrap,
+            current,
+        })
+    }
+
+    /// The iteration index a tile's buffer descriptor `n` holds now.
+    fn current(array: &Array, tile: Tile, n: u32) -> u32 {
+        let id = ChannelId {
+            tile,
+            kind: kind(tile),
+            direction: Direction::Mm2s,
+            channel: 0,
+        };
+        let words = array.bd_words(id, n).unwrap();
+        let descriptor = strix().decode_bd(kind(tile), &words).unwrap();
+        descriptor.iteration.unwrap().current
+    }
+
+    #[test]
+    fn iteration_steps_each_use_wraps_and_carries_over_to_the_next_task() {
+        // Three 16-byte chunks in argument 0.
+        let data: Vec<u8> = (0..48).collect();
+        let chunk = |i: usize| &data[16 * i..16 * (i + 1)];
+        let mut memory = TestMemory::new(vec![(ARG0, data.clone())]);
+        let mut array = Array::new(strix());
+        // Four runs of shim BD 0 (stride 16, wrap 3, from index 1) read chunks
+        // 1, 2, 0, 1; the core's chain BD 0 -> BD 1 (each stride 32, wrap 4),
+        // run twice, writes them to 0x400, 0x410, 0x420, 0x430.
+        let shim = BufferDescriptor {
+            iteration: step(16, 3, 1),
+            ..shim_bd(16)
+        };
+        let core = |n: u32| BufferDescriptor {
+            next_bd: (n == 0).then_some(1),
+            iteration: step(32, 4, 0),
+            ..tile_bd(0x400 + 16 * u64::from(n), 16, None, None)
+        };
+        let mut ops = route_ops((SHIM, 0), (CORE, 0));
+        ops.extend([
+            bd(CORE, 0, &core(0)),
+            bd(CORE, 1, &core(1)),
+            start_runs(CORE, Direction::S2mm, 0, 0, 2, false),
+            bd(SHIM, 0, &shim),
+            patch(0, 0, 0),
+            start_runs(SHIM, Direction::Mm2s, 0, 0, 4, true),
+            sync(SHIM, Direction::Mm2s, 0),
+        ]);
+        run(&mut array, &ops, &mut memory).unwrap();
+        let expected: Vec<u8> = [1, 2, 0, 1].into_iter().flat_map(chunk).copied().collect();
+        assert_eq!(memory.tile(CORE)[0x400..0x440], expected[..]);
+        assert_eq!(memory.tile(CORE)[0x440], 0, "nothing past the four steps");
+        // The DMA wrote each index back: four uses from 1 leave the shim's at
+        // 2, two uses each leave the core's at 2.
+        assert_eq!(current(&array, SHIM, 0), 2);
+        assert_eq!(current(&array, CORE, 0), 2);
+        assert_eq!(current(&array, CORE, 1), 2);
+
+        // A later task goes on from index 2 (chunk 2), then wraps to 0.
+        let later = [
+            bd(CORE, 2, &tile_bd(0x800, 16, None, None)),
+            start(CORE, Direction::S2mm, 0, 2, false),
+            start(SHIM, Direction::Mm2s, 0, 0, true),
+            sync(SHIM, Direction::Mm2s, 0),
+        ];
+        run(&mut array, &later, &mut memory).unwrap();
+        assert_eq!(memory.tile(CORE)[0x800..0x810], *chunk(2));
+        assert_eq!(current(&array, SHIM, 0), 0);
+        assert!(!array.busy());
+        assert!(array.undelivered().is_empty());
+    }
+
+    #[test]
+    fn every_iteration_step_must_lie_in_tile_memory() {
+        let mut memory = TestMemory::new(vec![(ARG0, vec![0; 32])]);
+        let mut array = Array::new(strix());
+        // The second step of the core's descriptor starts past its 64 KiB.
+        let core = BufferDescriptor {
+            iteration: step(16, 2, 0),
+            ..tile_bd(0xFFF0, 16, None, None)
+        };
+        let mut ops = route_ops((SHIM, 0), (CORE, 0));
+        let queued = ops.len() + 1;
+        ops.extend([
+            bd(CORE, 0, &core),
+            start_runs(CORE, Direction::S2mm, 0, 0, 2, false),
+            bd(SHIM, 0, &shim_bd(32)),
+            patch(0, 0, 0),
+            start(SHIM, Direction::Mm2s, 0, 0, true),
+            sync(SHIM, Direction::Mm2s, 0),
+        ]);
+        let error = run(&mut array, &ops, &mut memory).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "TXN op {queued}: tile [0, 3] core.dma.s2mm[0] bd[0]: 16 bytes at 0x10000 lie \
+                 outside the tile's data memory (0x0..0x10000 as its DMA addresses it; \
+                 neighbour memories are not modelled)"
+            )
+        );
     }
 
     #[test]

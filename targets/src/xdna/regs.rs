@@ -6,8 +6,8 @@
 //! from the profile, so a profile with another layout needs no code change.
 
 pub use crate::profile::{
-    BdField, BdLayout, BurstLength, CoreModule, Field, Hex, RegisterArray, RegisterMap, ShimMux,
-    StartQueue, StreamSwitch, TileRegisters,
+    BdField, BdIteration, BdLayout, BurstLength, CoreModule, Field, Hex, RegisterArray,
+    RegisterMap, ShimMux, StartQueue, StreamSwitch, TileRegisters,
 };
 use crate::DeviceProfile;
 use std::fmt;
@@ -77,6 +77,9 @@ pub enum RegisterError {
     Missing { kind: TileKind, what: &'static str },
     /// Release of lock 0 by 0 reads back as no release at all.
     EmptyRelease,
+    /// An iteration whose fields all encode as 0 (one word of stride, wrap
+    /// 1, index 0) reads back as no iteration at all.
+    EmptyIteration { stride: u32 },
     WordCount {
         kind: TileKind,
         expected: u32,
@@ -113,6 +116,11 @@ impl fmt::Display for RegisterError {
                 f,
                 "release of lock 0 by 0 cannot be told from no release; leave release empty"
             ),
+            RegisterError::EmptyIteration { stride } => write!(
+                f,
+                "an iteration of stride {stride}, wrap 1 from index 0 cannot be told from no \
+                 iteration (it never moves the address); leave iteration empty"
+            ),
             RegisterError::WordCount {
                 kind,
                 expected,
@@ -134,7 +142,8 @@ impl fmt::Display for RegisterError {
 
 impl std::error::Error for RegisterError {}
 
-/// A plain 1-D contiguous transfer as one buffer descriptor holds it.
+/// A 1-D contiguous transfer as one buffer descriptor holds it, stepped
+/// from use to use by its iteration dimension if it has one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BufferDescriptor {
     /// Bytes, as the channel's DMA sees it: the DDR address in the shim, an
@@ -151,6 +160,26 @@ pub struct BufferDescriptor {
     pub release: Option<(u32, i32)>,
     /// AXI burst length in bytes; shim only, and required there.
     pub burst_length: Option<u32>,
+    /// The iteration dimension, where the tile kind's descriptors have one.
+    pub iteration: Option<Iteration>,
+}
+
+/// A buffer descriptor's iteration dimension: each use of the descriptor
+/// transfers at `address + stride * index`; the index starts at `current`,
+/// goes up by one per use and returns to 0 when it reaches `wrap` (AMD
+/// AM025, DMA_BD*_4 of the memory module: "Iteration_Current ... incremented
+/// after BD loaded", "wrap when iteration_current is equal"; aie-rt
+/// XAie_DmaSetBdIteration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Iteration {
+    /// Bytes, a multiple of the layout's stride unit (the register holds
+    /// units - 1, so at least one unit).
+    pub stride: u32,
+    /// Uses before the index returns to 0, at least 1 (the register holds
+    /// wrap - 1).
+    pub wrap: u32,
+    /// The index the next use takes, below `wrap`.
+    pub current: u32,
 }
 
 impl fmt::Display for BufferDescriptor {
@@ -171,6 +200,13 @@ impl fmt::Display for BufferDescriptor {
         }
         if let Some(bytes) = self.burst_length {
             write!(f, " burst={bytes}")?;
+        }
+        if let Some(it) = self.iteration {
+            write!(
+                f,
+                " iteration_stride={} iteration_wrap={} iteration_current={}",
+                it.stride, it.wrap, it.current
+            )?;
         }
         Ok(())
     }
@@ -354,6 +390,79 @@ fn index_in(array: &RegisterArray, offset: u32, count: u32) -> Option<u32> {
 
 fn queue_field(value: u32, field: Field) -> u64 {
     (u64::from(value) >> field.lsb) & mask(field.width)
+}
+
+/// The (field, raw value) pairs of an iteration: the stride in units and the
+/// wrap each minus one, the current index as is (aie-rt xaie_dma_aieml.c
+/// _XAieMl_DmaWriteBd; limits as _XAieMl_DmaSetBdIteration checks them, plus
+/// the index below the wrap).
+fn iteration_fields(
+    fields: &BdIteration,
+    it: &Iteration,
+) -> Result<[(BdField, u64); 3], RegisterError> {
+    let unit = fields.stride_unit_bytes;
+    if it.stride == unit && it.wrap == 1 && it.current == 0 {
+        return Err(RegisterError::EmptyIteration { stride: it.stride });
+    }
+    let units = match it.stride.checked_rem(unit) {
+        Some(0) => it.stride / unit,
+        _ => {
+            return Err(RegisterError::Misaligned {
+                what: "iteration stride",
+                value: it.stride.into(),
+                unit,
+            })
+        }
+    };
+    // Both fields hold value - 1, so values run from 1 to the field's max + 1.
+    let minus_one = |what, value: u32, field: BdField, scale: u32| {
+        u64::from(value)
+            .checked_sub(1)
+            .filter(|&raw| raw <= mask(field.width))
+            .ok_or(RegisterError::OutOfRange {
+                what,
+                value: wide(u64::from(value) * u64::from(scale)),
+                min: scale.into(),
+                max: wide(
+                    mask(field.width)
+                        .saturating_add(1)
+                        .saturating_mul(scale.into()),
+                ),
+            })
+    };
+    let stride = minus_one("iteration stride", units, fields.stride, unit)?;
+    let wrap = minus_one("iteration wrap", it.wrap, fields.wrap, 1)?;
+    // The hardware wraps when the index equals the wrap; an index past it is
+    // not a state the model knows.
+    if it.current >= it.wrap {
+        return Err(RegisterError::OutOfRange {
+            what: "iteration current",
+            value: it.current.into(),
+            min: 0,
+            max: i64::from(it.wrap) - 1,
+        });
+    }
+    let current = fits("iteration current", it.current.into(), fields.current.width)?;
+    Ok([
+        (fields.stride, stride),
+        (fields.wrap, wrap),
+        (fields.current, current),
+    ])
+}
+
+/// The iteration the words hold; all three fields 0 is none.
+fn read_iteration(fields: &BdIteration, words: &[u32]) -> Option<Iteration> {
+    let raw = [fields.stride, fields.wrap, fields.current].map(|field| get(words, field));
+    let saturate = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
+    (raw != [0; 3]).then(|| Iteration {
+        stride: saturate(
+            raw[0]
+                .saturating_add(1)
+                .saturating_mul(fields.stride_unit_bytes.into()),
+        ),
+        wrap: saturate(raw[1].saturating_add(1)),
+        current: saturate(raw[2]),
+    })
 }
 
 impl DeviceProfile {
@@ -598,11 +707,26 @@ impl DeviceProfile {
             }
             (None, None) => {}
         }
+
+        match (&layout.iteration, bd.iteration) {
+            (Some(fields), Some(it)) => {
+                for (field, value) in iteration_fields(fields, &it)? {
+                    put(&mut words, field, value);
+                }
+            }
+            (None, Some(_)) => {
+                return Err(RegisterError::NotInTile {
+                    kind,
+                    what: "iteration dimension",
+                })
+            }
+            (_, None) => {}
+        }
         Ok(words)
     }
 
-    /// Reads a buffer descriptor back; words with settings beyond a plain 1-D
-    /// transfer are an error rather than silently dropped.
+    /// Reads a buffer descriptor back; words with settings beyond a 1-D
+    /// transfer and its iteration are an error rather than silently dropped.
     pub fn decode_bd(
         &self,
         kind: TileKind,
@@ -655,6 +779,10 @@ impl DeviceProfile {
                 ),
                 None => None,
             },
+            iteration: layout
+                .iteration
+                .as_ref()
+                .and_then(|fields| read_iteration(fields, words)),
         };
         // Whatever the fields above do not capture shows up as a difference.
         let plain = self.encode_bd(kind, &bd)?;
@@ -825,7 +953,16 @@ mod tests {
             acquire: Some((1, -1)),
             release: Some((2, 1)),
             burst_length: (kind == TileKind::Shim).then_some(512),
+            iteration: None,
         }
+    }
+
+    fn iteration(stride: u32, wrap: u32, current: u32) -> Option<Iteration> {
+        Some(Iteration {
+            stride,
+            wrap,
+            current,
+        })
     }
 
     // Offsets of xaie2pgbl_params.h (aie-rt release/main_aig).
@@ -992,6 +1129,7 @@ mod tests {
             RegisterError::NotInTile { what, .. } => ("not in tile", what),
             RegisterError::Missing { what, .. } => ("missing", what),
             RegisterError::EmptyRelease => ("empty", "release"),
+            RegisterError::EmptyIteration { .. } => ("empty", "iteration"),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -1082,6 +1220,166 @@ mod tests {
             p.decode_bd(TileKind::Core, &core),
             Err(RegisterError::NotPlain { word: 5, .. })
         ));
+    }
+
+    // Iteration fields of xaie2pgbl_params.h, stepsize and wrap as value - 1
+    // (xaie_dma_aieml.c _XAieMl_DmaWriteBd): core BD_4 current [24:19], wrap
+    // [18:13], stepsize [12:0]; memory tile BD_6 [28:23], [22:17], [16:0];
+    // shim BD_6 [31:26], [25:20], [19:0].
+    #[test]
+    fn iteration_words_match_aie_rt() {
+        let p = strix();
+        let with = |kind| BufferDescriptor {
+            iteration: iteration(64, 3, 2),
+            ..plain(kind)
+        };
+        // The words that differ from the plain descriptor's.
+        let fields = |kind| -> Vec<(usize, u32)> {
+            let plain = p.encode_bd(kind, &plain(kind)).unwrap();
+            let words = p.encode_bd(kind, &with(kind)).unwrap();
+            words
+                .iter()
+                .zip(&plain)
+                .enumerate()
+                .filter(|(_, (w, p))| w != p)
+                .map(|(i, (w, _))| (i, *w))
+                .collect()
+        };
+        assert_eq!(fields(TileKind::Core), [(4, 2 << 19 | 2 << 13 | 15)]);
+        assert_eq!(fields(TileKind::Memory), [(6, 2 << 23 | 2 << 17 | 15)]);
+        assert_eq!(fields(TileKind::Shim), [(6, 2 << 26 | 2 << 20 | 15)]);
+    }
+
+    #[test]
+    fn iterations_round_trip_and_show() {
+        for p in profiles() {
+            for kind in KINDS {
+                let stride_max = p
+                    .tile_registers(kind)
+                    .bd_layout
+                    .iteration
+                    .as_ref()
+                    .map_or(0, |it| (1 << it.stride.width) * it.stride_unit_bytes);
+                for it in [
+                    iteration(4, 64, 63),
+                    iteration(8, 1, 0),
+                    iteration(4, 2, 0),
+                    iteration(stride_max, 5, 4),
+                ] {
+                    let bd = BufferDescriptor {
+                        iteration: it,
+                        ..plain(kind)
+                    };
+                    let words = p.encode_bd(kind, &bd).unwrap();
+                    assert_eq!(p.decode_bd(kind, &words), Ok(bd), "{kind:?} {it:?}");
+                }
+            }
+        }
+        let bd = BufferDescriptor {
+            iteration: iteration(16, 3, 1),
+            ..plain(TileKind::Core)
+        };
+        assert!(
+            bd.to_string()
+                .ends_with(" iteration_stride=16 iteration_wrap=3 iteration_current=1"),
+            "{bd}"
+        );
+    }
+
+    #[test]
+    fn iteration_out_of_range_is_an_error() {
+        let p = strix();
+        // Strides run to 8K words in the core (13 bits of value - 1), 1M in the shim.
+        let stride = ("range", "iteration stride");
+        let wrap = ("range", "iteration wrap");
+        let empty = ("empty", "iteration");
+        let cases = [
+            (TileKind::Shim, (0, 2, 0), stride),
+            (
+                TileKind::Shim,
+                (6, 2, 0),
+                ("misaligned", "iteration stride"),
+            ),
+            (TileKind::Core, ((4 << 13) + 4, 2, 0), stride),
+            (TileKind::Shim, ((4 << 20) + 4, 2, 0), stride),
+            (TileKind::Memory, (4, 0, 0), wrap),
+            (TileKind::Memory, (4, 65, 0), wrap),
+            (TileKind::Core, (4, 3, 3), ("range", "iteration current")),
+            (TileKind::Core, (4, 1, 0), empty),
+            (TileKind::Shim, (4, 1, 0), empty),
+        ];
+        for (kind, (stride, wrap, current), what) in cases {
+            let bd = BufferDescriptor {
+                iteration: iteration(stride, wrap, current),
+                ..plain(kind)
+            };
+            let error = p.encode_bd(kind, &bd).unwrap_err();
+            assert_eq!(subject(error), what, "{kind:?} {bd:?}");
+        }
+        let too_long = BufferDescriptor {
+            iteration: iteration((4 << 13) + 4, 2, 0),
+            ..plain(TileKind::Core)
+        };
+        assert_eq!(
+            p.encode_bd(TileKind::Core, &too_long),
+            Err(RegisterError::OutOfRange {
+                what: "iteration stride",
+                value: (4 << 13) + 4,
+                min: 4,
+                max: 4 << 13,
+            })
+        );
+        // An index at or past the wrap in the words is refused on reading too.
+        let mut words = p.encode_bd(TileKind::Shim, &plain(TileKind::Shim)).unwrap();
+        words[6] = 5 << 26 | 2 << 20; // current 5, wrap 3
+        assert!(matches!(
+            p.decode_bd(TileKind::Shim, &words),
+            Err(RegisterError::OutOfRange {
+                what: "iteration current",
+                value: 5,
+                ..
+            })
+        ));
+    }
+
+    /// A profile whose core descriptors have no iteration dimension.
+    fn without_core_iteration() -> DeviceProfile {
+        let (_, text) = crate::profile::PROFILE_FILES[0];
+        let mut json: serde_json::Value = serde_json::from_str(text).unwrap();
+        json["registers"]["core"]["bd_layout"]
+            .as_object_mut()
+            .unwrap()
+            .remove("iteration");
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn a_kind_without_iteration_fields_refuses_one() {
+        let p = without_core_iteration();
+        let bd = BufferDescriptor {
+            iteration: iteration(16, 2, 0),
+            ..plain(TileKind::Core)
+        };
+        let error = p.encode_bd(TileKind::Core, &bd).unwrap_err();
+        assert_eq!(
+            error,
+            RegisterError::NotInTile {
+                kind: TileKind::Core,
+                what: "iteration dimension"
+            }
+        );
+        assert_eq!(error.to_string(), "a core tile has no iteration dimension");
+        // Its word 4 is then outside the modelled fields.
+        let words = strix().encode_bd(TileKind::Core, &bd).unwrap();
+        assert!(matches!(
+            p.decode_bd(TileKind::Core, &words),
+            Err(RegisterError::NotPlain { word: 4, .. })
+        ));
+        let plain_words = p.encode_bd(TileKind::Core, &plain(TileKind::Core));
+        assert_eq!(
+            p.decode_bd(TileKind::Core, &plain_words.unwrap()),
+            Ok(plain(TileKind::Core))
+        );
     }
 
     // aie-rt xaie_dma.c XAie_DmaChannelPushBdToQueue: start BD | (repeat - 1) << 16 | token << 31.
@@ -1215,6 +1513,10 @@ mod tests {
                 if let Some(burst) = &l.burst_length {
                     fields.push(burst.field);
                     assert!(burst.bytes.len() as u64 <= 1 << burst.field.width);
+                }
+                if let Some(it) = &l.iteration {
+                    fields.extend([it.stride, it.wrap, it.current]);
+                    assert!(it.stride_unit_bytes > 0, "{kind:?}");
                 }
                 let mut used = vec![0u64; l.words as usize];
                 for f in fields {

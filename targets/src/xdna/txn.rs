@@ -1060,6 +1060,7 @@ mod tests {
             acquire: None,
             release: None,
             burst_length: Some(512),
+            iteration: None,
         };
         let start = StartQueueEntry {
             start_bd: 0,
