@@ -5,20 +5,21 @@
 use super::ioctl::{self, check_range, HalError, Mapping, OutOfRange};
 use super::uapi::{
     AieMetadata, AieVersion, ConfigCuHead, ConfigHwctx, CreateBo, CreateHwctx, CuConfig,
-    DestroyHwctx, ExecCmd, FirmwareVersion, GetBoInfo, QosInfo, SyncBo, SyncobjTimelineWait,
-    BO_CMD, BO_DEV, BO_DEV_HEAP, BO_SHMEM, CMD_SUBMIT_EXEC_BUF, HWCTX_ASSIGN_DBG_BUF,
-    HWCTX_CONFIG_CU, SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, SYNC_DIRECT_FROM_DEVICE,
-    SYNC_DIRECT_TO_DEVICE,
+    DestroyHwctx, ErtHeader, ErtState, ExecCmd, FirmwareVersion, GetBoInfo, QosInfo, SyncBo,
+    SyncobjTimelineWait, BO_CMD, BO_DEV, BO_DEV_HEAP, BO_SHMEM, CMD_SUBMIT_EXEC_BUF,
+    HWCTX_ASSIGN_DBG_BUF, HWCTX_CONFIG_CU, SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+    SYNC_DIRECT_FROM_DEVICE, SYNC_DIRECT_TO_DEVICE,
 };
 use loom_targets::DeviceProfile;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::mem::{size_of, size_of_val};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
 /// `enum amdxdna_bo_type`: what a buffer is for.
@@ -414,6 +415,39 @@ impl Call {
 /// The fake's made-up address spaces (not the driver's).
 const FAKE_HEAP_XDNA_ADDR: u64 = 0x1_0000_0000;
 const FAKE_HOST_ADDR: u64 = 0x7f00_0000_0000;
+const FAKE_PAGE: usize = 4096;
+
+/// The bytes behind a fake mapping, shared by the caller's `FakeMap` and the
+/// fake (which reads command packets from them, writes command states into
+/// them, and sees which pages the process wrote).
+#[derive(Debug)]
+struct FakeMem {
+    bytes: RefCell<Vec<u8>>,
+    /// Per page: whether this process wrote it.
+    touched: RefCell<Vec<bool>>,
+}
+
+impl FakeMem {
+    fn new(len: usize) -> FakeMem {
+        FakeMem {
+            bytes: RefCell::new(vec![0; len]),
+            touched: RefCell::new(vec![false; len.div_ceil(FAKE_PAGE)]),
+        }
+    }
+
+    /// Whether every page of `at..at + len` was written.
+    fn all_touched(&self, at: usize, len: usize) -> bool {
+        let touched = self.touched.borrow();
+        let end = at.saturating_add(len).div_ceil(FAKE_PAGE);
+        (at / FAKE_PAGE..end).all(|page| touched.get(page).copied().unwrap_or(false))
+    }
+
+    fn read_u32(&self, at: usize) -> Option<u32> {
+        let bytes = self.bytes.borrow();
+        let b = bytes.get(at..at.checked_add(4)?)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
 
 struct FakeBo {
     kind: BoKind,
@@ -421,6 +455,31 @@ struct FakeBo {
     xdna_addr: u64,
     /// Where the fake mapped it (0 before its mmap).
     host: u64,
+    mem: Option<Rc<FakeMem>>,
+}
+
+/// A command EXEC_CMD accepted, as the fake saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    pub hwctx: u32,
+    pub cmd: u32,
+    pub bos: Vec<u32>,
+    /// Its point on the context's syncobj timeline.
+    pub point: u64,
+    /// The packet the command buffer held: the header word and the `count`
+    /// words after it (empty when the buffer was never mapped).
+    pub packet: Vec<u8>,
+    /// DEV buffers among `bos` with a page this process never wrote (the
+    /// NPU's writes to such a page are lost, per the reference's `buffer`).
+    pub untouched: Vec<u32>,
+}
+
+/// A submitted command the fake completes when its point is waited for.
+struct Pending {
+    hwctx: u32,
+    point: u64,
+    cmd: u32,
+    state: ErtState,
 }
 
 #[derive(Default)]
@@ -428,6 +487,12 @@ struct FakeState {
     calls: Vec<Call>,
     /// Scripted failures: the next call of that name fails with the errno.
     failures: Vec<(&'static str, i32)>,
+    /// Scripted failures by position: call number n (from 0) fails.
+    failures_at: Vec<(usize, i32)>,
+    /// The states the next commands finish in (COMPLETED when empty).
+    completions: VecDeque<ErtState>,
+    pending: Vec<Pending>,
+    submissions: Vec<Submission>,
     bos: BTreeMap<u32, FakeBo>,
     heap: Option<u32>,
     heap_used: u64,
@@ -435,6 +500,46 @@ struct FakeState {
     next_host: u64,
     /// Per hardware context: its syncobj and last submitted point.
     hwctxs: BTreeMap<u32, (u32, u64)>,
+    /// Hardware contexts whose CUs are configured.
+    configured: BTreeSet<u32>,
+    /// Debug buffers and the context each is assigned to.
+    debug_bos: BTreeMap<u32, u32>,
+}
+
+impl FakeState {
+    /// The heap's bytes and the offset of DEV buffer `bo` in them.
+    fn in_heap(&self, bo: &FakeBo) -> Option<(Rc<FakeMem>, usize)> {
+        let heap = self.bos.get(&self.heap?)?;
+        let offset = usize::try_from(bo.xdna_addr.checked_sub(heap.xdna_addr)?).ok()?;
+        Some((heap.mem.clone()?, offset))
+    }
+
+    /// Whether the process wrote every page of DEV buffer `handle`.
+    fn touched(&self, handle: u32) -> bool {
+        let Some(bo) = self.bos.get(&handle) else {
+            return true;
+        };
+        if bo.kind != BoKind::Dev {
+            return true;
+        }
+        match self.in_heap(bo) {
+            Some((mem, offset)) => mem.all_touched(offset, bo.size as usize),
+            None => false,
+        }
+    }
+
+    /// The packet in command buffer `cmd`: its header and `count` words.
+    fn packet(&self, cmd: u32) -> Vec<u8> {
+        let Some(mem) = self.bos.get(&cmd).and_then(|b| b.mem.clone()) else {
+            return Vec::new();
+        };
+        let Some(header) = mem.read_u32(0) else {
+            return Vec::new();
+        };
+        let words = 1 + ErtHeader::unpack(header).count as usize;
+        let bytes = mem.bytes.borrow();
+        bytes[..bytes.len().min(4 * words)].to_vec()
+    }
 }
 
 /// An in-process device that records each call and answers from a script.
@@ -442,8 +547,18 @@ struct FakeState {
 /// CREATE_HWCTX fails with ENOENT without a device heap (aie2_ctx.c
 /// `aie2_hwctx_init`), a DEV buffer fails with EINVAL without a heap, before
 /// the heap is mapped, or beyond its size (amdxdna_gem.c
-/// `amdxdna_gem_heap_alloc`), and a wait for a point never submitted times
-/// out (ETIME) instead of blocking.
+/// `amdxdna_gem_heap_alloc`), a second heap fails with EBUSY (amdxdna_gem.c
+/// `amdxdna_drm_create_dev_heap`), CONFIG_CU takes only DEV buffers and only once
+/// per context and a debug buffer must be a DEV buffer not assigned yet
+/// (EINVAL, EBUSY: aie2_ctx.c `aie2_hwctx_cu_config`,
+/// `aie2_hwctx_hold_cu_bos`, `aie2_hwctx_cfg_debug_bo`), EXEC_CMD takes only
+/// a CMD buffer (EINVAL: amdxdna_ctx.c `amdxdna_cmd_submit`), and a wait for
+/// a point never submitted times out (ETIME) instead of blocking.
+///
+/// A submitted command completes when a wait covers its point: the fake then
+/// writes its state (COMPLETED unless scripted) into the header of the
+/// mapped command buffer, as the driver does when the firmware answers, so
+/// a caller that reads the state before waiting sees the packet unchanged.
 pub struct FakeDevice {
     pub aie: AieVersion,
     pub firmware: FirmwareVersion,
@@ -461,7 +576,7 @@ impl Default for FakeDevice {
 #[derive(Debug)]
 pub struct FakeMap {
     addr: u64,
-    bytes: RefCell<Vec<u8>>,
+    mem: Rc<FakeMem>,
 }
 
 impl BoMap for FakeMap {
@@ -469,18 +584,25 @@ impl BoMap for FakeMap {
         self.addr
     }
     fn len(&self) -> usize {
-        self.bytes.borrow().len()
+        self.mem.bytes.borrow().len()
     }
     fn read(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfRange> {
-        let bytes = self.bytes.borrow();
+        let bytes = self.mem.bytes.borrow();
         check_range(at, out.len(), bytes.len())?;
         out.copy_from_slice(&bytes[at..at + out.len()]);
         Ok(())
     }
     fn write(&self, at: usize, data: &[u8]) -> Result<(), OutOfRange> {
-        let mut bytes = self.bytes.borrow_mut();
+        let mut bytes = self.mem.bytes.borrow_mut();
         check_range(at, data.len(), bytes.len())?;
         bytes[at..at + data.len()].copy_from_slice(data);
+        if !data.is_empty() {
+            let mut touched = self.mem.touched.borrow_mut();
+            let pages = at / FAKE_PAGE..(at + data.len()).div_ceil(FAKE_PAGE);
+            for page in touched.get_mut(pages).into_iter().flatten() {
+                *page = true;
+            }
+        }
         Ok(())
     }
 }
@@ -508,6 +630,20 @@ impl FakeDevice {
             .push((call, errno.raw_os_error()));
     }
 
+    /// Scripts call number `index` (counting every call from 0, as `calls`
+    /// lists them) to fail with `errno`, whatever it is.
+    pub fn fail_at(&self, index: usize, errno: Errno) {
+        self.state
+            .borrow_mut()
+            .failures_at
+            .push((index, errno.raw_os_error()));
+    }
+
+    /// Scripts the state the next submitted command finishes in.
+    pub fn complete_next_with(&self, state: ErtState) {
+        self.state.borrow_mut().completions.push_back(state);
+    }
+
     /// Every call so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.state.borrow().calls.clone()
@@ -517,11 +653,21 @@ impl FakeDevice {
         self.state.borrow().calls.iter().map(Call::name).collect()
     }
 
+    /// Every command EXEC_CMD accepted, in order.
+    pub fn submissions(&self) -> Vec<Submission> {
+        self.state.borrow().submissions.clone()
+    }
+
     /// Records `call`, then fails it if the script says so.
     fn enter(&self, call: Call) -> Result<std::cell::RefMut<'_, FakeState>, HalError> {
         let name = call.name();
         let mut state = self.state.borrow_mut();
+        let index = state.calls.len();
         state.calls.push(call);
+        if let Some(i) = state.failures_at.iter().position(|(n, _)| *n == index) {
+            let (_, errno) = state.failures_at.remove(i);
+            return Err(HalError::new(name, errno));
+        }
         if let Some(i) = state.failures.iter().position(|(n, _)| *n == name) {
             let (_, errno) = state.failures.remove(i);
             return Err(HalError::new(name, errno));
@@ -578,15 +724,35 @@ impl Device for FakeDevice {
     }
 
     fn config_cu(&self, hwctx: u32, cus: &[CuConfig]) -> Result<(), HalError> {
-        self.enter(Call::ConfigCu {
+        let mut state = self.enter(Call::ConfigCu {
             hwctx,
             cus: cus.to_vec(),
         })?;
-        config_cu_bytes(cus).map(|_| ())
+        config_cu_bytes(cus)?;
+        let einval = || HalError::from_errno("CONFIG_HWCTX", Errno::INVAL);
+        let all_dev = cus
+            .iter()
+            .all(|cu| state.bos.get(&cu.cu_bo).map(|b| b.kind) == Some(BoKind::Dev));
+        if cus.is_empty() || !all_dev || !state.hwctxs.contains_key(&hwctx) {
+            return Err(einval());
+        }
+        // The driver refuses to configure a context's CUs twice.
+        if !state.configured.insert(hwctx) {
+            return Err(einval());
+        }
+        Ok(())
     }
 
     fn assign_debug_bo(&self, hwctx: u32, bo: u32) -> Result<(), HalError> {
-        self.enter(Call::AssignDebugBo { hwctx, bo })?;
+        let mut state = self.enter(Call::AssignDebugBo { hwctx, bo })?;
+        let is_dev = state.bos.get(&bo).map(|b| b.kind) == Some(BoKind::Dev);
+        if !is_dev || !state.hwctxs.contains_key(&hwctx) {
+            return Err(HalError::from_errno("CONFIG_HWCTX", Errno::INVAL));
+        }
+        if state.debug_bos.contains_key(&bo) {
+            return Err(HalError::from_errno("CONFIG_HWCTX", Errno::BUSY));
+        }
+        state.debug_bos.insert(bo, hwctx);
         Ok(())
     }
 
@@ -611,6 +777,10 @@ impl Device for FakeDevice {
             BoKind::DevHeap => FAKE_HEAP_XDNA_ADDR,
             BoKind::Shmem | BoKind::Cmd => 0,
         };
+        // A client has one heap (amdxdna_gem.c `amdxdna_drm_create_dev_heap`).
+        if kind == BoKind::DevHeap && state.heap.is_some() {
+            return Err(HalError::from_errno("CREATE_BO", Errno::BUSY));
+        }
         let handle = FakeDevice::handle(&mut state);
         if kind == BoKind::DevHeap {
             state.heap = Some(handle);
@@ -622,6 +792,7 @@ impl Device for FakeDevice {
                 size,
                 xdna_addr,
                 host: 0,
+                mem: None,
             },
         );
         Ok(handle)
@@ -674,28 +845,62 @@ impl Device for FakeDevice {
             cmd,
             bos: bos.to_vec(),
         })?;
-        let (_, point) = state
-            .hwctxs
-            .get_mut(&hwctx)
-            .ok_or_else(|| HalError::from_errno("EXEC_CMD", Errno::INVAL))?;
-        *point += 1;
-        Ok(*point)
+        let einval = || HalError::from_errno("EXEC_CMD", Errno::INVAL);
+        if state.bos.get(&cmd).map(|b| b.kind) != Some(BoKind::Cmd) {
+            return Err(einval());
+        }
+        let (_, last) = state.hwctxs.get_mut(&hwctx).ok_or_else(einval)?;
+        *last += 1;
+        let point = *last;
+        let packet = state.packet(cmd);
+        let untouched = bos.iter().copied().filter(|&b| !state.touched(b)).collect();
+        state.submissions.push(Submission {
+            hwctx,
+            cmd,
+            bos: bos.to_vec(),
+            point,
+            packet,
+            untouched,
+        });
+        let finish = state.completions.pop_front().unwrap_or(ErtState::Completed);
+        state.pending.push(Pending {
+            hwctx,
+            point,
+            cmd,
+            state: finish,
+        });
+        Ok(point)
     }
 
     fn wait_syncobj(&self, syncobj: u32, point: u64, timeout: Duration) -> Result<(), HalError> {
-        let state = self.enter(Call::WaitSyncobj {
+        let mut state = self.enter(Call::WaitSyncobj {
             syncobj,
             point,
             timeout,
         })?;
-        let submitted = state
+        let (hwctx, submitted) = state
             .hwctxs
-            .values()
-            .find(|(s, _)| *s == syncobj)
-            .map(|(_, p)| *p)
+            .iter()
+            .find(|(_, (s, _))| *s == syncobj)
+            .map(|(h, (_, p))| (*h, *p))
             .ok_or_else(|| HalError::from_errno("SYNCOBJ_TIMELINE_WAIT", Errno::INVAL))?;
         if point > submitted {
             return Err(HalError::from_errno("SYNCOBJ_TIMELINE_WAIT", Errno::TIME));
+        }
+        // The commands up to the point are done: their states land in
+        // their command buffers' headers.
+        let (done, waiting): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut state.pending)
+            .into_iter()
+            .partition(|p| p.hwctx == hwctx && p.point <= point);
+        state.pending = waiting;
+        for p in done {
+            let Some(mem) = state.bos.get(&p.cmd).and_then(|b| b.mem.clone()) else {
+                continue;
+            };
+            if let Some(header) = mem.read_u32(0) {
+                let word = (header & !ErtHeader::STATE_MASK) | p.state.raw();
+                mem.bytes.borrow_mut()[..4].copy_from_slice(&word.to_le_bytes());
+            }
         }
         Ok(())
     }
@@ -712,12 +917,11 @@ impl Device for FakeDevice {
             return Err(einval());
         }
         let addr = state.next_host;
+        let mem = Rc::new(FakeMem::new(len));
         b.host = addr;
+        b.mem = Some(mem.clone());
         state.next_host += (len as u64).div_ceil(4096) * 4096;
-        Ok(FakeMap {
-            addr,
-            bytes: RefCell::new(vec![0; len]),
-        })
+        Ok(FakeMap { addr, mem })
     }
 }
 
@@ -1110,8 +1314,17 @@ mod tests {
         assert!(dev.create_bo((64 << 20) + 1, BoKind::Dev).is_err());
 
         dev.sync_bo(a, SyncDirection::ToDevice, 0, 100).unwrap();
-        let point = dev.exec_cmd(ctx.handle, b, &[a]).unwrap();
+        // Only a CMD buffer is a command (amdxdna_cmd_submit).
+        let e = dev.exec_cmd(ctx.handle, b, &[a]).unwrap_err();
+        assert_eq!((e.call, e.errno), ("EXEC_CMD", Errno::INVAL.raw_os_error()));
+        let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
+        let point = dev.exec_cmd(ctx.handle, cmd, &[a]).unwrap();
         assert_eq!(point, 1);
+        // Never mapped: the fake saw no packet, and `a` was never written.
+        let sent = &dev.submissions()[0];
+        assert_eq!((sent.cmd, sent.point), (cmd, 1));
+        assert!(sent.packet.is_empty());
+        assert_eq!(sent.untouched, [a]);
         // A point not yet submitted times out rather than hanging.
         let e = dev
             .wait_syncobj(ctx.syncobj, 2, Duration::from_secs(1))
@@ -1149,9 +1362,15 @@ mod tests {
             ("CREATE_HWCTX", |d| {
                 d.create_hwctx(&QosInfo::default(), 0, 4).map(|_| ())
             }),
-            ("CONFIG_HWCTX", |d| d.assign_debug_bo(2, 1)),
+            ("CONFIG_HWCTX", |d| {
+                let bo = d.create_bo(4096, BoKind::Dev)?;
+                d.assign_debug_bo(2, bo)
+            }),
             ("SYNC_BO", |d| d.sync_bo(1, SyncDirection::FromDevice, 0, 4)),
-            ("EXEC_CMD", |d| d.exec_cmd(2, 1, &[]).map(|_| ())),
+            ("EXEC_CMD", |d| {
+                let cmd = d.create_bo(4096, BoKind::Cmd)?;
+                d.exec_cmd(2, cmd, &[]).map(|_| ())
+            }),
             ("SYNCOBJ_TIMELINE_WAIT", |d| {
                 d.wait_syncobj(3, 0, Duration::ZERO)
             }),
@@ -1171,6 +1390,85 @@ mod tests {
             assert_eq!(e.meaning, "EBUSY (Device or resource busy)");
             assert_eq!(dev.call_names().last(), Some(&name));
         }
+    }
+
+    /// The CU and debug-buffer rules of aie2_ctx.c, the CMD-only EXEC_CMD
+    /// of amdxdna_ctx.c, failures by position, and commands completing when
+    /// a wait covers their point.
+    #[test]
+    fn the_fake_holds_the_driver_to_its_cu_debug_and_command_rules() {
+        let dev = FakeDevice::new();
+        let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+        let heap_map = dev.map_bo(&dev.bo_info(heap).unwrap(), 64 << 20).unwrap();
+        let ctx = dev.create_hwctx(&QosInfo::default(), 2048, 16).unwrap();
+        let again = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap_err();
+        assert_eq!(again.errno, Errno::BUSY.raw_os_error());
+        let pdi = dev.create_bo(4096, BoKind::Dev).unwrap();
+        let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
+        let einval = Errno::INVAL.raw_os_error();
+        let cu = |bo| CuConfig {
+            cu_bo: bo,
+            cu_func: 0,
+            pad: [0; 3],
+        };
+        assert_eq!(
+            dev.config_cu(ctx.handle, &[cu(cmd)]).unwrap_err().errno,
+            einval
+        );
+        assert_eq!(dev.config_cu(ctx.handle, &[]).unwrap_err().errno, einval);
+        assert_eq!(dev.config_cu(99, &[cu(pdi)]).unwrap_err().errno, einval);
+        dev.config_cu(ctx.handle, &[cu(pdi)]).unwrap();
+        assert_eq!(
+            dev.config_cu(ctx.handle, &[cu(pdi)]).unwrap_err().errno,
+            einval
+        );
+
+        let debug = dev.create_bo(4096, BoKind::Dev).unwrap();
+        assert_eq!(
+            dev.assign_debug_bo(ctx.handle, cmd).unwrap_err().errno,
+            einval
+        );
+        dev.assign_debug_bo(ctx.handle, debug).unwrap();
+        let busy = dev.assign_debug_bo(ctx.handle, debug).unwrap_err();
+        assert_eq!(busy.errno, Errno::BUSY.raw_os_error());
+
+        // Call number n fails, whatever it is.
+        let next = dev.calls().len();
+        dev.fail_at(next + 1, Errno::NOMEM);
+        dev.bo_info(pdi).unwrap();
+        let e = dev.sync_bo(pdi, SyncDirection::ToDevice, 0, 4).unwrap_err();
+        assert_eq!((e.call, e.errno), ("SYNC_BO", Errno::NOMEM.raw_os_error()));
+
+        // Two packets in the command buffer: NEW, count 1, opcode 20.
+        let map = dev.map_bo(&dev.bo_info(cmd).unwrap(), 4096).unwrap();
+        let header = 1u32 | 1 << 12 | 20 << 23;
+        map.write(0, &header.to_le_bytes()).unwrap();
+        map.write(4, &[1, 0, 0, 0, 0xEE]).unwrap();
+        dev.complete_next_with(ErtState::Abort);
+        let first = dev.exec_cmd(ctx.handle, cmd, &[pdi]).unwrap();
+        let second = dev.exec_cmd(ctx.handle, cmd, &[pdi]).unwrap();
+        let sent = dev.submissions();
+        // The packet is the header and its count words, nothing after.
+        assert_eq!(sent[0].packet, [0x01, 0x10, 0x00, 0x0A, 1, 0, 0, 0]);
+        // The heap pages under `pdi` were never written.
+        assert_eq!(sent[0].untouched, [pdi]);
+        let state = |m: &FakeMap| {
+            let mut word = [0u8; 4];
+            m.read(0, &mut word).unwrap();
+            ErtState::from_raw(u32::from_le_bytes(word) & 0xF)
+        };
+        assert_eq!(state(&map), ErtState::New);
+        dev.wait_syncobj(ctx.syncobj, first, Duration::ZERO)
+            .unwrap();
+        assert_eq!(state(&map), ErtState::Abort);
+        dev.wait_syncobj(ctx.syncobj, second, Duration::ZERO)
+            .unwrap();
+        assert_eq!(state(&map), ErtState::Completed);
+        // Writing the heap through its mapping touches the pages.
+        let at = (dev.bo_info(pdi).unwrap().vaddr - heap_map.addr()) as usize;
+        heap_map.write(at + 4095, &[1, 2]).unwrap();
+        dev.exec_cmd(ctx.handle, cmd, &[pdi]).unwrap();
+        assert!(dev.submissions()[2].untouched.is_empty());
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The amdxdna HAL: running compiled artifacts on a Strix or Strix Halo NPU
 //! through the amdxdna kernel driver (spec:
 //! `shared/reference/amdxdna-runtime-api.txt`, uapi facts:
-//! `shared/reference/xdna-hardware-facts.md` §6).
+//! `shared/reference/xdna-hardware-facts.md` §4-6).
 //!
-//! In this slice:
+//! What exists:
 //! - `uapi`: the ioctl arguments, GET_INFO replies, syncobj timeline wait,
 //!   ERT header and START_NPU head as `#[repr(C)]` types, every size and
 //!   offset pinned at compile time, the ioctl numbers as constants.
@@ -12,19 +12,38 @@
 //!   failure a `HalError` naming the call and its errno.
 //! - `device`: the `Device` trait (queries, hardware contexts, buffers, sync,
 //!   submit, syncobj wait, mapping), the real `XdnaDevice`, the recording
-//!   `FakeDevice`, and `discover`, which finds amdxdna nodes and maps their
-//!   PCI id and revision to a Loom profile through `loom_targets::profiles()`.
+//!   `FakeDevice` (scripted failures by name or position, scripted command
+//!   states, the packets EXEC_CMD saw, the driver rules its source shows),
+//!   and `discover`, which finds amdxdna nodes and maps their PCI id and
+//!   revision to a Loom profile through `loom_targets::profiles()`.
+//! - `context`: the reference's runtime library over any `Device`: contexts
+//!   on one device heap (mapped before CREATE_HWCTX), buffers with their
+//!   pages touched and SYNC_BO each way, `load` (firmware + control code:
+//!   an instruction list, a Loom `.xdna` ELF read by `elf::read`, or another
+//!   ELF's `.ctrltext`), `code`, `another`, `run`, `submit` and `finish`
+//!   (syncobj wait, then the ERT state), the debug buffer and `close`; every
+//!   failure a `ContextError` naming the library call.
+//! - `packet`: the START_CU (instruction list) and START_NPU (ELF) packets.
+//! - `txn`: the reference's TXN builder over `loom_targets::xdna::txn`.
+//! - `xclbin`: an xclbin's AIE partition PDIs and IP layout names.
 //!
-//! Not yet: the context layer (heap, contexts, buffers, load, run, submit and
-//! finish with command-state checks), the START_NPU and ELF-form packet
-//! builders, the TXN builder, the xclbin parser, `.ctrltext` extraction, and
-//! `loom-test --device=xdna`.
+//! Not yet: applying an ELF's argument relocations to its control code (XRT
+//! does it on the host), preemption and ELF-embedded PDI packets
+//! (START_NPU_PREEMPT*), freeing single buffers, and `loom-test
+//! --device=xdna` (the main engineer's). Nothing here has run on an NPU:
+//! the firmware's side (packet layouts as read, DDR_PATCH argument
+//! numbering, debug buffer contents) is unverified.
 #![deny(unsafe_code)]
 
+pub mod context;
 pub mod device;
 pub mod ioctl;
+pub mod packet;
+pub mod txn;
 pub mod uapi;
+pub mod xclbin;
 
+pub use context::{Bo, Command, Context, ContextConfig, ContextError, Kernel, Program};
 pub use device::{discover, discover_system, Device, FakeDevice, NoDevice, Npu, XdnaDevice};
 pub use ioctl::HalError;
 

@@ -1,0 +1,1654 @@
+//! The runtime library of the reference (`open`, `more`, `buffer`,
+//! `upload`, `download`, `load`, `command`, `code`, `another`, `run`,
+//! `submit`, `finish`, `debugOf`, `close`) over any `Device`.
+//!
+//! The order of the kernel calls is the driver's:
+//! - `open`: the device heap (a 64 MiB DEV_HEAP buffer) is created and
+//!   mapped before CREATE_HWCTX, which fails with ENOENT without it (linux
+//!   aie2_ctx.c `aie2_hwctx_init`); `more` adds a context on the same heap.
+//! - Buffers, firmware images, control code and debug buffers are DEV
+//!   buffers carved from the heap and reached through its mapping; every
+//!   page of a new buffer is written before any run (the NPU's writes to a
+//!   page the process never touched are lost, per the reference), and each
+//!   host write is followed by SYNC_BO to the device, each read preceded by
+//!   SYNC_BO from the device, both from byte 0 (the reference's request has
+//!   no offset) through the last byte copied.
+//! - `load`: firmware and control code into DEV buffers, CONFIG_CU with the
+//!   firmware's buffer (CU 0; the driver takes DEV buffers only, once per
+//!   context), a DEV debug buffer (ASSIGN_DBG_BUF), then a mapped CMD buffer.
+//! - `submit`: the packet into the command buffer, then EXEC_CMD with the
+//!   control code's and the run's buffers; `finish` waits on the context's
+//!   syncobj timeline (WAIT_FOR_SUBMIT) and only then reads each command's
+//!   header state: COMPLETED is success, ERROR, ABORT and TIMEOUT are their
+//!   own errors, anything else is a command that did not finish.
+//!
+//! An instruction list runs as a START_CU packet and an ELF's `.ctrltext`
+//! as a START_NPU packet (`packet`). A Loom `.xdna` ELF is read with
+//! `loom_targets::xdna::elf::read` and refused when not device-loadable;
+//! other ELFs (XRT's) only have their `.ctrltext` taken. Neither has its
+//! argument relocations applied: XRT patches those into the control code on
+//! the host, which this layer does not do yet.
+//!
+//! Buffers are never freed one by one (there is no GEM close here): the
+//! kernel releases them with the descriptor, as the reference's `close` says.
+
+use super::device::{BoInfo, BoKind, BoMap, Device, Hwctx, SyncDirection};
+use super::ioctl::{check_range, HalError, OutOfRange};
+use super::packet::{npu_packet, start_packet, PacketError};
+use super::uapi::{CuConfig, ErtHeader, ErtState, QosInfo};
+use loom_targets::xdna::elf::{self, ElfError};
+use loom_targets::DeviceProfile;
+use std::fmt;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// The device heap. xdna-driver takes DEV_HEAP buffers in multiples of the
+/// device memory size (64 MiB, facts §6); upstream takes at most that size:
+/// 64 MiB suits both.
+pub const HEAP_SIZE: u64 = 64 << 20;
+/// A command buffer: one page holds any packet `packet` writes.
+pub const COMMAND_SIZE: u64 = 4096;
+/// The debug buffer a loaded program writes (a Loom choice: one page).
+pub const DEBUG_SIZE: u64 = 4096;
+/// The operations per cycle mlir-aie's xclbins declare (aie_partition.json
+/// "operations_per_cycle": "2048"), which XRT passes as `max_opc`.
+pub const MAX_OPC: u32 = 2048;
+/// The CU function of a DPU kernel (xclbin.h `FC_DPU`).
+pub const CU_FUNC_DPU: u8 = 0;
+/// Zeroes written per copy when a buffer's pages are touched.
+const ZERO_CHUNK: usize = 64 << 10;
+
+/// What CREATE_HWCTX asks for, and how long a run may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextConfig {
+    pub qos: QosInfo,
+    pub max_opc: u32,
+    /// Core tiles: columns x core rows, as XRT computes it.
+    pub num_tiles: u32,
+    /// How long `finish` waits for a point.
+    pub timeout: Duration,
+}
+
+impl ContextConfig {
+    /// A context of `columns` columns of the profile's array.
+    pub fn columns(profile: &DeviceProfile, columns: u32) -> ContextConfig {
+        let core_rows = u32::try_from(profile.array.core_rows.len()).unwrap_or(u32::MAX);
+        ContextConfig {
+            qos: QosInfo::default(),
+            max_opc: MAX_OPC,
+            num_tiles: columns.saturating_mul(core_rows),
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A failed library call: which one, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextError {
+    /// The library call (`open`, `load`, `run`, ...).
+    pub call: &'static str,
+    pub kind: ErrorKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A kernel call failed (it names itself and its errno).
+    Kernel(HalError),
+    /// A copy outside a buffer.
+    Range(OutOfRange),
+    /// The driver placed a buffer where the heap mapping does not reach.
+    OutsideHeap {
+        bo: u32,
+        vaddr: u64,
+        size: u64,
+    },
+    /// A zero-sized buffer, firmware image or control code.
+    Empty(&'static str),
+    Packet(PacketError),
+    Code(CodeError),
+    /// The command finished in state ERROR.
+    CommandError {
+        cmd: u32,
+    },
+    /// The command finished in state ABORT.
+    CommandAborted {
+        cmd: u32,
+    },
+    /// The command finished in state TIMEOUT.
+    CommandTimedOut {
+        cmd: u32,
+    },
+    /// The point was reached but the command is in another state.
+    NotCompleted {
+        cmd: u32,
+        state: ErtState,
+    },
+}
+
+impl fmt::Display for ContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.call)?;
+        match &self.kind {
+            ErrorKind::Kernel(e) => write!(f, "{e}"),
+            ErrorKind::Range(e) => write!(f, "{e}"),
+            ErrorKind::OutsideHeap { bo, vaddr, size } => write!(
+                f,
+                "buffer {bo} ({size} bytes at {vaddr:#x}) is outside the mapped device heap"
+            ),
+            ErrorKind::Empty(what) => write!(f, "the {what} is empty"),
+            ErrorKind::Packet(e) => write!(f, "{e}"),
+            ErrorKind::Code(e) => write!(f, "{e}"),
+            ErrorKind::CommandError { cmd } => write!(f, "command {cmd} ended in ERROR"),
+            ErrorKind::CommandAborted { cmd } => write!(f, "command {cmd} was aborted"),
+            ErrorKind::CommandTimedOut { cmd } => write!(f, "command {cmd} timed out"),
+            ErrorKind::NotCompleted { cmd, state } => {
+                write!(f, "command {cmd} is in state {state:?}, not COMPLETED")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ContextError {}
+
+fn fail(call: &'static str) -> impl Fn(ErrorKind) -> ContextError {
+    move |kind| ContextError { call, kind }
+}
+
+fn kernel(call: &'static str) -> impl Fn(HalError) -> ContextError {
+    move |e| ContextError {
+        call,
+        kind: ErrorKind::Kernel(e),
+    }
+}
+
+fn range(call: &'static str) -> impl Fn(OutOfRange) -> ContextError {
+    move |e| ContextError {
+        call,
+        kind: ErrorKind::Range(e),
+    }
+}
+
+/// Why control code cannot be loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CodeError {
+    /// An instruction list that is not whole 32-bit words.
+    NotWords(usize),
+    /// An ELF that is not 32-bit little-endian.
+    NotElf32 {
+        class: u8,
+        data: u8,
+    },
+    /// Section headers or names outside the file.
+    Malformed(&'static str),
+    NoCtrlText,
+    /// A Loom `.xdna` file that does not read back.
+    Loom(ElfError),
+    /// A Loom `.xdna` file that must not be sent to a device, and why.
+    NotLoadable(String),
+}
+
+impl fmt::Display for CodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CodeError::NotWords(len) => write!(
+                f,
+                "an instruction list of {len} bytes is not whole 32-bit words"
+            ),
+            CodeError::NotElf32 { class, data } => write!(
+                f,
+                "ELF class {class}, data encoding {data}: not a 32-bit little-endian ELF"
+            ),
+            CodeError::Malformed(what) => write!(f, "malformed ELF: {what}"),
+            CodeError::NoCtrlText => write!(f, "the ELF has no .ctrltext section"),
+            CodeError::Loom(e) => write!(f, "{e}"),
+            CodeError::NotLoadable(why) => write!(f, "the .xdna file is not loadable: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for CodeError {}
+
+/// Control code as `load` and `code` take it: the bytes the NPU runs and
+/// whether they came from an ELF (which picks the START_NPU packet).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlCode {
+    pub bytes: Vec<u8>,
+    pub elf: bool,
+}
+
+const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
+const SHT_NOBITS: u32 = 8;
+/// `SHN_XINDEX`: the string table index lives in section 0's sh_link.
+const SHN_XINDEX: u16 = 0xFFFF;
+
+fn u16_at(data: &[u8], at: usize) -> Option<u16> {
+    let b = data.get(at..at.checked_add(2)?)?;
+    Some(u16::from_le_bytes([b[0], b[1]]))
+}
+
+fn u32_at(data: &[u8], at: usize) -> Option<u32> {
+    let b = data.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// One ELF32 section: its name and its bytes in the file.
+struct Section<'a> {
+    name: &'a [u8],
+    kind: u32,
+    bytes: &'a [u8],
+}
+
+/// Section header `i` (Elf32_Shdr, 40 bytes) of a table at `shoff`.
+fn shdr(data: &[u8], shoff: usize, entsize: usize, i: usize) -> Result<&[u8], CodeError> {
+    let at = i
+        .checked_mul(entsize)
+        .and_then(|o| o.checked_add(shoff))
+        .ok_or(CodeError::Malformed("section header table"))?;
+    data.get(at..at.saturating_add(40))
+        .filter(|h| h.len() == 40)
+        .ok_or(CodeError::Malformed("section header past the end"))
+}
+
+/// A section's type and its bytes in the file (none for SHT_NOBITS).
+fn contents<'a>(data: &'a [u8], header: &[u8]) -> Result<(u32, &'a [u8]), CodeError> {
+    let kind = u32_at(header, 4).unwrap_or(0);
+    if kind == SHT_NOBITS {
+        return Ok((kind, &[]));
+    }
+    let offset = u32_at(header, 16).unwrap_or(0) as usize;
+    let size = u32_at(header, 20).unwrap_or(0) as usize;
+    let bytes = data
+        .get(offset..offset.saturating_add(size))
+        .filter(|b| b.len() == size)
+        .ok_or(CodeError::Malformed("section contents past the end"))?;
+    Ok((kind, bytes))
+}
+
+/// The sections of an ELF32 little-endian file (Elf32_Ehdr e_shoff at 0x20,
+/// e_shentsize 0x2E, e_shnum 0x30, e_shstrndx 0x32; Elf32_Shdr sh_name 0,
+/// sh_type 4, sh_offset 16, sh_size 20, sh_link 24).
+fn sections(data: &[u8]) -> Result<Vec<Section<'_>>, CodeError> {
+    let (class, encoding) = (data.get(4).copied(), data.get(5).copied());
+    if (class, encoding) != (Some(1), Some(1)) {
+        return Err(CodeError::NotElf32 {
+            class: class.unwrap_or(0),
+            data: encoding.unwrap_or(0),
+        });
+    }
+    let truncated = || CodeError::Malformed("truncated ELF header");
+    let shoff = u32_at(data, 0x20).ok_or_else(truncated)? as usize;
+    let entsize = u16_at(data, 0x2E).ok_or_else(truncated)? as usize;
+    let mut count = u16_at(data, 0x30).ok_or_else(truncated)? as usize;
+    let mut strndx = u16_at(data, 0x32).ok_or_else(truncated)? as usize;
+    if shoff == 0 {
+        return Ok(Vec::new());
+    }
+    if entsize < 40 {
+        return Err(CodeError::Malformed(
+            "section headers smaller than Elf32_Shdr",
+        ));
+    }
+    // Extended numbering keeps the counts in section 0.
+    if count == 0 {
+        count = u32_at(shdr(data, shoff, entsize, 0)?, 20).unwrap_or(0) as usize;
+    }
+    if strndx == usize::from(SHN_XINDEX) {
+        strndx = u32_at(shdr(data, shoff, entsize, 0)?, 24).unwrap_or(0) as usize;
+    }
+    let (_, names) = contents(data, shdr(data, shoff, entsize, strndx)?)?;
+    (0..count)
+        .map(|i| {
+            let header = shdr(data, shoff, entsize, i)?;
+            let start = u32_at(header, 0).unwrap_or(0) as usize;
+            let name = names
+                .get(start..)
+                .and_then(|n| n.split(|&b| b == 0).next())
+                .ok_or(CodeError::Malformed("section name past its string table"))?;
+            let (kind, bytes) = contents(data, header)?;
+            Ok(Section { name, kind, bytes })
+        })
+        .collect()
+}
+
+/// The `.ctrltext` section of a 32-bit ELF, or `None` when `data` is not an
+/// ELF (the reference's `ctrlText`).
+pub fn ctrl_text(data: &[u8]) -> Result<Option<Vec<u8>>, CodeError> {
+    if !data.starts_with(ELF_MAGIC) {
+        return Ok(None);
+    }
+    let found = sections(data)?
+        .into_iter()
+        .find(|s| s.name == b".ctrltext" && s.kind != SHT_NOBITS)
+        .ok_or(CodeError::NoCtrlText)?;
+    Ok(Some(found.bytes.to_vec()))
+}
+
+/// Reads control code: an instruction list as it is, a Loom `.xdna` file
+/// through `elf::read` (refused when not device-loadable), another ELF's
+/// `.ctrltext`.
+pub fn control_code(data: &[u8]) -> Result<ControlCode, CodeError> {
+    if !data.starts_with(ELF_MAGIC) {
+        if !data.len().is_multiple_of(4) {
+            return Err(CodeError::NotWords(data.len()));
+        }
+        return Ok(ControlCode {
+            bytes: data.to_vec(),
+            elf: false,
+        });
+    }
+    // Loom's own files say so with their `.note.loom` section.
+    if sections(data)?.iter().any(|s| s.name == b".note.loom") {
+        let artifact = elf::read(data).map_err(CodeError::Loom)?;
+        if !artifact.device_loadable {
+            let why = artifact.not_loadable_reason.unwrap_or_default();
+            return Err(CodeError::NotLoadable(why));
+        }
+        return Ok(ControlCode {
+            bytes: artifact.ctrltext,
+            elf: true,
+        });
+    }
+    let bytes = ctrl_text(data)?.ok_or(CodeError::NoCtrlText)?;
+    Ok(ControlCode { bytes, elf: true })
+}
+
+/// A kernel: its firmware image (PDI) and its control code (an instruction
+/// list, or an ELF whose `.ctrltext` holds it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kernel<'a> {
+    pub pdi: &'a [u8],
+    pub ctrl: &'a [u8],
+}
+
+/// A device buffer carved from the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bo {
+    pub handle: u32,
+    /// The device address a run uses.
+    pub at: u64,
+    pub size: u64,
+    /// Where it starts in the heap mapping.
+    pub offset: u64,
+    /// Its address in this process.
+    pub host: u64,
+}
+
+/// A mapped command buffer: it holds one run's packet from its submit until
+/// the run ends.
+#[derive(Debug)]
+pub struct Command<M> {
+    pub bo: u32,
+    map: M,
+}
+
+impl<M: BoMap> Command<M> {
+    /// Its address in this process.
+    pub fn at(&self) -> u64 {
+        self.map.addr()
+    }
+
+    /// The ERT state its header holds now.
+    pub fn state(&self) -> Result<ErtState, OutOfRange> {
+        let mut word = [0u8; 4];
+        self.map.read(0, &mut word)?;
+        let header = ErtHeader::unpack(u32::from_le_bytes(word));
+        Ok(ErtState::from_raw(header.state))
+    }
+}
+
+struct Heap<M> {
+    handle: u32,
+    at: u64,
+    map: M,
+}
+
+/// An open hardware context with the device heap its buffers live in.
+pub struct Context<'d, D: Device> {
+    dev: &'d D,
+    heap: Rc<Heap<D::Map>>,
+    hwctx: Hwctx,
+    config: ContextConfig,
+    closed: bool,
+}
+
+impl<'d, D: Device> Context<'d, D> {
+    /// Opens a hardware context with its device heap mapped into this
+    /// process; the heap comes first.
+    pub fn open(dev: &'d D, config: ContextConfig) -> Result<Context<'d, D>, ContextError> {
+        let e = kernel("open");
+        let handle = dev.create_bo(HEAP_SIZE, BoKind::DevHeap).map_err(&e)?;
+        let info = dev.bo_info(handle).map_err(&e)?;
+        let map = dev.map_bo(&info, HEAP_SIZE as usize).map_err(&e)?;
+        let hwctx = dev
+            .create_hwctx(&config.qos, config.max_opc, config.num_tiles)
+            .map_err(&e)?;
+        let heap = Rc::new(Heap {
+            handle,
+            at: info.xdna_addr,
+            map,
+        });
+        Ok(Context {
+            dev,
+            heap,
+            hwctx,
+            config,
+            closed: false,
+        })
+    }
+
+    /// Another hardware context on the same NPU and heap (a client has one
+    /// heap), for a kernel that runs beside this one.
+    pub fn more(&self) -> Result<Context<'d, D>, ContextError> {
+        let c = &self.config;
+        let hwctx = self
+            .dev
+            .create_hwctx(&c.qos, c.max_opc, c.num_tiles)
+            .map_err(kernel("more"))?;
+        Ok(Context {
+            dev: self.dev,
+            heap: Rc::clone(&self.heap),
+            hwctx,
+            config: self.config,
+            closed: false,
+        })
+    }
+
+    pub fn hwctx(&self) -> Hwctx {
+        self.hwctx
+    }
+
+    /// The heap's BO handle, its address in this process and its device
+    /// address.
+    pub fn heap(&self) -> (u32, u64, u64) {
+        (self.heap.handle, self.heap.map.addr(), self.heap.at)
+    }
+
+    /// A new DEV buffer of `size` bytes, where the heap mapping reaches it.
+    fn carve(&self, call: &'static str, size: u64) -> Result<Bo, ContextError> {
+        if size == 0 {
+            return Err(fail(call)(ErrorKind::Empty("buffer")));
+        }
+        let handle = self
+            .dev
+            .create_bo(size, BoKind::Dev)
+            .map_err(kernel(call))?;
+        let info: BoInfo = self.dev.bo_info(handle).map_err(kernel(call))?;
+        let outside = || {
+            fail(call)(ErrorKind::OutsideHeap {
+                bo: handle,
+                vaddr: info.vaddr,
+                size,
+            })
+        };
+        let offset = info
+            .vaddr
+            .checked_sub(self.heap.map.addr())
+            .ok_or_else(outside)?;
+        let end = offset.checked_add(size).ok_or_else(outside)?;
+        if end > self.heap.map.len() as u64 {
+            return Err(outside());
+        }
+        Ok(Bo {
+            handle,
+            at: info.xdna_addr,
+            size,
+            offset,
+            host: info.vaddr,
+        })
+    }
+
+    /// Checks that `bo` lies in the heap mapping (a `Bo` is plain data).
+    fn in_heap(&self, call: &'static str, bo: &Bo) -> Result<(), ContextError> {
+        let offset = usize::try_from(bo.offset).unwrap_or(usize::MAX);
+        let size = usize::try_from(bo.size).unwrap_or(usize::MAX);
+        check_range(offset, size, self.heap.map.len()).map_err(range(call))
+    }
+
+    /// Writes `data` at byte `at` of `bo` and flushes it to the device.
+    fn put(&self, call: &'static str, bo: &Bo, data: &[u8], at: u64) -> Result<(), ContextError> {
+        self.in_heap(call, bo)?;
+        let len = data.len() as u64;
+        let at_usize = usize::try_from(at).unwrap_or(usize::MAX);
+        check_range(at_usize, data.len(), bo.size as usize).map_err(range(call))?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        // In range of the buffer, hence of the mapping (`carve`).
+        self.heap
+            .map
+            .write((bo.offset + at) as usize, data)
+            .map_err(range(call))?;
+        // The reference's SYNC_BO request has no offset: from byte 0.
+        self.dev
+            .sync_bo(bo.handle, SyncDirection::ToDevice, 0, at + len)
+            .map_err(kernel(call))
+    }
+
+    /// Drops the CPU caches over `into.len()` bytes of `bo` from `at`, then
+    /// copies them out.
+    fn get(
+        &self,
+        call: &'static str,
+        bo: &Bo,
+        into: &mut [u8],
+        at: u64,
+    ) -> Result<(), ContextError> {
+        self.in_heap(call, bo)?;
+        let at_usize = usize::try_from(at).unwrap_or(usize::MAX);
+        check_range(at_usize, into.len(), bo.size as usize).map_err(range(call))?;
+        if into.is_empty() {
+            return Ok(());
+        }
+        self.dev
+            .sync_bo(
+                bo.handle,
+                SyncDirection::FromDevice,
+                0,
+                at + into.len() as u64,
+            )
+            .map_err(kernel(call))?;
+        self.heap
+            .map
+            .read((bo.offset + at) as usize, into)
+            .map_err(range(call))
+    }
+
+    /// A DEV buffer holding `data`, every page of it written.
+    fn place(&self, call: &'static str, data: &[u8]) -> Result<Bo, ContextError> {
+        let bo = self.carve(call, data.len() as u64)?;
+        self.put(call, &bo, data, 0)?;
+        Ok(bo)
+    }
+
+    /// A zeroed DEV buffer whose every page this process has written.
+    fn zeroed(&self, call: &'static str, size: u64) -> Result<Bo, ContextError> {
+        let bo = self.carve(call, size)?;
+        let zeros = vec![0u8; ZERO_CHUNK.min(size as usize)];
+        let mut at = 0;
+        while at < size {
+            let n = zeros.len().min((size - at) as usize);
+            self.heap
+                .map
+                .write((bo.offset + at) as usize, &zeros[..n])
+                .map_err(range(call))?;
+            at += n as u64;
+        }
+        self.dev
+            .sync_bo(bo.handle, SyncDirection::ToDevice, 0, size)
+            .map_err(kernel(call))?;
+        Ok(bo)
+    }
+
+    /// A device buffer of `size` zero bytes; a run reads and writes it at
+    /// its device address `at`.
+    pub fn buffer(&self, size: u64) -> Result<Bo, ContextError> {
+        self.zeroed("buffer", size)
+    }
+
+    /// Copies `data` into `bo` at byte `at`, before the run that reads it.
+    pub fn upload(&self, bo: &Bo, data: &[u8], at: u64) -> Result<(), ContextError> {
+        self.put("upload", bo, data, at)
+    }
+
+    /// The `size` bytes of `bo` from byte `at` as the device left them.
+    pub fn download(&self, bo: &Bo, size: u64, at: u64) -> Result<Vec<u8>, ContextError> {
+        self.in_heap("download", bo)?;
+        let len = usize::try_from(size).unwrap_or(usize::MAX);
+        let at_usize = usize::try_from(at).unwrap_or(usize::MAX);
+        check_range(at_usize, len, bo.size as usize).map_err(range("download"))?;
+        let mut out = vec![0u8; len];
+        self.get("download", bo, &mut out, at)?;
+        Ok(out)
+    }
+
+    /// As `download`, into `into` (a loop that reuses one buffer).
+    pub fn download_into(&self, bo: &Bo, into: &mut [u8], at: u64) -> Result<(), ContextError> {
+        self.get("download_into", bo, into, at)
+    }
+
+    fn command_as(&self, call: &'static str) -> Result<Command<D::Map>, ContextError> {
+        let e = kernel(call);
+        let bo = self.dev.create_bo(COMMAND_SIZE, BoKind::Cmd).map_err(&e)?;
+        let info = self.dev.bo_info(bo).map_err(&e)?;
+        let map = self.dev.map_bo(&info, COMMAND_SIZE as usize).map_err(&e)?;
+        Ok(Command { bo, map })
+    }
+
+    /// A command buffer, for a run submitted while others are in flight.
+    pub fn command(&self) -> Result<Command<D::Map>, ContextError> {
+        self.command_as("command")
+    }
+
+    /// Loads `kernel`: firmware and control code into device buffers, the
+    /// context configured to run them with a debug buffer, a command buffer
+    /// mapped for the runs. A context loads one kernel (the driver refuses
+    /// a second CU configuration); `Program::another` shares it.
+    pub fn load(&self, kernel_image: &Kernel<'_>) -> Result<Program<'_, D>, ContextError> {
+        let call = "load";
+        let code = control_code(kernel_image.ctrl).map_err(|e| fail(call)(ErrorKind::Code(e)))?;
+        if kernel_image.pdi.is_empty() {
+            return Err(fail(call)(ErrorKind::Empty("firmware image")));
+        }
+        if code.bytes.is_empty() {
+            return Err(fail(call)(ErrorKind::Empty("control code")));
+        }
+        let pdi = self.place(call, kernel_image.pdi)?;
+        let ctrl = self.place(call, &code.bytes)?;
+        let cu = CuConfig {
+            cu_bo: pdi.handle,
+            cu_func: CU_FUNC_DPU,
+            pad: [0; 3],
+        };
+        self.dev
+            .config_cu(self.hwctx.handle, &[cu])
+            .map_err(kernel(call))?;
+        let debug = self.zeroed(call, DEBUG_SIZE)?;
+        self.dev
+            .assign_debug_bo(self.hwctx.handle, debug.handle)
+            .map_err(kernel(call))?;
+        let cmd = self.command_as(call)?;
+        Ok(Program {
+            ctx: self,
+            pdi,
+            ctrl,
+            size: code.bytes.len() as u64,
+            elf: code.elf,
+            debug,
+            cmd,
+        })
+    }
+
+    /// Waits until the context reaches `point`, then checks that each of
+    /// `commands` completed.
+    pub fn finish(&self, point: u64, commands: &[&Command<D::Map>]) -> Result<(), ContextError> {
+        self.finish_as("finish", point, commands)
+    }
+
+    fn finish_as(
+        &self,
+        call: &'static str,
+        point: u64,
+        commands: &[&Command<D::Map>],
+    ) -> Result<(), ContextError> {
+        self.dev
+            .wait_syncobj(self.hwctx.syncobj, point, self.config.timeout)
+            .map_err(kernel(call))?;
+        for cmd in commands {
+            let state = cmd.state().map_err(range(call))?;
+            let failed = match state {
+                ErtState::Completed => continue,
+                ErtState::Error => ErrorKind::CommandError { cmd: cmd.bo },
+                ErtState::Abort => ErrorKind::CommandAborted { cmd: cmd.bo },
+                ErtState::Timeout => ErrorKind::CommandTimedOut { cmd: cmd.bo },
+                other => ErrorKind::NotCompleted {
+                    cmd: cmd.bo,
+                    state: other,
+                },
+            };
+            return Err(fail(call)(failed));
+        }
+        Ok(())
+    }
+
+    /// Releases the hardware context; its buffers go with the descriptor.
+    pub fn close(mut self) -> Result<(), ContextError> {
+        self.closed = true;
+        self.dev
+            .destroy_hwctx(self.hwctx.handle)
+            .map_err(kernel("close"))
+    }
+}
+
+impl<D: Device> Drop for Context<'_, D> {
+    fn drop(&mut self) {
+        if !self.closed {
+            // Nothing to report to from a drop; `close` reports.
+            let _ = self.dev.destroy_hwctx(self.hwctx.handle);
+        }
+    }
+}
+
+/// A loaded kernel: its control code, the debug buffer it writes and the
+/// command buffer of its runs.
+pub struct Program<'c, D: Device> {
+    ctx: &'c Context<'c, D>,
+    pdi: Bo,
+    ctrl: Bo,
+    size: u64,
+    elf: bool,
+    debug: Bo,
+    cmd: Command<D::Map>,
+}
+
+impl<'c, D: Device> Program<'c, D> {
+    pub fn ctrl(&self) -> Bo {
+        self.ctrl
+    }
+
+    /// The control code's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether the control code came from an ELF (START_NPU packets).
+    pub fn is_elf(&self) -> bool {
+        self.elf
+    }
+
+    pub fn firmware(&self) -> Bo {
+        self.pdi
+    }
+
+    pub fn debug_bo(&self) -> Bo {
+        self.debug
+    }
+
+    pub fn command(&self) -> &Command<D::Map> {
+        &self.cmd
+    }
+
+    /// Replaces the control code; its buffer grows when the code does not
+    /// fit (the old one stays allocated until the descriptor closes).
+    pub fn code(&mut self, ctrl: &[u8]) -> Result<(), ContextError> {
+        let call = "code";
+        let code = control_code(ctrl).map_err(|e| fail(call)(ErrorKind::Code(e)))?;
+        if code.bytes.is_empty() {
+            return Err(fail(call)(ErrorKind::Empty("control code")));
+        }
+        if code.bytes.len() as u64 <= self.ctrl.size {
+            self.ctx.put(call, &self.ctrl, &code.bytes, 0)?;
+        } else {
+            self.ctrl = self.ctx.place(call, &code.bytes)?;
+        }
+        self.size = code.bytes.len() as u64;
+        self.elf = code.elf;
+        Ok(())
+    }
+
+    /// Another program of this one's firmware, context and debug buffer,
+    /// with its own control code and command buffer.
+    pub fn another(&self, ctrl: &[u8]) -> Result<Program<'c, D>, ContextError> {
+        let call = "another";
+        let code = control_code(ctrl).map_err(|e| fail(call)(ErrorKind::Code(e)))?;
+        if code.bytes.is_empty() {
+            return Err(fail(call)(ErrorKind::Empty("control code")));
+        }
+        let ctrl = self.ctx.place(call, &code.bytes)?;
+        let cmd = self.ctx.command_as(call)?;
+        Ok(Program {
+            ctx: self.ctx,
+            pdi: self.pdi,
+            ctrl,
+            size: code.bytes.len() as u64,
+            elf: code.elf,
+            debug: self.debug,
+            cmd,
+        })
+    }
+
+    /// The packet of a run with `args`: START_NPU for an ELF's code,
+    /// START_CU (args[0] the NPU opcode) for an instruction list.
+    pub fn packet(&self, args: &[u64]) -> Result<Vec<u8>, PacketError> {
+        if self.elf {
+            npu_packet(self.ctrl.at, self.size, args)
+        } else {
+            start_packet(self.ctrl.at, self.size, args)
+        }
+    }
+
+    fn submit_as(
+        &self,
+        call: &'static str,
+        cmd: &Command<D::Map>,
+        args: &[u64],
+        buffers: &[Bo],
+    ) -> Result<u64, ContextError> {
+        let packet = self
+            .packet(args)
+            .map_err(|e| fail(call)(ErrorKind::Packet(e)))?;
+        cmd.map.write(0, &packet).map_err(range(call))?;
+        // The control code and the run's buffers go with the command, as
+        // XRT sends them, so the driver holds them for the run.
+        let handles: Vec<u32> = std::iter::once(self.ctrl.handle)
+            .chain(buffers.iter().map(|b| b.handle))
+            .collect();
+        self.ctx
+            .dev
+            .exec_cmd(self.ctx.hwctx.handle, cmd.bo, &handles)
+            .map_err(kernel(call))
+    }
+
+    /// Queues a run in `cmd` and returns its point on the context's
+    /// timeline; the context runs its commands in order.
+    pub fn submit(
+        &self,
+        cmd: &Command<D::Map>,
+        args: &[u64],
+        buffers: &[Bo],
+    ) -> Result<u64, ContextError> {
+        self.submit_as("submit", cmd, args, buffers)
+    }
+
+    /// Runs the kernel once with `args` and waits for the run.
+    pub fn run(&self, args: &[u64], buffers: &[Bo]) -> Result<(), ContextError> {
+        let point = self.submit_as("run", &self.cmd, args, buffers)?;
+        self.ctx.finish_as("run", point, &[&self.cmd])
+    }
+
+    /// The debug buffer as the runs left it.
+    pub fn debug(&self) -> Result<Vec<u8>, ContextError> {
+        let mut out = vec![0u8; self.debug.size as usize];
+        self.ctx.get("debug", &self.debug, &mut out, 0)?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hal::device::{Call, FakeDevice, FakeMap};
+    use crate::hal::txn::{tile, DmaOptions, ShimDma, TxnBuilder, MM2S, S2MM};
+    use crate::hal::uapi::{AieMetadata, AieVersion, FirmwareVersion};
+    use loom_targets::xdna::elf::{ArgKind, Artifact, Entry, EntryArg};
+    use rustix::io::Errno;
+
+    const PDI: &[u8] = b"a firmware image, padded to words..";
+
+    fn strix() -> &'static DeviceProfile {
+        &loom_targets::profiles()[0]
+    }
+
+    fn config() -> ContextConfig {
+        ContextConfig::columns(strix(), 4)
+    }
+
+    /// mlir-aie-style control code: input from argument 0, output to
+    /// argument 1, wait for the output.
+    fn insts() -> Vec<u8> {
+        let mut b = TxnBuilder::new(strix()).unwrap();
+        let input = ShimDma {
+            arg: 0,
+            direction: MM2S,
+            tile: tile(0, 0).unwrap(),
+            bd: 0,
+            channel: 0,
+        };
+        let output = ShimDma {
+            arg: 1,
+            direction: S2MM,
+            bd: 1,
+            ..input
+        };
+        b.copy(&input, 0, 256, &DmaOptions::default()).unwrap();
+        b.copy(&output, 0, 256, &DmaOptions::default()).unwrap();
+        b.wait(output.tile, S2MM, 0).unwrap();
+        b.code()
+    }
+
+    fn artifact(loadable: bool) -> Artifact {
+        Artifact {
+            profile: strix().name.clone(),
+            columns: 1,
+            ctrltext: insts(),
+            patches: vec![],
+            entries: vec![Entry {
+                name: "scale".into(),
+                args: vec![EntryArg {
+                    name: "data".into(),
+                    kind: ArgKind::Buffer,
+                }],
+            }],
+            tile_images: vec![],
+            device_loadable: loadable,
+            not_loadable_reason: (!loadable).then(|| "untested encodings".to_string()),
+        }
+    }
+
+    /// A little-endian ELF32 with the given (name, type, bytes) sections
+    /// after the null one, and `.shstrtab` last: what XRT's loaders read.
+    fn elf32(sections: &[(&str, u32, &[u8])]) -> Vec<u8> {
+        let mut names = vec![0u8];
+        let mut name_at = vec![];
+        for (name, _, _) in sections.iter().chain([(".shstrtab", 3, &[][..])].iter()) {
+            name_at.push(names.len() as u32);
+            names.extend_from_slice(name.as_bytes());
+            names.push(0);
+        }
+        let mut out = vec![0u8; 52];
+        out[..8].copy_from_slice(&[0x7f, b'E', b'L', b'F', 1, 1, 1, 0x45]);
+        out[16..18].copy_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+        out[20..24].copy_from_slice(&1u32.to_le_bytes());
+        out[40..42].copy_from_slice(&52u16.to_le_bytes());
+        let mut placed = vec![];
+        for (_, _, bytes) in sections {
+            placed.push((out.len() as u32, bytes.len() as u32));
+            out.extend_from_slice(bytes);
+        }
+        placed.push((out.len() as u32, names.len() as u32));
+        out.extend_from_slice(&names);
+        while !out.len().is_multiple_of(4) {
+            out.push(0);
+        }
+        let shoff = out.len() as u32;
+        out.extend_from_slice(&[0u8; 40]); // the null section
+        let kinds = sections.iter().map(|s| s.1).chain([3]);
+        for ((kind, (offset, size)), name) in kinds.zip(&placed).zip(&name_at) {
+            let mut h = [0u8; 40];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
+            h[16..20].copy_from_slice(&offset.to_le_bytes());
+            h[20..24].copy_from_slice(&size.to_le_bytes());
+            out.extend_from_slice(&h);
+        }
+        let count = sections.len() as u16 + 2;
+        out[32..36].copy_from_slice(&shoff.to_le_bytes());
+        out[46..48].copy_from_slice(&40u16.to_le_bytes());
+        out[48..50].copy_from_slice(&count.to_le_bytes());
+        out[50..52].copy_from_slice(&(count - 1).to_le_bytes());
+        out
+    }
+
+    fn kernel_error(call: &'static str, kernel: &'static str, errno: Errno) -> ContextError {
+        ContextError {
+            call,
+            kind: ErrorKind::Kernel(HalError::new(kernel, errno.raw_os_error())),
+        }
+    }
+
+    /// A device whose GET_BO_INFO places DEV buffers past the heap.
+    struct Misplacing(FakeDevice);
+
+    impl Device for Misplacing {
+        type Map = FakeMap;
+        fn aie_version(&self) -> Result<AieVersion, HalError> {
+            self.0.aie_version()
+        }
+        fn firmware_version(&self) -> Result<FirmwareVersion, HalError> {
+            self.0.firmware_version()
+        }
+        fn aie_metadata(&self) -> Result<AieMetadata, HalError> {
+            self.0.aie_metadata()
+        }
+        fn create_hwctx(&self, q: &QosInfo, opc: u32, tiles: u32) -> Result<Hwctx, HalError> {
+            self.0.create_hwctx(q, opc, tiles)
+        }
+        fn destroy_hwctx(&self, hwctx: u32) -> Result<(), HalError> {
+            self.0.destroy_hwctx(hwctx)
+        }
+        fn config_cu(&self, hwctx: u32, cus: &[CuConfig]) -> Result<(), HalError> {
+            self.0.config_cu(hwctx, cus)
+        }
+        fn assign_debug_bo(&self, hwctx: u32, bo: u32) -> Result<(), HalError> {
+            self.0.assign_debug_bo(hwctx, bo)
+        }
+        fn create_bo(&self, size: u64, kind: BoKind) -> Result<u32, HalError> {
+            self.0.create_bo(size, kind)
+        }
+        fn bo_info(&self, bo: u32) -> Result<BoInfo, HalError> {
+            let mut info = self.0.bo_info(bo)?;
+            if info.map_offset == u64::MAX {
+                info.vaddr += HEAP_SIZE;
+            }
+            Ok(info)
+        }
+        fn sync_bo(&self, bo: u32, d: SyncDirection, at: u64, n: u64) -> Result<(), HalError> {
+            self.0.sync_bo(bo, d, at, n)
+        }
+        fn exec_cmd(&self, hwctx: u32, cmd: u32, bos: &[u32]) -> Result<u64, HalError> {
+            self.0.exec_cmd(hwctx, cmd, bos)
+        }
+        fn wait_syncobj(&self, s: u32, point: u64, t: Duration) -> Result<(), HalError> {
+            self.0.wait_syncobj(s, point, t)
+        }
+        fn map_bo(&self, info: &BoInfo, len: usize) -> Result<FakeMap, HalError> {
+            self.0.map_bo(info, len)
+        }
+    }
+
+    #[test]
+    fn a_buffer_outside_the_heap_mapping_is_refused() {
+        let dev = Misplacing(FakeDevice::new());
+        let ctx = Context::open(&dev, config()).unwrap();
+        let e = ctx.buffer(4096).unwrap_err();
+        let vaddr = ctx.heap().1 + HEAP_SIZE;
+        assert_eq!(
+            e,
+            ContextError {
+                call: "buffer",
+                kind: ErrorKind::OutsideHeap {
+                    // After the heap (1), the context and its syncobj.
+                    bo: 4,
+                    vaddr,
+                    size: 4096
+                }
+            }
+        );
+        assert!(
+            e.to_string().contains("outside the mapped device heap"),
+            "{e}"
+        );
+        // Nothing was written or synced for it.
+        assert_eq!(dev.0.call_names().last(), Some(&"GET_BO_INFO"));
+        assert_eq!(dev.0.aie_version(), dev.aie_version());
+        assert!(dev.firmware_version().is_ok() && dev.aie_metadata().is_ok());
+    }
+
+    #[test]
+    fn the_config_asks_for_the_columns_core_tiles() {
+        let c = config();
+        assert_eq!((c.max_opc, c.num_tiles), (2048, 16));
+        assert_eq!(c.qos, QosInfo::default());
+    }
+
+    #[test]
+    fn open_maps_the_heap_before_the_context() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        assert_eq!(
+            dev.calls(),
+            [
+                Call::CreateBo {
+                    size: HEAP_SIZE,
+                    kind: BoKind::DevHeap
+                },
+                Call::BoInfo { bo: 1 },
+                Call::MapBo {
+                    bo: 1,
+                    len: HEAP_SIZE as usize
+                },
+                Call::CreateHwctx {
+                    qos: QosInfo::default(),
+                    max_opc: 2048,
+                    num_tiles: 16
+                },
+            ]
+        );
+        let second = ctx.more().unwrap();
+        // Only a hardware context: the heap is shared.
+        assert_eq!(dev.call_names()[4..], ["CREATE_HWCTX"]);
+        assert_eq!(second.heap(), ctx.heap());
+        assert_ne!(second.hwctx(), ctx.hwctx());
+        let (first, other) = (ctx.hwctx().handle, second.hwctx().handle);
+        second.close().unwrap();
+        drop(ctx);
+        // `close` and dropping an open context each destroy their own.
+        assert_eq!(
+            dev.calls()[5..],
+            [
+                Call::DestroyHwctx { hwctx: other },
+                Call::DestroyHwctx { hwctx: first }
+            ]
+        );
+    }
+
+    #[test]
+    fn without_the_heap_the_driver_refuses_the_context() {
+        // What `open` avoids: the fake holds the driver's ENOENT.
+        let dev = FakeDevice::new();
+        let e = dev.create_hwctx(&QosInfo::default(), 2048, 16).unwrap_err();
+        assert_eq!(e.errno, Errno::NOENT.raw_os_error());
+    }
+
+    #[test]
+    fn buffers_are_touched_zeroed_and_synced_each_way() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let size = 3 * 4096 + 1;
+        let bo = ctx.buffer(size).unwrap();
+        assert_eq!(bo.size, size);
+        assert_eq!(bo.host, ctx.heap().1 + bo.offset);
+        assert_eq!(
+            dev.calls()[4..],
+            [
+                Call::CreateBo {
+                    size,
+                    kind: BoKind::Dev
+                },
+                Call::BoInfo { bo: bo.handle },
+                Call::SyncBo {
+                    bo: bo.handle,
+                    direction: SyncDirection::ToDevice,
+                    offset: 0,
+                    size
+                },
+            ]
+        );
+        // SYNC_BO from byte 0 (the reference's request has no offset)
+        // through the last byte written.
+        ctx.upload(&bo, b"loom", 4096).unwrap();
+        assert_eq!(
+            dev.calls().last(),
+            Some(&Call::SyncBo {
+                bo: bo.handle,
+                direction: SyncDirection::ToDevice,
+                offset: 0,
+                size: 4100
+            })
+        );
+        let before = dev.calls().len();
+        assert_eq!(ctx.download(&bo, 6, 4095).unwrap(), b"\0loom\0");
+        // The caches are dropped before the copy out.
+        assert_eq!(
+            dev.calls()[before..],
+            [Call::SyncBo {
+                bo: bo.handle,
+                direction: SyncDirection::FromDevice,
+                offset: 0,
+                size: 4101
+            }]
+        );
+        let mut into = [0xFFu8; 4];
+        ctx.download_into(&bo, &mut into, size - 4).unwrap();
+        assert_eq!(into, [0; 4]);
+        // Out of range, or a made-up buffer outside the heap: typed errors.
+        let e = ctx.upload(&bo, b"xy", size - 1).unwrap_err();
+        assert_eq!(e.call, "upload");
+        assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
+        let e = ctx.download(&bo, u64::MAX, 0).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
+        let wild = Bo {
+            offset: HEAP_SIZE,
+            ..bo
+        };
+        let e = ctx.download_into(&wild, &mut into, 0).unwrap_err();
+        assert_eq!(e.call, "download_into");
+        let e = ctx.buffer(0).unwrap_err();
+        assert_eq!((e.call, e.kind), ("buffer", ErrorKind::Empty("buffer")));
+        let e = ctx.buffer(HEAP_SIZE + 1).unwrap_err();
+        assert_eq!(e, kernel_error("buffer", "CREATE_BO", Errno::INVAL));
+    }
+
+    #[test]
+    fn load_follows_the_reference_order() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let code = insts();
+        let p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .unwrap();
+        assert!(!p.is_elf());
+        assert_eq!(p.size(), code.len() as u64);
+        let (pdi, ctrl, debug) = (p.firmware(), p.ctrl(), p.debug_bo());
+        let hwctx = ctx.hwctx().handle;
+        let sync = |bo: &Bo| Call::SyncBo {
+            bo: bo.handle,
+            direction: SyncDirection::ToDevice,
+            offset: 0,
+            size: bo.size,
+        };
+        let dev_bo = |bo: &Bo| Call::CreateBo {
+            size: bo.size,
+            kind: BoKind::Dev,
+        };
+        assert_eq!(
+            dev.calls()[4..],
+            [
+                dev_bo(&pdi),
+                Call::BoInfo { bo: pdi.handle },
+                sync(&pdi),
+                dev_bo(&ctrl),
+                Call::BoInfo { bo: ctrl.handle },
+                sync(&ctrl),
+                Call::ConfigCu {
+                    hwctx,
+                    cus: vec![CuConfig {
+                        cu_bo: pdi.handle,
+                        cu_func: 0,
+                        pad: [0; 3]
+                    }]
+                },
+                dev_bo(&debug),
+                Call::BoInfo { bo: debug.handle },
+                sync(&debug),
+                Call::AssignDebugBo {
+                    hwctx,
+                    bo: debug.handle
+                },
+                Call::CreateBo {
+                    size: COMMAND_SIZE,
+                    kind: BoKind::Cmd
+                },
+                Call::BoInfo { bo: p.command().bo },
+                Call::MapBo {
+                    bo: p.command().bo,
+                    len: COMMAND_SIZE as usize
+                },
+            ]
+        );
+        // The images are where the device reads them.
+        assert_eq!(ctx.download(&pdi, PDI.len() as u64, 0).unwrap(), PDI);
+        assert_eq!(ctx.download(&ctrl, ctrl.size, 0).unwrap(), code);
+        // The driver configures a context's CU once: a second kernel needs
+        // `another` or another context.
+        let e = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .err()
+            .unwrap();
+        assert_eq!(e, kernel_error("load", "CONFIG_HWCTX", Errno::INVAL));
+    }
+
+    #[test]
+    fn an_instruction_list_runs_as_a_start_cu_packet() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let code = insts();
+        let p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .unwrap();
+        let (a, b) = (ctx.buffer(256).unwrap(), ctx.buffer(256).unwrap());
+        let args = [3, a.at, b.at];
+        p.run(&args, &[a, b]).unwrap();
+        let sent = dev.submissions();
+        assert_eq!(sent.len(), 1);
+        let expected = start_packet(p.ctrl().at, code.len() as u64, &args).unwrap();
+        assert_eq!(sent[0].packet, expected);
+        assert_eq!(sent[0].bos, [p.ctrl().handle, a.handle, b.handle]);
+        assert_eq!((sent[0].hwctx, sent[0].point), (ctx.hwctx().handle, 1));
+        assert!(sent[0].untouched.is_empty());
+        // Submit, then the wait on the context's syncobj for that point.
+        let calls = dev.calls();
+        assert_eq!(
+            calls[calls.len() - 2..],
+            [
+                Call::ExecCmd {
+                    hwctx: ctx.hwctx().handle,
+                    cmd: p.command().bo,
+                    bos: vec![p.ctrl().handle, a.handle, b.handle]
+                },
+                Call::WaitSyncobj {
+                    syncobj: ctx.hwctx().syncobj,
+                    point: 1,
+                    timeout: config().timeout
+                },
+            ]
+        );
+        assert_eq!(p.command().state(), Ok(ErtState::Completed));
+        assert_ne!(p.command().at(), 0);
+        // A packet that cannot be built is refused before EXEC_CMD.
+        let e = p.run(&[], &[]).unwrap_err();
+        assert_eq!(
+            e,
+            ContextError {
+                call: "run",
+                kind: ErrorKind::Packet(PacketError::NoOpcode)
+            }
+        );
+        assert_eq!(dev.submissions().len(), 1);
+    }
+
+    #[test]
+    fn a_buffer_not_made_by_buffer_is_seen_untouched() {
+        // What `buffer` prevents: a DEV buffer whose pages were never
+        // written goes to the device with pages the NPU cannot write.
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let code = insts();
+        let p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .unwrap();
+        let raw = dev.create_bo(8192, BoKind::Dev).unwrap();
+        let touched = ctx.buffer(8192).unwrap();
+        let mut fake = touched;
+        fake.handle = raw;
+        p.run(&[3, 0, 0], &[touched, fake]).unwrap();
+        assert_eq!(dev.submissions()[0].untouched, [raw]);
+    }
+
+    #[test]
+    fn commands_in_flight_finish_in_order() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let code = insts();
+        let p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .unwrap();
+        let second = ctx.command().unwrap();
+        let a = ctx.buffer(256).unwrap();
+        let one = p.submit(p.command(), &[3, a.at], &[a]).unwrap();
+        let two = p.submit(&second, &[3, a.at], &[a]).unwrap();
+        assert_eq!((one, two), (1, 2));
+        // Before the wait the headers still say NEW: the state is only read
+        // after the syncobj reaches the point.
+        assert_eq!(p.command().state(), Ok(ErtState::New));
+        assert_eq!(second.state(), Ok(ErtState::New));
+        ctx.finish(two, &[p.command(), &second]).unwrap();
+        assert_eq!(second.state(), Ok(ErtState::Completed));
+        assert_eq!(dev.call_names().last(), Some(&"SYNCOBJ_TIMELINE_WAIT"));
+        // A point never submitted times out (ETIME) as a typed error.
+        let e = ctx.finish(3, &[&second]).unwrap_err();
+        assert_eq!(
+            e,
+            kernel_error("finish", "SYNCOBJ_TIMELINE_WAIT", Errno::TIME)
+        );
+    }
+
+    #[test]
+    fn a_failed_command_state_is_its_own_error() {
+        let cases = [
+            (ErtState::Error, "CommandError"),
+            (ErtState::Abort, "CommandAborted"),
+            (ErtState::Timeout, "CommandTimedOut"),
+            (ErtState::NoResponse, "NotCompleted"),
+        ];
+        for (state, name) in cases {
+            let dev = FakeDevice::new();
+            let ctx = Context::open(&dev, config()).unwrap();
+            let code = insts();
+            let p = ctx
+                .load(&Kernel {
+                    pdi: PDI,
+                    ctrl: &code,
+                })
+                .unwrap();
+            dev.complete_next_with(state);
+            let e = p.run(&[3], &[]).unwrap_err();
+            let cmd = p.command().bo;
+            let expected = match state {
+                ErtState::Error => ErrorKind::CommandError { cmd },
+                ErtState::Abort => ErrorKind::CommandAborted { cmd },
+                ErtState::Timeout => ErrorKind::CommandTimedOut { cmd },
+                other => ErrorKind::NotCompleted { cmd, state: other },
+            };
+            assert_eq!(
+                e,
+                ContextError {
+                    call: "run",
+                    kind: expected
+                },
+                "{name}"
+            );
+            // The next run completes again.
+            p.run(&[3], &[]).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_elf_runs_as_a_start_npu_packet() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let file = elf::write(&artifact(true)).unwrap();
+        let p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &file,
+            })
+            .unwrap();
+        assert!(p.is_elf());
+        assert_eq!(ctx.download(&p.ctrl(), p.size(), 0).unwrap(), insts());
+        let data = ctx.buffer(256).unwrap();
+        p.run(&[data.at], &[data]).unwrap();
+        let expected = npu_packet(p.ctrl().at, p.size(), &[data.at]).unwrap();
+        assert_eq!(dev.submissions()[0].packet, expected);
+    }
+
+    #[test]
+    fn an_xdna_file_that_is_not_loadable_is_refused() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let file = elf::write(&artifact(false)).unwrap();
+        let before = dev.calls().len();
+        let e = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &file,
+            })
+            .err()
+            .unwrap();
+        assert_eq!(
+            e,
+            ContextError {
+                call: "load",
+                kind: ErrorKind::Code(CodeError::NotLoadable("untested encodings".into()))
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "load: the .xdna file is not loadable: untested encodings"
+        );
+        // Refused before any buffer was made.
+        assert_eq!(dev.calls().len(), before);
+        // A damaged Loom file is an ELF error, not a crash.
+        let file = elf::write(&artifact(true)).unwrap();
+        for cut in 16..file.len() {
+            assert!(
+                matches!(
+                    control_code(&file[..cut]),
+                    Err(CodeError::Loom(_) | CodeError::Malformed(_))
+                ),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_elfs_give_their_ctrltext() {
+        let code = insts();
+        let xrt = elf32(&[(".ctrltext", 1, &code), (".ctrldata", 1, b"data")]);
+        assert_eq!(ctrl_text(&xrt), Ok(Some(code.clone())));
+        assert_eq!(
+            control_code(&xrt),
+            Ok(ControlCode {
+                bytes: code.clone(),
+                elf: true
+            })
+        );
+        // The generic reader agrees with Loom's own on a `.xdna` file.
+        let file = elf::write(&artifact(true)).unwrap();
+        assert_eq!(
+            ctrl_text(&file),
+            Ok(Some(elf::read(&file).unwrap().ctrltext))
+        );
+        // Not an ELF: none; an instruction list must be whole words.
+        assert_eq!(ctrl_text(&code), Ok(None));
+        assert_eq!(control_code(&[1, 2, 3]), Err(CodeError::NotWords(3)));
+        assert_eq!(
+            control_code(&elf32(&[(".text", 1, b"code")])),
+            Err(CodeError::NoCtrlText)
+        );
+        assert_eq!(
+            ctrl_text(&elf32(&[(".ctrltext", 8, &[])])),
+            Err(CodeError::NoCtrlText)
+        );
+        let mut wide = xrt.clone();
+        wide[4] = 2;
+        assert_eq!(
+            ctrl_text(&wide),
+            Err(CodeError::NotElf32 { class: 2, data: 1 })
+        );
+        // Every truncation of the file fails typed, never by panicking.
+        for cut in 4..xrt.len() {
+            assert!(ctrl_text(&xrt[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut wild = xrt.clone();
+        wild[32..36].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(ctrl_text(&wild), Err(CodeError::Malformed(_))));
+        // No section table at all.
+        let mut bare = xrt.clone();
+        bare[32..36].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(ctrl_text(&bare), Err(CodeError::NoCtrlText));
+    }
+
+    #[test]
+    fn code_replaces_in_place_and_grows() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let code = insts();
+        let mut p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .unwrap();
+        let first = p.ctrl();
+        let shorter = &code[..code.len() - 16];
+        let before = dev.calls().len();
+        p.code(shorter).unwrap();
+        assert_eq!(p.ctrl(), first);
+        assert_eq!(p.size(), shorter.len() as u64);
+        assert_eq!(dev.call_names()[before..], ["SYNC_BO"]);
+        let mut longer = code.clone();
+        longer.extend_from_slice(&code[16..]);
+        p.code(&longer).unwrap();
+        assert_ne!(p.ctrl().handle, first.handle);
+        assert_eq!(p.ctrl().size, longer.len() as u64);
+        assert_eq!(ctx.download(&p.ctrl(), p.size(), 0).unwrap(), longer);
+        // An ELF switches the program to START_NPU packets.
+        p.code(&elf::write(&artifact(true)).unwrap()).unwrap();
+        assert!(p.is_elf());
+        let e = p.code(&[0; 3]).unwrap_err();
+        assert_eq!(
+            e,
+            ContextError {
+                call: "code",
+                kind: ErrorKind::Code(CodeError::NotWords(3))
+            }
+        );
+        assert_eq!(
+            p.code(&[]).unwrap_err().kind,
+            ErrorKind::Empty("control code")
+        );
+    }
+
+    #[test]
+    fn another_program_shares_the_firmware_and_context() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let code = insts();
+        let p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .unwrap();
+        let before = dev.calls().len();
+        let q = p.another(&code[..code.len() - 16]).unwrap();
+        assert!(!dev.call_names()[before..].contains(&"CONFIG_HWCTX"));
+        assert_eq!((q.firmware(), q.debug_bo()), (p.firmware(), p.debug_bo()));
+        assert_ne!(q.ctrl().handle, p.ctrl().handle);
+        assert_ne!(q.command().bo, p.command().bo);
+        q.run(&[3], &[]).unwrap();
+        p.run(&[3], &[]).unwrap();
+        let sent = dev.submissions();
+        assert_eq!(sent[0].bos, [q.ctrl().handle]);
+        assert_eq!((sent[0].point, sent[1].point), (1, 2));
+        assert_eq!(p.another(&[1]).err().map(|e| e.call), Some("another"));
+    }
+
+    #[test]
+    fn the_debug_buffer_is_read_after_a_sync_from_the_device() {
+        let dev = FakeDevice::new();
+        let ctx = Context::open(&dev, config()).unwrap();
+        let code = insts();
+        let p = ctx
+            .load(&Kernel {
+                pdi: PDI,
+                ctrl: &code,
+            })
+            .unwrap();
+        assert_eq!(p.debug().unwrap(), vec![0; DEBUG_SIZE as usize]);
+        assert_eq!(
+            dev.calls().last(),
+            Some(&Call::SyncBo {
+                bo: p.debug_bo().handle,
+                direction: SyncDirection::FromDevice,
+                offset: 0,
+                size: DEBUG_SIZE
+            })
+        );
+        dev.fail_next("SYNC_BO", Errno::IO);
+        assert_eq!(
+            p.debug().unwrap_err(),
+            kernel_error("debug", "SYNC_BO", Errno::IO)
+        );
+    }
+
+    /// Every library call once, in an order a user would make them; `marks`
+    /// gets each call's name and the kernel call count after it.
+    fn scenario(
+        dev: &FakeDevice,
+        marks: &mut Vec<(&'static str, usize)>,
+    ) -> Result<(), ContextError> {
+        let mut mark = |name| marks.push((name, dev.calls().len()));
+        let ctx = Context::open(dev, config())?;
+        mark("open");
+        let other = ctx.more()?;
+        mark("more");
+        other.close()?;
+        mark("close");
+        let bo = ctx.buffer(4096)?;
+        mark("buffer");
+        ctx.upload(&bo, &[1, 2, 3, 4], 0)?;
+        mark("upload");
+        let code = insts();
+        let mut p = ctx.load(&Kernel {
+            pdi: PDI,
+            ctrl: &code,
+        })?;
+        mark("load");
+        let cmd = ctx.command()?;
+        mark("command");
+        let point = p.submit(&cmd, &[3, bo.at], &[bo])?;
+        mark("submit");
+        ctx.finish(point, &[&cmd])?;
+        mark("finish");
+        p.run(&[3, bo.at], &[bo])?;
+        mark("run");
+        let mut longer = code.clone();
+        longer.extend_from_slice(&code[16..]);
+        p.code(&longer)?;
+        mark("code");
+        p.another(&code)?;
+        mark("another");
+        ctx.download(&bo, 4, 0)?;
+        mark("download");
+        let mut into = [0u8; 4];
+        ctx.download_into(&bo, &mut into, 0)?;
+        mark("download_into");
+        p.debug()?;
+        mark("debug");
+        drop(p);
+        ctx.close()?;
+        mark("close");
+        Ok(())
+    }
+
+    /// Each kernel call of the scenario, failing in turn, surfaces as a
+    /// typed error naming it and the library call it was made for.
+    #[test]
+    fn every_failed_kernel_call_is_a_typed_error() {
+        let dev = FakeDevice::new();
+        let mut marks = vec![];
+        scenario(&dev, &mut marks).unwrap();
+        let names = dev.call_names();
+        assert_eq!(marks.last().map(|m| m.1), Some(names.len()));
+        for (index, name) in names.iter().enumerate() {
+            let dev = FakeDevice::new();
+            dev.fail_at(index, Errno::IO);
+            let e = scenario(&dev, &mut vec![]).unwrap_err();
+            let phase = marks.iter().find(|(_, end)| index < *end).unwrap().0;
+            assert_eq!(e, kernel_error(phase, name, Errno::IO), "call {index}");
+            assert!(e
+                .to_string()
+                .starts_with(&format!("{phase}: {name} failed: EIO")));
+        }
+        // Every phase made a kernel call, so each was failed once above.
+        assert_eq!(marks.len(), 16);
+        assert!(marks.windows(2).all(|w| w[0].1 < w[1].1), "{marks:?}");
+        assert!(marks[0].1 > 0);
+    }
+}

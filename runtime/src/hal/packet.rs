@@ -1,0 +1,267 @@
+//! The ERT command packets a run writes into its command buffer: the header
+//! word, the CU mask, then a payload the driver hands to the firmware
+//! (linux `drivers/accel/amdxdna/aie2_message.c` `aie2_execbuf`: START_CU
+//! payloads are copied as they are, START_NPU payloads are read as
+//! `struct amdxdna_cmd_start_npu`).
+//!
+//! Two forms, as the reference's `startPacket` and `npuPacket`:
+//! - [`start_packet`], for an instruction list (an xclbin's insts.bin): an
+//!   ERT_START_CU packet whose payload is the register map of mlir-aie's DPU
+//!   kernel (`kernels.json` of mlir-aie `python/compiler/aiecc/main.py`:
+//!   opcode u64 at 0x00, instr u64 at 0x08, ninstr u32 at 0x10, bo0..bo4 u64
+//!   at 0x14..0x34), always written whole as XRT writes it, so the count is
+//!   16 (the CU mask and 15 regmap words). XRT's non-ELF path submits DPU
+//!   kernels this way: the NPU operation is argument 0, not the ERT opcode.
+//! - [`npu_packet`], for an ELF's control code: ERT_START_NPU with the
+//!   `amdxdna_cmd_start_npu` head (the code's device address, its size in
+//!   bytes, no properties), then each argument in 64 bits, as XRT's ELF flow
+//!   fills it (XRT `module_run_aie_gen2::fill_ert_aie_gen2_non_preempt_data`,
+//!   opcode from `get_ert_opcode` of an aie2p ELF without PDIs or preemption).
+//!
+//! Both are little-endian (the NPU hosts are x86-64) and start in state NEW.
+
+use super::uapi::{ert_op, ErtHeader, ErtState, StartNpu};
+use std::fmt;
+
+/// The CU mask of CU 0, the only compute unit a loaded context has
+/// (`amdxdna_cmd_get_cu_idx` takes the lowest set bit).
+pub const CU_MASK_CU0: u32 = 1;
+/// Words after the header in every START_CU packet: the CU mask and the
+/// 60-byte register map (0x00..0x3c).
+pub const START_CU_COUNT: u32 = 16;
+/// The buffer arguments the DPU kernel's register map holds (bo0..bo4).
+pub const START_CU_BUFFERS: usize = 5;
+/// Words of the START_NPU packet before its arguments: the CU mask and the
+/// 16-byte `amdxdna_cmd_start_npu` head.
+const START_NPU_FIXED_WORDS: u32 = 5;
+
+/// A packet the arguments cannot be written into.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PacketError {
+    /// A START_CU packet needs the NPU opcode as argument 0.
+    NoOpcode,
+    /// More buffers than the register map's bo0..bo4.
+    TooManyBuffers { given: usize, max: usize },
+    /// The instruction count field counts whole 32-bit words.
+    SizeNotWords { size: u64 },
+    /// The size does not fit its 32-bit field.
+    SizeTooLarge { size: u64 },
+    /// More arguments than the header's 11-bit count can carry.
+    TooManyArguments { given: usize, max: usize },
+}
+
+impl fmt::Display for PacketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PacketError::NoOpcode => {
+                write!(f, "a START_CU packet needs the NPU opcode as argument 0")
+            }
+            PacketError::TooManyBuffers { given, max } => write!(
+                f,
+                "{given} buffer arguments, but the DPU register map holds {max}"
+            ),
+            PacketError::SizeNotWords { size } => write!(
+                f,
+                "control code of {size} bytes is not a whole number of 32-bit words"
+            ),
+            PacketError::SizeTooLarge { size } => {
+                write!(f, "control code of {size} bytes does not fit a 32-bit size")
+            }
+            PacketError::TooManyArguments { given, max } => write!(
+                f,
+                "{given} arguments, but a START_NPU packet carries at most {max}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PacketError {}
+
+fn header(count: u32, opcode: u32) -> u32 {
+    let header = ErtHeader {
+        state: ErtState::New.raw(),
+        extra_cu_masks: 0,
+        count,
+        opcode,
+    };
+    // Callers bound `count` to the field's 11 bits; the rest are constants.
+    header.pack().unwrap_or_default()
+}
+
+fn push_u64(words: &mut Vec<u32>, value: u64) {
+    words.push(value as u32);
+    words.push((value >> 32) as u32);
+}
+
+fn bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// The START_CU packet that runs `size` bytes of control code at device
+/// address `ctrl`: `args[0]` is the NPU opcode, the rest (at most five) are
+/// the buffers' device addresses, written as bo0.. and zero-filled to bo4.
+pub fn start_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, PacketError> {
+    let (&opcode, buffers) = args.split_first().ok_or(PacketError::NoOpcode)?;
+    if buffers.len() > START_CU_BUFFERS {
+        return Err(PacketError::TooManyBuffers {
+            given: buffers.len(),
+            max: START_CU_BUFFERS,
+        });
+    }
+    if !size.is_multiple_of(4) {
+        return Err(PacketError::SizeNotWords { size });
+    }
+    let ninstr = u32::try_from(size / 4).map_err(|_| PacketError::SizeTooLarge { size })?;
+    let mut words = vec![header(START_CU_COUNT, ert_op::START_CU), CU_MASK_CU0];
+    push_u64(&mut words, opcode);
+    push_u64(&mut words, ctrl);
+    words.push(ninstr);
+    for i in 0..START_CU_BUFFERS {
+        push_u64(&mut words, buffers.get(i).copied().unwrap_or(0));
+    }
+    Ok(bytes(&words))
+}
+
+/// The START_NPU packet that runs `size` bytes of an ELF's control code at
+/// device address `ctrl` with the arguments `args`, each in 64 bits.
+pub fn npu_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, PacketError> {
+    let max = ((ErtHeader::COUNT_MASK - START_NPU_FIXED_WORDS) / 2) as usize;
+    if args.len() > max {
+        return Err(PacketError::TooManyArguments {
+            given: args.len(),
+            max,
+        });
+    }
+    let buffer_size = u32::try_from(size).map_err(|_| PacketError::SizeTooLarge { size })?;
+    // At most 5 + 2 * 1021 words: within the 11-bit count.
+    let count = START_NPU_FIXED_WORDS + 2 * args.len() as u32;
+    let mut out = bytes(&[header(count, ert_op::START_NPU), CU_MASK_CU0]);
+    let head = StartNpu {
+        buffer: ctrl,
+        buffer_size,
+        prop_count: 0,
+    };
+    out.extend_from_slice(&head.to_le_bytes());
+    for &arg in args {
+        out.extend_from_slice(&arg.to_le_bytes());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hal::uapi::payload_word_index;
+
+    fn words(bytes: &[u8]) -> Vec<u32> {
+        bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    }
+
+    #[test]
+    fn start_packet_bytes_are_the_dpu_register_map() {
+        let packet = start_packet(
+            0x0000_0001_0000_2000,
+            0x180,
+            &[3, 0x0000_0001_0000_4000, 0x0000_0001_0000_5000],
+        )
+        .unwrap();
+        #[rustfmt::skip]
+        let expected: [u8; 68] = [
+            0x01, 0x00, 0x01, 0x00,                         // NEW, count 16, START_CU
+            0x01, 0x00, 0x00, 0x00,                         // CU mask: CU 0
+            0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x00 opcode 3
+            0x00, 0x20, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, // 0x08 instr
+            0x60, 0x00, 0x00, 0x00,                         // 0x10 ninstr: 0x180 / 4
+            0x00, 0x40, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, // 0x14 bo0
+            0x00, 0x50, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, // 0x1c bo1
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x24 bo2
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x2c bo3
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x34 bo4
+        ];
+        assert_eq!(packet, expected);
+        let head = ErtHeader::unpack(words(&packet)[0]);
+        assert_eq!(
+            (head.state, head.count, head.opcode, head.extra_cu_masks),
+            (1, 16, ert_op::START_CU, 0)
+        );
+        // The count covers exactly the words after the header.
+        assert_eq!(packet.len(), 4 * (1 + head.count as usize));
+        // The driver's payload starts after the one CU mask.
+        assert_eq!(payload_word_index(head), 1);
+    }
+
+    #[test]
+    fn start_packets_are_always_the_whole_register_map() {
+        let only_opcode = start_packet(0x1000, 4, &[3]).unwrap();
+        let five = start_packet(0x1000, 4, &[3, 1, 2, 3, 4, 5]).unwrap();
+        assert_eq!((only_opcode.len(), five.len()), (68, 68));
+        assert_eq!(words(&five)[7..], [1, 0, 2, 0, 3, 0, 4, 0, 5, 0]);
+    }
+
+    #[test]
+    fn start_packet_refusals() {
+        assert_eq!(start_packet(0, 4, &[]), Err(PacketError::NoOpcode));
+        assert_eq!(
+            start_packet(0, 4, &[3, 1, 2, 3, 4, 5, 6]),
+            Err(PacketError::TooManyBuffers { given: 6, max: 5 })
+        );
+        assert_eq!(
+            start_packet(0, 6, &[3]),
+            Err(PacketError::SizeNotWords { size: 6 })
+        );
+        let huge = 4 * (u64::from(u32::MAX) + 1);
+        assert_eq!(
+            start_packet(0, huge, &[3]),
+            Err(PacketError::SizeTooLarge { size: huge })
+        );
+    }
+
+    #[test]
+    fn npu_packet_bytes_are_the_start_npu_payload() {
+        let packet = npu_packet(
+            0x0000_0001_0203_4000,
+            0x1a4,
+            &[0x0000_0001_0000_4000, 0x0000_0001_0000_5000],
+        )
+        .unwrap();
+        #[rustfmt::skip]
+        let expected: [u8; 40] = [
+            0x01, 0x90, 0x00, 0x0A,                         // NEW, count 9, START_NPU
+            0x01, 0x00, 0x00, 0x00,                         // CU mask: CU 0
+            0x00, 0x40, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, // buffer
+            0xa4, 0x01, 0x00, 0x00,                         // buffer_size in bytes
+            0x00, 0x00, 0x00, 0x00,                         // prop_count
+            0x00, 0x40, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, // argument 0
+            0x00, 0x50, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, // argument 1
+        ];
+        assert_eq!(packet, expected);
+        let head = ErtHeader::unpack(words(&packet)[0]);
+        assert_eq!((head.count, head.opcode), (9, ert_op::START_NPU));
+        assert_eq!(packet.len(), 4 * (1 + head.count as usize));
+    }
+
+    #[test]
+    fn npu_packet_limits() {
+        // Sizes in bytes need not be whole words in this form.
+        assert_eq!(npu_packet(0, 6, &[]).unwrap().len(), 24);
+        let most = vec![0u64; 1021];
+        let packet = npu_packet(0, 4, &most).unwrap();
+        assert_eq!(ErtHeader::unpack(words(&packet)[0]).count, 0x7FF);
+        assert_eq!(
+            npu_packet(0, 4, &vec![0; 1022]),
+            Err(PacketError::TooManyArguments {
+                given: 1022,
+                max: 1021
+            })
+        );
+        let huge = u64::from(u32::MAX) + 1;
+        assert_eq!(
+            npu_packet(0, huge, &[]),
+            Err(PacketError::SizeTooLarge { size: huge })
+        );
+        assert!(PacketError::NoOpcode.to_string().contains("opcode"));
+    }
+}
