@@ -241,6 +241,24 @@ pub struct BdIteration {
     pub current: BdField,
 }
 
+/// The descriptor fields of a transfer beyond one dimension and its
+/// iteration, as the TXN builder writes them: the inner sizes and strides
+/// (in 32-bit words; strides held as value - 1, wraps as is), the packet
+/// header and the AXI cache (aie-rt xaie_dma_aieml.c _XAieMl_ShimDmaWriteBd).
+/// The d0 stride is left out: the builder's innermost stride is always one
+/// word, which the field holds as 0.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BdExtended {
+    pub enable_packet: BdField,
+    pub packet_id: BdField,
+    pub d0_wrap: BdField,
+    pub d1_wrap: BdField,
+    pub d1_stride: BdField,
+    pub d2_stride: BdField,
+    pub axcache: BdField,
+}
+
 /// Where a buffer descriptor keeps the fields of a plain 1-D transfer.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -268,6 +286,9 @@ pub struct BdLayout {
     /// None for a tile kind whose descriptors have no iteration dimension.
     #[serde(default)]
     pub iteration: Option<BdIteration>,
+    /// Modelled for the shim only, the one kind the TXN builder writes.
+    #[serde(default)]
+    pub extended: Option<BdExtended>,
 }
 
 /// The registers every DMA-bearing tile kind has, as tile-relative offsets.
@@ -417,6 +438,43 @@ mod tests {
                 "{} names its sources",
                 profile.name
             );
+        }
+    }
+
+    /// Each extended field lies inside its descriptor word apart from every
+    /// other field: set alone, the plain fields read none of it back.
+    #[test]
+    fn extended_fields_are_inside_their_words_and_apart() {
+        use crate::xdna::regs::{RegisterError, TileKind};
+        for p in profiles() {
+            for kind in [TileKind::Shim, TileKind::Memory, TileKind::Core] {
+                let layout = &p.tile_registers(kind).bd_layout;
+                let Some(e) = &layout.extended else { continue };
+                let mut taken = vec![0u32; layout.words as usize];
+                for f in [
+                    e.enable_packet,
+                    e.packet_id,
+                    e.d0_wrap,
+                    e.d1_wrap,
+                    e.d1_stride,
+                    e.d2_stride,
+                    e.axcache,
+                ] {
+                    let inside = f.word < layout.words && f.width > 0 && f.lsb + f.width <= 32;
+                    assert!(inside, "{} {kind:?} {f:?}", p.name);
+                    let bits = (((1u64 << f.width) - 1) << f.lsb) as u32;
+                    let mut words = vec![0; layout.words as usize];
+                    words[f.word as usize] = bits;
+                    let alone = RegisterError::NotPlain {
+                        word: f.word,
+                        found: bits,
+                        plain: 0,
+                    };
+                    assert_eq!(p.decode_bd(kind, &words), Err(alone), "{kind:?} {f:?}");
+                    assert_eq!(taken[f.word as usize] & bits, 0, "{kind:?} {f:?}");
+                    taken[f.word as usize] |= bits;
+                }
+            }
         }
     }
 

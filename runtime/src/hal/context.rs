@@ -862,6 +862,27 @@ mod tests {
         ContextConfig::columns(strix(), 4)
     }
 
+    fn kernel(ctrl: &[u8]) -> Kernel<'_> {
+        Kernel { pdi: PDI, ctrl }
+    }
+
+    /// Runs `check` on a context opened on a fresh fake device.
+    fn opened(check: impl FnOnce(&FakeDevice, Context<'_, FakeDevice>)) {
+        let dev = FakeDevice::new();
+        check(&dev, Context::open(&dev, config()).unwrap());
+    }
+
+    /// Runs `check` on `insts()`, loaded in an `opened` context.
+    fn loaded(
+        check: impl FnOnce(&FakeDevice, &Context<'_, FakeDevice>, Program<'_, FakeDevice>, &[u8]),
+    ) {
+        opened(|dev, ctx| {
+            let code = insts();
+            let p = ctx.load(&kernel(&code)).unwrap();
+            check(dev, &ctx, p, &code);
+        });
+    }
+
     /// mlir-aie-style control code: input from argument 0, output to
     /// argument 1, wait for the output.
     fn insts() -> Vec<u8> {
@@ -1042,43 +1063,43 @@ mod tests {
 
     #[test]
     fn open_maps_the_heap_before_the_context() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        assert_eq!(
-            dev.calls(),
-            [
-                Call::CreateBo {
-                    size: HEAP_SIZE,
-                    kind: BoKind::DevHeap
-                },
-                Call::BoInfo { bo: 1 },
-                Call::MapBo {
-                    bo: 1,
-                    len: HEAP_SIZE as usize
-                },
-                Call::CreateHwctx {
-                    qos: QosInfo::default(),
-                    max_opc: 2048,
-                    num_tiles: 16
-                },
-            ]
-        );
-        let second = ctx.more().unwrap();
-        // Only a hardware context: the heap is shared.
-        assert_eq!(dev.call_names()[4..], ["CREATE_HWCTX"]);
-        assert_eq!(second.heap(), ctx.heap());
-        assert_ne!(second.hwctx(), ctx.hwctx());
-        let (first, other) = (ctx.hwctx().handle, second.hwctx().handle);
-        second.close().unwrap();
-        drop(ctx);
-        // `close` and dropping an open context each destroy their own.
-        assert_eq!(
-            dev.calls()[5..],
-            [
-                Call::DestroyHwctx { hwctx: other },
-                Call::DestroyHwctx { hwctx: first }
-            ]
-        );
+        opened(|dev, ctx| {
+            assert_eq!(
+                dev.calls(),
+                [
+                    Call::CreateBo {
+                        size: HEAP_SIZE,
+                        kind: BoKind::DevHeap
+                    },
+                    Call::BoInfo { bo: 1 },
+                    Call::MapBo {
+                        bo: 1,
+                        len: HEAP_SIZE as usize
+                    },
+                    Call::CreateHwctx {
+                        qos: QosInfo::default(),
+                        max_opc: 2048,
+                        num_tiles: 16
+                    },
+                ]
+            );
+            let second = ctx.more().unwrap();
+            // Only a hardware context: the heap is shared.
+            assert_eq!(dev.call_names()[4..], ["CREATE_HWCTX"]);
+            assert_eq!(second.heap(), ctx.heap());
+            assert_ne!(second.hwctx(), ctx.hwctx());
+            let (first, other) = (ctx.hwctx().handle, second.hwctx().handle);
+            second.close().unwrap();
+            drop(ctx);
+            // `close` and dropping an open context each destroy their own.
+            assert_eq!(
+                dev.calls()[5..],
+                [
+                    Call::DestroyHwctx { hwctx: other },
+                    Call::DestroyHwctx { hwctx: first }
+                ]
+            );
+        });
     }
 
     #[test]
@@ -1091,250 +1112,216 @@ mod tests {
 
     #[test]
     fn buffers_are_touched_zeroed_and_synced_each_way() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let size = 3 * 4096 + 1;
-        let bo = ctx.buffer(size).unwrap();
-        assert_eq!(bo.size, size);
-        assert_eq!(bo.host, ctx.heap().1 + bo.offset);
-        assert_eq!(
-            dev.calls()[4..],
-            [
-                Call::CreateBo {
-                    size,
-                    kind: BoKind::Dev
-                },
-                Call::BoInfo { bo: bo.handle },
-                Call::SyncBo {
+        opened(|dev, ctx| {
+            let size = 3 * 4096 + 1;
+            let bo = ctx.buffer(size).unwrap();
+            assert_eq!(bo.size, size);
+            assert_eq!(bo.host, ctx.heap().1 + bo.offset);
+            assert_eq!(
+                dev.calls()[4..],
+                [
+                    Call::CreateBo {
+                        size,
+                        kind: BoKind::Dev
+                    },
+                    Call::BoInfo { bo: bo.handle },
+                    Call::SyncBo {
+                        bo: bo.handle,
+                        direction: SyncDirection::ToDevice,
+                        offset: 0,
+                        size
+                    },
+                ]
+            );
+            // SYNC_BO from byte 0 (the reference's request has no offset)
+            // through the last byte written.
+            ctx.upload(&bo, b"loom", 4096).unwrap();
+            assert_eq!(
+                dev.calls().last(),
+                Some(&Call::SyncBo {
                     bo: bo.handle,
                     direction: SyncDirection::ToDevice,
                     offset: 0,
-                    size
-                },
-            ]
-        );
-        // SYNC_BO from byte 0 (the reference's request has no offset)
-        // through the last byte written.
-        ctx.upload(&bo, b"loom", 4096).unwrap();
-        assert_eq!(
-            dev.calls().last(),
-            Some(&Call::SyncBo {
-                bo: bo.handle,
-                direction: SyncDirection::ToDevice,
-                offset: 0,
-                size: 4100
-            })
-        );
-        let before = dev.calls().len();
-        assert_eq!(ctx.download(&bo, 6, 4095).unwrap(), b"\0loom\0");
-        // The caches are dropped before the copy out.
-        assert_eq!(
-            dev.calls()[before..],
-            [Call::SyncBo {
-                bo: bo.handle,
-                direction: SyncDirection::FromDevice,
-                offset: 0,
-                size: 4101
-            }]
-        );
-        let mut into = [0xFFu8; 4];
-        ctx.download_into(&bo, &mut into, size - 4).unwrap();
-        assert_eq!(into, [0; 4]);
-        // Out of range, or a made-up buffer outside the heap: typed errors.
-        let e = ctx.upload(&bo, b"xy", size - 1).unwrap_err();
-        assert_eq!(e.call, "upload");
-        assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
-        let e = ctx.download(&bo, u64::MAX, 0).unwrap_err();
-        assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
-        let wild = Bo {
-            offset: HEAP_SIZE,
-            ..bo
-        };
-        let e = ctx.download_into(&wild, &mut into, 0).unwrap_err();
-        assert_eq!(e.call, "download_into");
-        let e = ctx.buffer(0).unwrap_err();
-        assert_eq!((e.call, e.kind), ("buffer", ErrorKind::Empty("buffer")));
-        let e = ctx.buffer(HEAP_SIZE + 1).unwrap_err();
-        assert_eq!(e, kernel_error("buffer", "CREATE_BO", Errno::INVAL));
+                    size: 4100
+                })
+            );
+            let before = dev.calls().len();
+            assert_eq!(ctx.download(&bo, 6, 4095).unwrap(), b"\0loom\0");
+            // The caches are dropped before the copy out.
+            assert_eq!(
+                dev.calls()[before..],
+                [Call::SyncBo {
+                    bo: bo.handle,
+                    direction: SyncDirection::FromDevice,
+                    offset: 0,
+                    size: 4101
+                }]
+            );
+            let mut into = [0xFFu8; 4];
+            ctx.download_into(&bo, &mut into, size - 4).unwrap();
+            assert_eq!(into, [0; 4]);
+            // Out of range, or a made-up buffer outside the heap: typed errors.
+            let e = ctx.upload(&bo, b"xy", size - 1).unwrap_err();
+            assert_eq!(e.call, "upload");
+            assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
+            let e = ctx.download(&bo, u64::MAX, 0).unwrap_err();
+            assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
+            let wild = Bo {
+                offset: HEAP_SIZE,
+                ..bo
+            };
+            let e = ctx.download_into(&wild, &mut into, 0).unwrap_err();
+            assert_eq!(e.call, "download_into");
+            let e = ctx.buffer(0).unwrap_err();
+            assert_eq!((e.call, e.kind), ("buffer", ErrorKind::Empty("buffer")));
+            let e = ctx.buffer(HEAP_SIZE + 1).unwrap_err();
+            assert_eq!(e, kernel_error("buffer", "CREATE_BO", Errno::INVAL));
+        });
     }
 
     #[test]
     fn load_follows_the_reference_order() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let code = insts();
-        let p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .unwrap();
-        assert!(!p.is_elf());
-        assert_eq!(p.size(), code.len() as u64);
-        let (pdi, ctrl, debug) = (p.firmware(), p.ctrl(), p.debug_bo());
-        let hwctx = ctx.hwctx().handle;
-        let sync = |bo: &Bo| Call::SyncBo {
-            bo: bo.handle,
-            direction: SyncDirection::ToDevice,
-            offset: 0,
-            size: bo.size,
-        };
-        let dev_bo = |bo: &Bo| Call::CreateBo {
-            size: bo.size,
-            kind: BoKind::Dev,
-        };
-        assert_eq!(
-            dev.calls()[4..],
-            [
-                dev_bo(&pdi),
-                Call::BoInfo { bo: pdi.handle },
-                sync(&pdi),
-                dev_bo(&ctrl),
-                Call::BoInfo { bo: ctrl.handle },
-                sync(&ctrl),
-                Call::ConfigCu {
-                    hwctx,
-                    cus: vec![CuConfig {
-                        cu_bo: pdi.handle,
-                        cu_func: 0,
-                        pad: [0; 3]
-                    }]
-                },
-                dev_bo(&debug),
-                Call::BoInfo { bo: debug.handle },
-                sync(&debug),
-                Call::AssignDebugBo {
-                    hwctx,
-                    bo: debug.handle
-                },
-                Call::CreateBo {
-                    size: COMMAND_SIZE,
-                    kind: BoKind::Cmd
-                },
-                Call::BoInfo { bo: p.command().bo },
-                Call::MapBo {
-                    bo: p.command().bo,
-                    len: COMMAND_SIZE as usize
-                },
-            ]
-        );
-        // The images are where the device reads them.
-        assert_eq!(ctx.download(&pdi, PDI.len() as u64, 0).unwrap(), PDI);
-        assert_eq!(ctx.download(&ctrl, ctrl.size, 0).unwrap(), code);
-        // The driver configures a context's CU once: a second kernel needs
-        // `another` or another context.
-        let e = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .err()
-            .unwrap();
-        assert_eq!(e, kernel_error("load", "CONFIG_HWCTX", Errno::INVAL));
+        loaded(|dev, ctx, p, code| {
+            assert!(!p.is_elf());
+            assert_eq!(p.size(), code.len() as u64);
+            let (pdi, ctrl, debug) = (p.firmware(), p.ctrl(), p.debug_bo());
+            let hwctx = ctx.hwctx().handle;
+            let sync = |bo: &Bo| Call::SyncBo {
+                bo: bo.handle,
+                direction: SyncDirection::ToDevice,
+                offset: 0,
+                size: bo.size,
+            };
+            let dev_bo = |bo: &Bo| Call::CreateBo {
+                size: bo.size,
+                kind: BoKind::Dev,
+            };
+            assert_eq!(
+                dev.calls()[4..],
+                [
+                    dev_bo(&pdi),
+                    Call::BoInfo { bo: pdi.handle },
+                    sync(&pdi),
+                    dev_bo(&ctrl),
+                    Call::BoInfo { bo: ctrl.handle },
+                    sync(&ctrl),
+                    Call::ConfigCu {
+                        hwctx,
+                        cus: vec![CuConfig {
+                            cu_bo: pdi.handle,
+                            cu_func: 0,
+                            pad: [0; 3]
+                        }]
+                    },
+                    dev_bo(&debug),
+                    Call::BoInfo { bo: debug.handle },
+                    sync(&debug),
+                    Call::AssignDebugBo {
+                        hwctx,
+                        bo: debug.handle
+                    },
+                    Call::CreateBo {
+                        size: COMMAND_SIZE,
+                        kind: BoKind::Cmd
+                    },
+                    Call::BoInfo { bo: p.command().bo },
+                    Call::MapBo {
+                        bo: p.command().bo,
+                        len: COMMAND_SIZE as usize
+                    },
+                ]
+            );
+            // The images are where the device reads them.
+            assert_eq!(ctx.download(&pdi, PDI.len() as u64, 0).unwrap(), PDI);
+            assert_eq!(ctx.download(&ctrl, ctrl.size, 0).unwrap(), code);
+            // The driver configures a context's CU once: a second kernel needs
+            // `another` or another context.
+            let e = ctx.load(&kernel(code)).err().unwrap();
+            assert_eq!(e, kernel_error("load", "CONFIG_HWCTX", Errno::INVAL));
+        });
     }
 
     #[test]
     fn an_instruction_list_runs_as_a_start_cu_packet() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let code = insts();
-        let p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .unwrap();
-        let (a, b) = (ctx.buffer(256).unwrap(), ctx.buffer(256).unwrap());
-        let args = [3, a.at, b.at];
-        p.run(&args, &[a, b]).unwrap();
-        let sent = dev.submissions();
-        assert_eq!(sent.len(), 1);
-        let expected = start_packet(p.ctrl().at, code.len() as u64, &args).unwrap();
-        assert_eq!(sent[0].packet, expected);
-        assert_eq!(sent[0].bos, [p.ctrl().handle, a.handle, b.handle]);
-        assert_eq!((sent[0].hwctx, sent[0].point), (ctx.hwctx().handle, 1));
-        assert!(sent[0].untouched.is_empty());
-        // Submit, then the wait on the context's syncobj for that point.
-        let calls = dev.calls();
-        assert_eq!(
-            calls[calls.len() - 2..],
-            [
-                Call::ExecCmd {
-                    hwctx: ctx.hwctx().handle,
-                    cmd: p.command().bo,
-                    bos: vec![p.ctrl().handle, a.handle, b.handle]
-                },
-                Call::WaitSyncobj {
-                    syncobj: ctx.hwctx().syncobj,
-                    point: 1,
-                    timeout: config().timeout
-                },
-            ]
-        );
-        assert_eq!(p.command().state(), Ok(ErtState::Completed));
-        assert_ne!(p.command().at(), 0);
-        // A packet that cannot be built is refused before EXEC_CMD.
-        let e = p.run(&[], &[]).unwrap_err();
-        assert_eq!(
-            e,
-            ContextError {
-                call: "run",
-                kind: ErrorKind::Packet(PacketError::NoOpcode)
-            }
-        );
-        assert_eq!(dev.submissions().len(), 1);
+        loaded(|dev, ctx, p, code| {
+            let (a, b) = (ctx.buffer(256).unwrap(), ctx.buffer(256).unwrap());
+            let args = [3, a.at, b.at];
+            p.run(&args, &[a, b]).unwrap();
+            let sent = dev.submissions();
+            assert_eq!(sent.len(), 1);
+            let expected = start_packet(p.ctrl().at, code.len() as u64, &args).unwrap();
+            assert_eq!(sent[0].packet, expected);
+            assert_eq!(sent[0].bos, [p.ctrl().handle, a.handle, b.handle]);
+            assert_eq!((sent[0].hwctx, sent[0].point), (ctx.hwctx().handle, 1));
+            assert!(sent[0].untouched.is_empty());
+            // Submit, then the wait on the context's syncobj for that point.
+            let calls = dev.calls();
+            assert_eq!(
+                calls[calls.len() - 2..],
+                [
+                    Call::ExecCmd {
+                        hwctx: ctx.hwctx().handle,
+                        cmd: p.command().bo,
+                        bos: vec![p.ctrl().handle, a.handle, b.handle]
+                    },
+                    Call::WaitSyncobj {
+                        syncobj: ctx.hwctx().syncobj,
+                        point: 1,
+                        timeout: config().timeout
+                    },
+                ]
+            );
+            assert_eq!(p.command().state(), Ok(ErtState::Completed));
+            assert_ne!(p.command().at(), 0);
+            // A packet that cannot be built is refused before EXEC_CMD.
+            let e = p.run(&[], &[]).unwrap_err();
+            assert_eq!(
+                e,
+                ContextError {
+                    call: "run",
+                    kind: ErrorKind::Packet(PacketError::NoOpcode)
+                }
+            );
+            assert_eq!(dev.submissions().len(), 1);
+        });
     }
 
     #[test]
     fn a_buffer_not_made_by_buffer_is_seen_untouched() {
         // What `buffer` prevents: a DEV buffer whose pages were never
         // written goes to the device with pages the NPU cannot write.
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let code = insts();
-        let p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .unwrap();
-        let raw = dev.create_bo(8192, BoKind::Dev).unwrap();
-        let touched = ctx.buffer(8192).unwrap();
-        let mut fake = touched;
-        fake.handle = raw;
-        p.run(&[3, 0, 0], &[touched, fake]).unwrap();
-        assert_eq!(dev.submissions()[0].untouched, [raw]);
+        loaded(|dev, ctx, p, _| {
+            let raw = dev.create_bo(8192, BoKind::Dev).unwrap();
+            let touched = ctx.buffer(8192).unwrap();
+            let mut fake = touched;
+            fake.handle = raw;
+            p.run(&[3, 0, 0], &[touched, fake]).unwrap();
+            assert_eq!(dev.submissions()[0].untouched, [raw]);
+        });
     }
 
     #[test]
     fn commands_in_flight_finish_in_order() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let code = insts();
-        let p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .unwrap();
-        let second = ctx.command().unwrap();
-        let a = ctx.buffer(256).unwrap();
-        let one = p.submit(p.command(), &[3, a.at], &[a]).unwrap();
-        let two = p.submit(&second, &[3, a.at], &[a]).unwrap();
-        assert_eq!((one, two), (1, 2));
-        // Before the wait the headers still say NEW: the state is only read
-        // after the syncobj reaches the point.
-        assert_eq!(p.command().state(), Ok(ErtState::New));
-        assert_eq!(second.state(), Ok(ErtState::New));
-        ctx.finish(two, &[p.command(), &second]).unwrap();
-        assert_eq!(second.state(), Ok(ErtState::Completed));
-        assert_eq!(dev.call_names().last(), Some(&"SYNCOBJ_TIMELINE_WAIT"));
-        // A point never submitted times out (ETIME) as a typed error.
-        let e = ctx.finish(3, &[&second]).unwrap_err();
-        assert_eq!(
-            e,
-            kernel_error("finish", "SYNCOBJ_TIMELINE_WAIT", Errno::TIME)
-        );
+        loaded(|dev, ctx, p, _| {
+            let second = ctx.command().unwrap();
+            let a = ctx.buffer(256).unwrap();
+            let one = p.submit(p.command(), &[3, a.at], &[a]).unwrap();
+            let two = p.submit(&second, &[3, a.at], &[a]).unwrap();
+            assert_eq!((one, two), (1, 2));
+            // Before the wait the headers still say NEW: the state is only read
+            // after the syncobj reaches the point.
+            assert_eq!(p.command().state(), Ok(ErtState::New));
+            assert_eq!(second.state(), Ok(ErtState::New));
+            ctx.finish(two, &[p.command(), &second]).unwrap();
+            assert_eq!(second.state(), Ok(ErtState::Completed));
+            assert_eq!(dev.call_names().last(), Some(&"SYNCOBJ_TIMELINE_WAIT"));
+            // A point never submitted times out (ETIME) as a typed error.
+            let e = ctx.finish(3, &[&second]).unwrap_err();
+            assert_eq!(
+                e,
+                kernel_error("finish", "SYNCOBJ_TIMELINE_WAIT", Errno::TIME)
+            );
+        });
     }
 
     #[test]
@@ -1346,93 +1333,75 @@ mod tests {
             (ErtState::NoResponse, "NotCompleted"),
         ];
         for (state, name) in cases {
-            let dev = FakeDevice::new();
-            let ctx = Context::open(&dev, config()).unwrap();
-            let code = insts();
-            let p = ctx
-                .load(&Kernel {
-                    pdi: PDI,
-                    ctrl: &code,
-                })
-                .unwrap();
-            dev.complete_next_with(state);
-            let e = p.run(&[3], &[]).unwrap_err();
-            let cmd = p.command().bo;
-            let expected = match state {
-                ErtState::Error => ErrorKind::CommandError { cmd },
-                ErtState::Abort => ErrorKind::CommandAborted { cmd },
-                ErtState::Timeout => ErrorKind::CommandTimedOut { cmd },
-                other => ErrorKind::NotCompleted { cmd, state: other },
-            };
-            assert_eq!(
-                e,
-                ContextError {
-                    call: "run",
-                    kind: expected
-                },
-                "{name}"
-            );
-            // The next run completes again.
-            p.run(&[3], &[]).unwrap();
+            loaded(|dev, _, p, _| {
+                dev.complete_next_with(state);
+                let e = p.run(&[3], &[]).unwrap_err();
+                let cmd = p.command().bo;
+                let expected = match state {
+                    ErtState::Error => ErrorKind::CommandError { cmd },
+                    ErtState::Abort => ErrorKind::CommandAborted { cmd },
+                    ErtState::Timeout => ErrorKind::CommandTimedOut { cmd },
+                    other => ErrorKind::NotCompleted { cmd, state: other },
+                };
+                assert_eq!(
+                    e,
+                    ContextError {
+                        call: "run",
+                        kind: expected
+                    },
+                    "{name}"
+                );
+                // The next run completes again.
+                p.run(&[3], &[]).unwrap();
+            });
         }
     }
 
     #[test]
     fn an_elf_runs_as_a_start_npu_packet() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let file = elf::write(&artifact(true)).unwrap();
-        let p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &file,
-            })
-            .unwrap();
-        assert!(p.is_elf());
-        assert_eq!(ctx.download(&p.ctrl(), p.size(), 0).unwrap(), insts());
-        let data = ctx.buffer(256).unwrap();
-        p.run(&[data.at], &[data]).unwrap();
-        let expected = npu_packet(p.ctrl().at, p.size(), &[data.at]).unwrap();
-        assert_eq!(dev.submissions()[0].packet, expected);
+        opened(|dev, ctx| {
+            let file = elf::write(&artifact(true)).unwrap();
+            let p = ctx.load(&kernel(&file)).unwrap();
+            assert!(p.is_elf());
+            assert_eq!(ctx.download(&p.ctrl(), p.size(), 0).unwrap(), insts());
+            let data = ctx.buffer(256).unwrap();
+            p.run(&[data.at], &[data]).unwrap();
+            let expected = npu_packet(p.ctrl().at, p.size(), &[data.at]).unwrap();
+            assert_eq!(dev.submissions()[0].packet, expected);
+        });
     }
 
     #[test]
     fn an_xdna_file_that_is_not_loadable_is_refused() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let file = elf::write(&artifact(false)).unwrap();
-        let before = dev.calls().len();
-        let e = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &file,
-            })
-            .err()
-            .unwrap();
-        assert_eq!(
-            e,
-            ContextError {
-                call: "load",
-                kind: ErrorKind::Code(CodeError::NotLoadable("untested encodings".into()))
-            }
-        );
-        assert_eq!(
-            e.to_string(),
-            "load: the .xdna file is not loadable: untested encodings"
-        );
-        // Refused before any buffer was made.
-        assert_eq!(dev.calls().len(), before);
-        // A damaged Loom file is an ELF error, not a crash.
-        let file = elf::write(&artifact(true)).unwrap();
-        for cut in 16..file.len() {
-            assert!(
-                matches!(
-                    control_code(&file[..cut]),
-                    Err(CodeError::Loom(_) | CodeError::Malformed(_))
-                ),
-                "cut at {cut}"
+        opened(|dev, ctx| {
+            let file = elf::write(&artifact(false)).unwrap();
+            let before = dev.calls().len();
+            let e = ctx.load(&kernel(&file)).err().unwrap();
+            assert_eq!(
+                e,
+                ContextError {
+                    call: "load",
+                    kind: ErrorKind::Code(CodeError::NotLoadable("untested encodings".into()))
+                }
             );
-        }
+            assert_eq!(
+                e.to_string(),
+                "load: the .xdna file is not loadable: untested encodings"
+            );
+            // Refused before any buffer was made.
+            assert_eq!(dev.calls().len(), before);
+            // A damaged Loom file is an ELF error, not a crash.
+            let file = elf::write(&artifact(true)).unwrap();
+            for cut in 16..file.len() {
+                assert!(
+                    matches!(
+                        control_code(&file[..cut]),
+                        Err(CodeError::Loom(_) | CodeError::Malformed(_))
+                    ),
+                    "cut at {cut}"
+                );
+            }
+        });
     }
 
     #[test]
@@ -1485,96 +1454,75 @@ mod tests {
 
     #[test]
     fn code_replaces_in_place_and_grows() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let code = insts();
-        let mut p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .unwrap();
-        let first = p.ctrl();
-        let shorter = &code[..code.len() - 16];
-        let before = dev.calls().len();
-        p.code(shorter).unwrap();
-        assert_eq!(p.ctrl(), first);
-        assert_eq!(p.size(), shorter.len() as u64);
-        assert_eq!(dev.call_names()[before..], ["SYNC_BO"]);
-        let mut longer = code.clone();
-        longer.extend_from_slice(&code[16..]);
-        p.code(&longer).unwrap();
-        assert_ne!(p.ctrl().handle, first.handle);
-        assert_eq!(p.ctrl().size, longer.len() as u64);
-        assert_eq!(ctx.download(&p.ctrl(), p.size(), 0).unwrap(), longer);
-        // An ELF switches the program to START_NPU packets.
-        p.code(&elf::write(&artifact(true)).unwrap()).unwrap();
-        assert!(p.is_elf());
-        let e = p.code(&[0; 3]).unwrap_err();
-        assert_eq!(
-            e,
-            ContextError {
-                call: "code",
-                kind: ErrorKind::Code(CodeError::NotWords(3))
-            }
-        );
-        assert_eq!(
-            p.code(&[]).unwrap_err().kind,
-            ErrorKind::Empty("control code")
-        );
+        loaded(|dev, ctx, mut p, code| {
+            let first = p.ctrl();
+            let shorter = &code[..code.len() - 16];
+            let before = dev.calls().len();
+            p.code(shorter).unwrap();
+            assert_eq!(p.ctrl(), first);
+            assert_eq!(p.size(), shorter.len() as u64);
+            assert_eq!(dev.call_names()[before..], ["SYNC_BO"]);
+            let mut longer = code.to_vec();
+            longer.extend_from_slice(&code[16..]);
+            p.code(&longer).unwrap();
+            assert_ne!(p.ctrl().handle, first.handle);
+            assert_eq!(p.ctrl().size, longer.len() as u64);
+            assert_eq!(ctx.download(&p.ctrl(), p.size(), 0).unwrap(), longer);
+            // An ELF switches the program to START_NPU packets.
+            p.code(&elf::write(&artifact(true)).unwrap()).unwrap();
+            assert!(p.is_elf());
+            let e = p.code(&[0; 3]).unwrap_err();
+            assert_eq!(
+                e,
+                ContextError {
+                    call: "code",
+                    kind: ErrorKind::Code(CodeError::NotWords(3))
+                }
+            );
+            assert_eq!(
+                p.code(&[]).unwrap_err().kind,
+                ErrorKind::Empty("control code")
+            );
+        });
     }
 
     #[test]
     fn another_program_shares_the_firmware_and_context() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let code = insts();
-        let p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .unwrap();
-        let before = dev.calls().len();
-        let q = p.another(&code[..code.len() - 16]).unwrap();
-        assert!(!dev.call_names()[before..].contains(&"CONFIG_HWCTX"));
-        assert_eq!((q.firmware(), q.debug_bo()), (p.firmware(), p.debug_bo()));
-        assert_ne!(q.ctrl().handle, p.ctrl().handle);
-        assert_ne!(q.command().bo, p.command().bo);
-        q.run(&[3], &[]).unwrap();
-        p.run(&[3], &[]).unwrap();
-        let sent = dev.submissions();
-        assert_eq!(sent[0].bos, [q.ctrl().handle]);
-        assert_eq!((sent[0].point, sent[1].point), (1, 2));
-        assert_eq!(p.another(&[1]).err().map(|e| e.call), Some("another"));
+        loaded(|dev, _, p, code| {
+            let before = dev.calls().len();
+            let q = p.another(&code[..code.len() - 16]).unwrap();
+            assert!(!dev.call_names()[before..].contains(&"CONFIG_HWCTX"));
+            assert_eq!((q.firmware(), q.debug_bo()), (p.firmware(), p.debug_bo()));
+            assert_ne!(q.ctrl().handle, p.ctrl().handle);
+            assert_ne!(q.command().bo, p.command().bo);
+            q.run(&[3], &[]).unwrap();
+            p.run(&[3], &[]).unwrap();
+            let sent = dev.submissions();
+            assert_eq!(sent[0].bos, [q.ctrl().handle]);
+            assert_eq!((sent[0].point, sent[1].point), (1, 2));
+            assert_eq!(p.another(&[1]).err().map(|e| e.call), Some("another"));
+        });
     }
 
     #[test]
     fn the_debug_buffer_is_read_after_a_sync_from_the_device() {
-        let dev = FakeDevice::new();
-        let ctx = Context::open(&dev, config()).unwrap();
-        let code = insts();
-        let p = ctx
-            .load(&Kernel {
-                pdi: PDI,
-                ctrl: &code,
-            })
-            .unwrap();
-        assert_eq!(p.debug().unwrap(), vec![0; DEBUG_SIZE as usize]);
-        assert_eq!(
-            dev.calls().last(),
-            Some(&Call::SyncBo {
-                bo: p.debug_bo().handle,
-                direction: SyncDirection::FromDevice,
-                offset: 0,
-                size: DEBUG_SIZE
-            })
-        );
-        dev.fail_next("SYNC_BO", Errno::IO);
-        assert_eq!(
-            p.debug().unwrap_err(),
-            kernel_error("debug", "SYNC_BO", Errno::IO)
-        );
+        loaded(|dev, _, p, _| {
+            assert_eq!(p.debug().unwrap(), vec![0; DEBUG_SIZE as usize]);
+            assert_eq!(
+                dev.calls().last(),
+                Some(&Call::SyncBo {
+                    bo: p.debug_bo().handle,
+                    direction: SyncDirection::FromDevice,
+                    offset: 0,
+                    size: DEBUG_SIZE
+                })
+            );
+            dev.fail_next("SYNC_BO", Errno::IO);
+            assert_eq!(
+                p.debug().unwrap_err(),
+                kernel_error("debug", "SYNC_BO", Errno::IO)
+            );
+        });
     }
 
     /// Every library call once, in an order a user would make them; `marks`
@@ -1595,10 +1543,7 @@ mod tests {
         ctx.upload(&bo, &[1, 2, 3, 4], 0)?;
         mark("upload");
         let code = insts();
-        let mut p = ctx.load(&Kernel {
-            pdi: PDI,
-            ctrl: &code,
-        })?;
+        let mut p = ctx.load(&kernel(&code))?;
         mark("load");
         let cmd = ctx.command()?;
         mark("command");

@@ -2,8 +2,10 @@
 //! `code`). Its format is the one `loom_targets::xdna::txn` already encodes
 //! (the 4-word header for the whole array, then ops), so this only turns the
 //! reference's calls into `TxnOp`s on a `loom_targets` `Txn` and lets it
-//! encode them; the register addresses and the plain buffer-descriptor
-//! fields come from the device profile (`DeviceProfile::encode_bd`).
+//! encode them; the register addresses and every buffer-descriptor field
+//! come from the device profile: the plain ones through
+//! `DeviceProfile::encode_bd`, the dimension, packet and cache ones from the
+//! shim layout's `extended` section.
 //!
 //! A shim transfer is what mlir-aie's `AIEDmaToNpu.cpp` lowers
 //! `npu.dma_memcpy_nd` to: a BLOCKWRITE of the 8-word shim descriptor, a
@@ -14,16 +16,9 @@
 //! (AIEXDialect.cpp) does: everything in 32-bit words, strides held as
 //! value - 1, the outermost dimension as the iteration (when its stride is
 //! not 0) and as the repeat count.
-//!
-//! The shim descriptor fields the profile's layout does not model yet are
-//! placed here, from aie-rt (release/main_aig 3640b761)
-//! `driver/src/global/xaie2pgbl_params.h` `XAIE2PGBL_NOC_MODULE_DMA_BD0_*`:
-//! word 2 ENABLE_PACKET [30], PACKET_ID [23:19]; word 3 D0_WRAP [29:20],
-//! D0_STEPSIZE [19:0]; word 4 D1_WRAP [29:20], D1_STEPSIZE [19:0]; word 5
-//! AXCACHE [27:24], D2_STEPSIZE [19:0].
 
 use loom_targets::xdna::regs::{
-    BufferDescriptor, Direction, Iteration, RegisterError, StartQueueEntry, TileKind,
+    BdField, BufferDescriptor, Direction, Iteration, RegisterError, StartQueueEntry, TileKind,
 };
 use loom_targets::xdna::txn::{Txn, TxnError, TxnOp};
 use loom_targets::DeviceProfile;
@@ -39,57 +34,6 @@ pub const NO_CACHE: u8 = 0x0;
 /// Normal cacheable memory; mlir-aie writes 2 "to enable upsizing in NoC".
 pub const NORMAL_CACHE: u8 = 0x2;
 pub const AGGRESSIVE_CACHE: u8 = 0xE;
-
-/// A field the profile's descriptor layout does not model yet.
-struct Field {
-    word: usize,
-    lsb: u32,
-    width: u32,
-    what: &'static str,
-}
-
-const ENABLE_PACKET: Field = Field {
-    word: 2,
-    lsb: 30,
-    width: 1,
-    what: "enable packet",
-};
-const PACKET_ID: Field = Field {
-    word: 2,
-    lsb: 19,
-    width: 5,
-    what: "packet id",
-};
-const D0_WRAP: Field = Field {
-    word: 3,
-    lsb: 20,
-    width: 10,
-    what: "innermost size in words",
-};
-const D1_WRAP: Field = Field {
-    word: 4,
-    lsb: 20,
-    width: 10,
-    what: "second size",
-};
-const D1_STEP: Field = Field {
-    word: 4,
-    lsb: 0,
-    width: 20,
-    what: "second stride in words",
-};
-const AXCACHE: Field = Field {
-    word: 5,
-    lsb: 24,
-    width: 4,
-    what: "cache",
-};
-const D2_STEP: Field = Field {
-    word: 5,
-    lsb: 0,
-    width: 20,
-    what: "third stride in words",
-};
 
 /// Why a builder call cannot be encoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,13 +164,22 @@ fn layout(what: &'static str, value: impl Into<u64>) -> TxnBuildError {
     }
 }
 
-/// ORs `value` into `field` of `words`, if it fits.
-fn put(words: &mut [u32], field: &Field, value: u32) -> Result<(), TxnBuildError> {
+/// ORs `value` into `field` of `words`, if it fits. A field that is not
+/// inside one of the words (a profile defect) is refused as its word.
+fn put(
+    words: &mut [u32],
+    field: BdField,
+    what: &'static str,
+    value: u32,
+) -> Result<(), TxnBuildError> {
+    let end = field.lsb.checked_add(field.width);
+    let in_word = field.width > 0 && end.is_some_and(|end| end <= 32);
     let word = words
-        .get_mut(field.word)
-        .ok_or(layout("descriptor word", field.word as u64))?;
+        .get_mut(field.word as usize)
+        .filter(|_| in_word)
+        .ok_or(layout("descriptor word", field.word))?;
     if u64::from(value) >> field.width != 0 {
-        return Err(layout(field.what, value));
+        return Err(layout(what, value));
     }
     *word |= value << field.lsb;
     Ok(())
@@ -349,11 +302,9 @@ impl<'p> TxnBuilder<'p> {
         } else {
             None
         };
+        let shim_layout = &self.profile.tile_registers(TileKind::Shim).bd_layout;
         // mlir-aie's default burst: the longest the shim offers.
-        let burst_length = self
-            .profile
-            .tile_registers(TileKind::Shim)
-            .bd_layout
+        let burst_length = shim_layout
             .burst_length
             .as_ref()
             .and_then(|b| b.bytes.iter().copied().max());
@@ -369,6 +320,14 @@ impl<'p> TxnBuilder<'p> {
             iteration,
         };
         let mut bd_words = self.profile.encode_bd(TileKind::Shim, &descriptor)?;
+        let fields = shim_layout
+            .extended
+            .as_ref()
+            .ok_or(RegisterError::NotInTile {
+                kind: TileKind::Shim,
+                what: "dimension, packet and cache descriptor fields",
+            })?;
+        let mut set = |field, what, value| put(&mut bd_words, field, what, value);
         // Middle sizes of 1 are a linear transfer, which needs no dimensions.
         if d1 > 1 || d2 > 1 {
             let step = |what, size: u32, stride: u32| -> Result<u32, TxnBuildError> {
@@ -380,23 +339,17 @@ impl<'p> TxnBuilder<'p> {
                     w => Ok(w - 1),
                 }
             };
-            put(&mut bd_words, &D0_WRAP, d0_words)?;
-            put(&mut bd_words, &D1_WRAP, d1)?;
-            put(
-                &mut bd_words,
-                &D1_STEP,
-                step("second stride in bytes", d1, s1)?,
-            )?;
-            put(
-                &mut bd_words,
-                &D2_STEP,
-                step("third stride in bytes", d2, s2)?,
-            )?;
+            set(fields.d0_wrap, "innermost size in words", d0_words)?;
+            set(fields.d1_wrap, "second size", d1)?;
+            let d1_step = step("second stride in bytes", d1, s1)?;
+            set(fields.d1_stride, "second stride in words", d1_step)?;
+            let d2_step = step("third stride in bytes", d2, s2)?;
+            set(fields.d2_stride, "third stride in words", d2_step)?;
         }
-        put(&mut bd_words, &AXCACHE, options.cache.into())?;
+        set(fields.axcache, "cache", options.cache.into())?;
         if let Some(id) = options.packet {
-            put(&mut bd_words, &PACKET_ID, id.into())?;
-            put(&mut bd_words, &ENABLE_PACKET, 1)?;
+            set(fields.packet_id, "packet id", id.into())?;
+            set(fields.enable_packet, "enable packet", 1)?;
         }
         let profile = self.profile;
         let bd = self.address(column, row, profile.bd(TileKind::Shim, dma.bd)?)?;
@@ -661,6 +614,20 @@ mod tests {
                 value: 2 | 3 << 16
             }
         );
+    }
+
+    /// A profile field outside the descriptor is refused, not a panic.
+    #[test]
+    fn a_field_outside_the_descriptor_is_refused() {
+        let mut words = [0u32; 8];
+        for (word, lsb, width) in [(8, 0, 1), (5, 30, 4), (5, 32, 0), (0, u32::MAX, 2)] {
+            let field = BdField { word, lsb, width };
+            assert_eq!(
+                put(&mut words, field, "cache", 0),
+                Err(layout("descriptor word", word))
+            );
+        }
+        assert_eq!(words, [0; 8]);
     }
 
     #[test]
