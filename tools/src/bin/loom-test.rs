@@ -56,8 +56,9 @@ struct Args {
     #[arg(long, default_value = "deterministic")]
     schedule: String,
     /// Stop a run as runaway after this many ops.
-    #[arg(long = "max-steps", value_name = "N", default_value_t = Options::default().max_steps)]
-    max_steps: u64,
+    /// (default 2^32; an interpreter option).
+    #[arg(long = "max-steps", value_name = "N")]
+    max_steps: Option<u64>,
     /// Also run every scenario after each pass of the compile pipeline and
     /// require identical results (the differential check of each pass).
     #[arg(long = "each-pass")]
@@ -98,10 +99,21 @@ fn parse_schedule(text: &str) -> Result<Schedule, Failure> {
         })
 }
 
+/// Where scenarios run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Interp,
+    Sim,
+    /// The simulator, or the interpreter for a module that does not
+    /// compile for xdna (what `auto` picks without an NPU).
+    SimElseInterp,
+}
+
 /// Pick the device; say which and why when it was not asked for by name.
-fn choose_device(device: Device) -> Result<Device, Failure> {
-    match device {
-        Device::Interp | Device::Sim => Ok(device),
+fn choose_device(args: &Args) -> Result<Mode, Failure> {
+    match args.device {
+        Device::Interp => Ok(Mode::Interp),
+        Device::Sim => Ok(Mode::Sim),
         Device::Auto => {
             let npu = match hal::device::discover_system() {
                 Err(none) => none.to_string(),
@@ -110,8 +122,15 @@ fn choose_device(device: Device) -> Result<Device, Failure> {
                     describe(&found)
                 ),
             };
-            println!("device: interp (auto: {npu}; the array simulator runs only programs that compile for xdna: ask for it with --device=sim)");
-            Ok(Device::Interp)
+            let interpreter_options = args.each_pass
+                || args.max_steps.is_some()
+                || args.schedule != "deterministic";
+            if interpreter_options {
+                println!("device: interp (auto: {npu}; interpreter options given)");
+                return Ok(Mode::Interp);
+            }
+            println!("device: sim (auto: {npu}; a scenario whose module does not compile for xdna runs on the interpreter)");
+            Ok(Mode::SimElseInterp)
         }
         Device::Xdna => Err(Failure(match hal::device::discover_system() {
             Err(none) => format!("loom-test: error: --device=xdna: {none}\n"),
@@ -159,20 +178,33 @@ fn compile_artifact(
 
 /// Run `scenario` on the array simulator: the `.xdna` artifact `source` is,
 /// or the one it compiles to.
-fn execute_sim(
+/// The artifact `source` is, or the one it compiles to for `target`.
+fn artifact_for(
+    session: &Session,
     source: &[u8],
     name: &str,
     scenario: &Scenario,
     target: &str,
+) -> Result<elf::Artifact, String> {
+    if is_artifact(source) {
+        elf::read(source).map_err(|e| format!("{name}: error: not a loadable .xdna: {e}\n"))
+    } else {
+        compile_artifact(session, source, name, scenario, target)
+    }
+}
+
+fn is_artifact(source: &[u8]) -> bool {
+    source.starts_with(b"\x7fELF")
+}
+
+fn execute_sim(
+    session: &Session,
+    artifact: &elf::Artifact,
+    source: &[u8],
+    name: &str,
+    scenario: &Scenario,
     directives: &Directives,
 ) -> Result<(Buffers, String), String> {
-    let session = Session::new();
-    // An artifact runs as it is; a module is compiled to one first.
-    let artifact = if source.starts_with(b"\x7fELF") {
-        elf::read(source).map_err(|e| format!("{name}: error: not a loadable .xdna: {e}\n"))?
-    } else {
-        compile_artifact(&session, source, name, scenario, target)?
-    };
     let images: String = artifact
         .tile_images
         .iter()
@@ -200,7 +232,7 @@ fn execute_sim(
     }
     // Faults of the control code or the array have no source location: they
     // are reported at the artifact.
-    let artifact_name: std::rc::Rc<str> = if source.starts_with(b"\x7fELF") {
+    let artifact_name: std::rc::Rc<str> = if is_artifact(source) {
         name.into()
     } else {
         format!("{name} (its .xdna)").into()
@@ -212,7 +244,7 @@ fn execute_sim(
             loc.clone()
         }
     };
-    let outcome = sim::run::run(&artifact, &program, args).map_err(|e| {
+    let outcome = sim::run::run(artifact, &program, args).map_err(|e| {
         let notes: Vec<_> = e.notes.iter().map(|(l, n)| (at(l), n.clone())).collect();
         diagnostic::render(&at(&e.loc), "error", &e.message, &notes)
     })?;
@@ -404,16 +436,16 @@ fn differential(
 fn run(args: &Args) -> Result<ExitCode, Failure> {
     let base = Options {
         schedule: parse_schedule(&args.schedule)?,
-        max_steps: args.max_steps,
+        max_steps: args.max_steps.unwrap_or(Options::default().max_steps),
         ..Options::default()
     };
-    let device = choose_device(args.device)?;
-    if device == Device::Sim {
+    let mode = choose_device(args)?;
+    if mode != Mode::Interp {
         loom_passes::parse_target(&args.target)
             .map_err(|m| Failure(format!("loom-test: error: --target: {m}\n")))?;
-        if args.each_pass {
+        if args.each_pass || args.max_steps.is_some() || args.schedule != "deterministic" {
             return Err(Failure(
-                "loom-test: error: --each-pass runs on the interpreter; use --device=interp\n"
+                "loom-test: error: --each-pass, --max-steps and --schedule are interpreter options; use --device=interp\n"
                     .into(),
             ));
         }
@@ -460,24 +492,60 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let session = Session::new();
     // The interpreter runs the module as given; the simulator compiles (or
     // loads) an artifact per scenario.
-    let parsed = match device {
-        Device::Sim => None,
-        _ => Some(session.parse(&bytes, &args.input)?),
+    let parsed = if mode == Mode::Sim || is_artifact(&bytes) {
+        None
+    } else {
+        Some(session.parse(&bytes, &args.input)?)
     };
     let (mut passed, mut failed) = (0, 0);
     for scenario in selected {
-        let result = match &parsed {
-            // The simulator compiles (or loads) the artifact itself.
-            None => verdict(
+        // The simulator runs the artifact the scenario's module compiles to;
+        // under `auto` a module the xdna target refuses runs on the
+        // interpreter instead, and the summary says why.
+        let mut fallback = None;
+        let artifact = match mode {
+            Mode::Interp => None,
+            Mode::Sim => Some(artifact_for(
+                &session,
+                &bytes,
+                &args.input,
                 scenario,
-                execute_sim(&bytes, &args.input, scenario, &args.target, &directives),
+                &args.target,
+            )),
+            Mode::SimElseInterp => {
+                match artifact_for(&session, &bytes, &args.input, scenario, &args.target) {
+                    Err(refused) if parsed.is_some() => {
+                        fallback = Some(refused.lines().next().unwrap_or("").to_string());
+                        None
+                    }
+                    other => Some(other),
+                }
+            }
+        };
+        let result = match (artifact, &parsed) {
+            (Some(artifact), _) => verdict(
+                scenario,
+                artifact.and_then(|artifact| {
+                    execute_sim(
+                        &session,
+                        &artifact,
+                        &bytes,
+                        &args.input,
+                        scenario,
+                        &directives,
+                    )
+                }),
                 |_| Ok(String::new()),
             ),
-            Some(parsed) => verdict(
+            (None, Some(parsed)) => verdict(
                 scenario,
                 execute(&parsed.module, scenario, &base, &directives).map(
                     |(buffers, steps, strands)| {
-                        (buffers, format!("{steps} ops, {strands} strands"))
+                        let device = match fallback.take() {
+                            Some(why) => format!("interp, not compiled for xdna: {why}; "),
+                            None => String::new(),
+                        };
+                        (buffers, format!("{device}{steps} ops, {strands} strands"))
                     },
                 ),
                 |buffers| {
@@ -489,6 +557,17 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                     Ok(format!("; identical after each of {stages} passes"))
                 },
             ),
+            (None, None) => Err(format!(
+                "  {}: an .xdna artifact runs on the simulator only (--device=sim)\n",
+                args.input
+            )),
+        };
+        // A failing run on the interpreter says why it ran there.
+        let result = match fallback {
+            Some(why) => result.map_err(|report| {
+                format!("  (on the interpreter: not compiled for xdna: {why})\n{report}")
+            }),
+            None => result,
         };
         report(&scenario.name, result, &mut passed, &mut failed);
     }
