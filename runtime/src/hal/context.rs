@@ -25,9 +25,9 @@
 //! An instruction list runs as a START_CU packet and an ELF's `.ctrltext`
 //! as a START_NPU packet (`packet`). A Loom `.xdna` ELF is read with
 //! `loom_targets::xdna::elf::read` and refused when not device-loadable;
-//! other ELFs (XRT's) only have their `.ctrltext` taken. Neither has its
-//! argument relocations applied: XRT patches those into the control code on
-//! the host, which this layer does not do yet.
+//! other ELFs (XRT's) only have their `.ctrltext` taken. `load` applies no
+//! argument relocations: `invoke` patches a Loom artifact's control code on
+//! the host, as XRT does, and loads it with `load_code`.
 //!
 //! Buffers are never freed one by one (there is no GEM close here): the
 //! kernel releases them with the descriptor, as the reference's `close` says.
@@ -624,15 +624,25 @@ impl<'d, D: Device> Context<'d, D> {
     /// mapped for the runs. A context loads one kernel (the driver refuses
     /// a second CU configuration); `Program::another` shares it.
     pub fn load(&self, kernel_image: &Kernel<'_>) -> Result<Program<'_, D>, ContextError> {
+        let code = control_code(kernel_image.ctrl).map_err(|e| fail("load")(ErrorKind::Code(e)))?;
+        self.load_code(kernel_image.pdi, &code)
+    }
+
+    /// `load` of control code already read out of its file, such as an
+    /// ELF's `.ctrltext` once its argument patches are applied (`invoke`).
+    pub fn load_code(
+        &self,
+        pdi: &[u8],
+        code: &ControlCode,
+    ) -> Result<Program<'_, D>, ContextError> {
         let call = "load";
-        let code = control_code(kernel_image.ctrl).map_err(|e| fail(call)(ErrorKind::Code(e)))?;
-        if kernel_image.pdi.is_empty() {
+        if pdi.is_empty() {
             return Err(fail(call)(ErrorKind::Empty("firmware image")));
         }
         if code.bytes.is_empty() {
             return Err(fail(call)(ErrorKind::Empty("control code")));
         }
-        let pdi = self.place(call, kernel_image.pdi)?;
+        let pdi = self.place(call, pdi)?;
         let ctrl = self.place(call, &code.bytes)?;
         let cu = CuConfig {
             cu_bo: pdi.handle,

@@ -658,6 +658,17 @@ impl FakeDevice {
         self.state.borrow().submissions.clone()
     }
 
+    /// What DEV buffer `bo` holds in the mapped heap, as the NPU would read
+    /// it (`None` for another kind of buffer, or before the heap is mapped).
+    pub fn bo_bytes(&self, bo: u32) -> Option<Vec<u8>> {
+        let state = self.state.borrow();
+        let b = state.bos.get(&bo).filter(|b| b.kind == BoKind::Dev)?;
+        let (mem, at) = state.in_heap(b)?;
+        let end = at.checked_add(usize::try_from(b.size).ok()?)?;
+        let bytes = mem.bytes.borrow();
+        bytes.get(at..end).map(<[u8]>::to_vec)
+    }
+
     /// Records `call`, then fails it if the script says so.
     fn enter(&self, call: Call) -> Result<std::cell::RefMut<'_, FakeState>, HalError> {
         let name = call.name();

@@ -26,17 +26,23 @@
 //! - `packet`: the START_CU (instruction list) and START_NPU (ELF) packets.
 //! - `txn`: the reference's TXN builder over `loom_targets::xdna::txn`.
 //! - `xclbin`: an xclbin's AIE partition PDIs and IP layout names.
+//! - `invoke`: one run of a Loom `.xdna` artifact: admission (profile,
+//!   loadability, arguments), a buffer per argument, the ELF's argument
+//!   patches applied to its control code on the host as XRT's ELF flow
+//!   does, START_NPU, the wait with a timeout, the buffers read back. A
+//!   `.xdna` file has no firmware image, which the reference's `load` needs:
+//!   `run_artifact` refuses it, `run_with_firmware` takes one.
 //!
-//! Not yet: applying an ELF's argument relocations to its control code (XRT
-//! does it on the host), preemption and ELF-embedded PDI packets
-//! (START_NPU_PREEMPT*), freeing single buffers, and `loom-test
-//! --device=xdna` (the main engineer's). Nothing here has run on an NPU:
-//! the firmware's side (packet layouts as read, DDR_PATCH argument
-//! numbering, debug buffer contents) is unverified.
+//! Not yet: preemption and ELF-embedded PDI packets (START_NPU_PREEMPT*),
+//! freeing single buffers. Nothing here has run on an NPU: the firmware's
+//! side (packet layouts as read, DDR_PATCH argument numbering and whether
+//! it acts on DDR_PATCH in an ELF's code, debug buffer contents) is
+//! unverified.
 #![deny(unsafe_code)]
 
 pub mod context;
 pub mod device;
+pub mod invoke;
 pub mod ioctl;
 pub mod packet;
 pub mod txn;
@@ -45,6 +51,7 @@ pub mod xclbin;
 
 pub use context::{Bo, Command, Context, ContextConfig, ContextError, Kernel, Program};
 pub use device::{discover, discover_system, Device, FakeDevice, NoDevice, Npu, XdnaDevice};
+pub use invoke::{patch_control_code, run_artifact, run_with_firmware, InvokeError, PatchError};
 pub use ioctl::HalError;
 
 /// A scratch directory for tests, removed when dropped.

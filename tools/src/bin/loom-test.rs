@@ -100,10 +100,12 @@ fn parse_schedule(text: &str) -> Result<Schedule, Failure> {
 }
 
 /// Where scenarios run.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Mode {
     Interp,
     Sim,
+    /// An attached NPU, through the amdxdna HAL.
+    Xdna(std::path::PathBuf),
     /// The simulator, or the interpreter for a module that does not
     /// compile for xdna (what `auto` picks without an NPU).
     SimElseInterp,
@@ -122,9 +124,8 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
                     describe(&found)
                 ),
             };
-            let interpreter_options = args.each_pass
-                || args.max_steps.is_some()
-                || args.schedule != "deterministic";
+            let interpreter_options =
+                args.each_pass || args.max_steps.is_some() || args.schedule != "deterministic";
             if interpreter_options {
                 println!("device: interp (auto: {npu}; interpreter options given)");
                 return Ok(Mode::Interp);
@@ -132,13 +133,20 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
             println!("device: sim (auto: {npu}; a scenario whose module does not compile for xdna runs on the interpreter)");
             Ok(Mode::SimElseInterp)
         }
-        Device::Xdna => Err(Failure(match hal::device::discover_system() {
-            Err(none) => format!("loom-test: error: --device=xdna: {none}\n"),
-            Ok(found) => format!(
-                "loom-test: error: --device=xdna: {}; running artifacts on it is not implemented yet (the HAL's context and submission layers); use --device=sim\n",
-                describe(&found)
-            ),
-        })),
+        Device::Xdna => match hal::device::discover_system() {
+            Err(none) => Err(Failure(format!(
+                "loom-test: error: --device=xdna: {none}\n"
+            ))),
+            Ok(found) => {
+                let npu = &found[0];
+                println!(
+                    "device: xdna ({}, {})",
+                    npu.node.display(),
+                    npu.profile.name
+                );
+                Ok(Mode::Xdna(npu.node.clone()))
+            }
+        },
     }
 }
 
@@ -215,21 +223,7 @@ fn execute_sim(
         .map_err(|f| f.0)?;
     let program = interp::translate(images_module.module.as_operation().to_raw())
         .map_err(|e| diagnostic::render(&e.loc, "error", &e.message, &[]))?;
-    let names: Vec<String> = artifact.entries[0]
-        .args
-        .iter()
-        .map(|a| a.name.clone())
-        .collect();
-    let mut args = Vec::new();
-    for arg in &names {
-        let Some(data) = scenario.bindings.get(arg) else {
-            return Err(directives.error(
-                scenario.line,
-                &format!("scenario `{}` binds no data to %{arg}", scenario.name),
-            ));
-        };
-        args.push(data.bytes.clone());
-    }
+    let (names, args) = bind_entry(artifact, scenario, directives)?;
     // Faults of the control code or the array have no source location: they
     // are reported at the artifact.
     let artifact_name: std::rc::Rc<str> = if is_artifact(source) {
@@ -440,6 +434,24 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         ..Options::default()
     };
     let mode = choose_device(args)?;
+    // The NPU, opened once for every scenario.
+    let npu = match &mode {
+        Mode::Xdna(node) => {
+            let found = hal::discover_system()
+                .map_err(|none| Failure(format!("loom-test: error: --device=xdna: {none}\n")))?;
+            let Some(npu) = found.into_iter().find(|n| &n.node == node) else {
+                return Err(Failure(format!(
+                    "loom-test: error: --device=xdna: {} went away\n",
+                    node.display()
+                )));
+            };
+            let device = npu
+                .open()
+                .map_err(|e| Failure(format!("loom-test: error: --device=xdna: {e}\n")))?;
+            Some((npu, device))
+        }
+        _ => None,
+    };
     if mode != Mode::Interp {
         loom_passes::parse_target(&args.target)
             .map_err(|m| Failure(format!("loom-test: error: --target: {m}\n")))?;
@@ -492,7 +504,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     let session = Session::new();
     // The interpreter runs the module as given; the simulator compiles (or
     // loads) an artifact per scenario.
-    let parsed = if mode == Mode::Sim || is_artifact(&bytes) {
+    let parsed = if matches!(mode, Mode::Sim | Mode::Xdna(_)) || is_artifact(&bytes) {
         None
     } else {
         Some(session.parse(&bytes, &args.input)?)
@@ -502,9 +514,17 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         // The simulator runs the artifact the scenario's module compiles to;
         // under `auto` a module the xdna target refuses runs on the
         // interpreter instead, and the summary says why.
+        if let Some(npu) = &npu {
+            let target = format!("{}:{}", npu.0.profile.target, npu.0.profile.name);
+            let ran = artifact_for(&session, &bytes, &args.input, scenario, &target)
+                .and_then(|artifact| run_npu(npu, &artifact, &args.input, scenario, &directives));
+            let result = verdict(scenario, ran, |_| Ok(String::new()));
+            report(&scenario.name, result, &mut passed, &mut failed);
+            continue;
+        }
         let mut fallback = None;
-        let artifact = match mode {
-            Mode::Interp => None,
+        let artifact = match &mode {
+            Mode::Interp | Mode::Xdna(_) => None,
             Mode::Sim => Some(artifact_for(
                 &session,
                 &bytes,
@@ -607,6 +627,48 @@ fn verdict(
         }),
     }
 }
+
+/// The artifact entry's argument names and the scenario's data for each.
+fn bind_entry(
+    artifact: &elf::Artifact,
+    scenario: &Scenario,
+    directives: &Directives,
+) -> Result<(Vec<String>, Vec<Vec<u8>>), String> {
+    let names: Vec<String> = artifact.entries.first().map_or_else(Vec::new, |e| {
+        e.args.iter().map(|a| a.name.clone()).collect()
+    });
+    let mut data = Vec::new();
+    for arg in &names {
+        let Some(bound) = scenario.bindings.get(arg) else {
+            return Err(directives.error(
+                scenario.line,
+                &format!("scenario `{}` binds no data to %{arg}", scenario.name),
+            ));
+        };
+        data.push(bound.bytes.clone());
+    }
+    Ok((names, data))
+}
+
+/// Run `artifact` with the scenario's buffers on the NPU through the HAL.
+fn run_npu(
+    (npu, device): &(hal::Npu, hal::XdnaDevice),
+    artifact: &elf::Artifact,
+    name: &str,
+    scenario: &Scenario,
+    directives: &Directives,
+) -> Result<(Buffers, String), String> {
+    let (names, inputs) = bind_entry(artifact, scenario, directives)?;
+    let outputs = hal::run_artifact(device, npu.profile, artifact, inputs, NPU_TIMEOUT)
+        .map_err(|e| format!("{name}: error: {e}\n"))?;
+    Ok((
+        names.into_iter().zip(outputs).collect(),
+        format!("xdna {} at {}", npu.profile.name, npu.node.display()),
+    ))
+}
+
+/// How long a run on the NPU may take before it counts as hung.
+const NPU_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Print one scenario's verdict and count it.
 fn report(name: &str, result: Result<String, String>, passed: &mut usize, failed: &mut usize) {

@@ -1,0 +1,808 @@
+//! One run of a Loom `.xdna` artifact (what `loom-test --device=xdna` calls):
+//! admit it for the NPU, make a device buffer per argument, apply the ELF's
+//! argument patches to its control code on the host, load, submit, wait,
+//! read the buffers back.
+//!
+//! The patches are XRT's ELF flow for aie2p (Xilinx/XRT
+//! `src/runtime_src/core/common/api`): `xrt_elf.cpp` takes each `.rela.dyn`
+//! entry of an ELF whose ABI version is not 1 as r_offset into `.ctrltext`,
+//! r_type the schema and r_addend an offset into the buffer;
+//! `elf_patcher.cpp` `symbol_patcher::patch_symbol` then calls
+//! - `patch_shim48(ctrltext + r_offset, address + r_addend)` for
+//!   `shim_dma_48`: BD words 1 and 2 read as a 48-bit address (word 2's low
+//!   16 bits high), plus the value plus 0x8000_0000 ("originated from NPU
+//!   firmware": the NPU's view of host memory), written back as word 1 with
+//!   its low two bits cleared and word 2's low half, its high half kept;
+//! - `patch64` for `address_64`: the address in two words, low first;
+//! - `patch32` for `scalar_32`: the word's bits under the symbol's mask
+//!   replaced (Loom writes an all-ones mask);
+//!
+//! the last two without the addend. The address is `xrt::bo::address()`;
+//! here, the buffer's device address `Bo::at`.
+//!
+//! DDR_PATCH ops stay in the control code. aiebu, which makes XRT's ELFs
+//! from TXN (Xilinx/aiebu `aie2_blob_preprocessor_input.cpp` `process_txn`),
+//! turns each DDR_PATCH into a `shim_dma_48` relocation at the BD its
+//! BLOCKWRITE wrote, clears that BD's address bits and leaves the op where
+//! it is; XRT then patches the BD on the host. What the firmware does with
+//! the op in an ELF's control code is not public (XRT's ELF flow sends it no
+//! buffer addresses: `xrt_kernel.cpp` `initialize_command` keeps only the
+//! first 64-bit argument), so keeping it is XRT's behaviour, unverified.
+//!
+//! Firmware: the reference's `load` configures the context's compute unit
+//! with a firmware image (PDI) for every kernel, an ELF's included, and an
+//! ELF's code runs as a START_NPU packet, which the driver sends as
+//! MSG_OP_EXEC_DPU for the compute unit its CU mask names (linux
+//! `aie2_message.c` `aie2_execbuf`). A `.xdna` file has no `.pdi` section,
+//! so `run_artifact` refuses with `NoFirmware`; `run_with_firmware` takes
+//! the image from elsewhere (an xclbin's AIE partition, `xclbin`). XRT's
+//! full-ELF flow and ROCr's XDNA driver (`amd_xdna_driver.cpp`
+//! `BuildFullElfCommand`) run ELFs another way: no compute unit configured,
+//! START_NPU_PREEMPT_ELF, the PDI's address patched into the code. The
+//! reference's way is kept.
+
+use super::context::{Context, ContextConfig, ContextError, ControlCode, ErrorKind};
+use super::device::Device;
+use loom_targets::xdna::elf::{Artifact, Patch, PatchSchema};
+use loom_targets::DeviceProfile;
+use rustix::io::Errno;
+use std::fmt;
+use std::time::Duration;
+
+/// What a shim DMA adds to a host address (XRT elf_patcher.cpp
+/// `get_ddr_aie_addr_offset`).
+pub const DDR_AIE_ADDR_OFFSET: u64 = 0x8000_0000;
+
+/// Why a run of an artifact did not happen or did not complete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InvokeError {
+    /// Compiled for another profile than the NPU's.
+    ProfileMismatch {
+        artifact: String,
+        npu: String,
+    },
+    /// Marked `device_loadable: false`, with the artifact's reason.
+    NotLoadable {
+        reason: String,
+    },
+    /// Not exactly one entry (a file `elf::read` accepts has one).
+    Entries(usize),
+    /// Not as many argument buffers as the entry has arguments.
+    Arguments {
+        entry: String,
+        expected: usize,
+        given: usize,
+    },
+    /// A partition of no columns, or wider than the NPU.
+    Columns {
+        columns: u32,
+        available: u32,
+    },
+    /// A device buffer holds at least one byte.
+    EmptyArgument {
+        index: usize,
+    },
+    Patch(PatchError),
+    /// No firmware image for the context's compute unit.
+    NoFirmware,
+    /// The wait for the run reached the timeout (ETIME).
+    TimedOut {
+        timeout: Duration,
+    },
+    /// A library call failed (it names its kernel call, or the command's
+    /// end state); `argument` is the buffer it was made for.
+    Context {
+        argument: Option<usize>,
+        error: ContextError,
+    },
+}
+
+impl fmt::Display for InvokeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InvokeError::ProfileMismatch { artifact, npu } => write!(
+                f,
+                "the artifact was compiled for {artifact}, but the NPU is {npu}"
+            ),
+            InvokeError::NotLoadable { reason } => {
+                write!(f, "the artifact is not device-loadable: {reason}")
+            }
+            InvokeError::Entries(n) => {
+                write!(f, "the artifact has {n} entries; a run takes exactly one")
+            }
+            InvokeError::Arguments {
+                entry,
+                expected,
+                given,
+            } => write!(f, "{entry} takes {expected} buffers, {given} given"),
+            InvokeError::Columns { columns, available } => write!(
+                f,
+                "a partition of {columns} columns does not fit the NPU's {available}"
+            ),
+            InvokeError::EmptyArgument { index } => write!(
+                f,
+                "argument {index} is empty: a device buffer needs at least one byte"
+            ),
+            InvokeError::Patch(e) => write!(f, "{e}"),
+            InvokeError::NoFirmware => write!(
+                f,
+                "the artifact carries no firmware image (PDI): a START_NPU run needs \
+                 a compute unit configured with one"
+            ),
+            InvokeError::TimedOut { timeout } => {
+                write!(f, "the run did not finish within {timeout:?}")
+            }
+            InvokeError::Context {
+                argument: Some(i),
+                error,
+            } => write!(f, "argument {i}: {error}"),
+            InvokeError::Context {
+                argument: None,
+                error,
+            } => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for InvokeError {}
+
+/// An argument patch that cannot be applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatchError {
+    /// The patch names an argument the entry does not have.
+    NoArgument { index: u32, arguments: usize },
+    /// The words the schema rewrites are unaligned or past the code's end.
+    Site {
+        schema: PatchSchema,
+        offset: u32,
+        code_len: usize,
+    },
+}
+
+impl fmt::Display for PatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatchError::NoArgument { index, arguments } => write!(
+                f,
+                "a patch names argument {index}, but the entry has {arguments}"
+            ),
+            PatchError::Site {
+                schema,
+                offset,
+                code_len,
+            } => write!(
+                f,
+                "the {schema:?} patch at {offset:#x} is unaligned or overruns the \
+                 control code ({code_len} bytes)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PatchError {}
+
+/// The words a schema rewrites (XRT elf_patcher.cpp `required_patch_bytes`).
+fn patch_words(schema: PatchSchema) -> usize {
+    match schema {
+        PatchSchema::ShimDma48 => 3,
+        PatchSchema::Address64 => 2,
+        PatchSchema::Scalar32 => 1,
+    }
+}
+
+/// The byte offset `patch` rewrites, checked against code of `code_len`
+/// bytes and an entry of `arguments` buffers.
+fn site(patch: &Patch, code_len: usize, arguments: usize) -> Result<usize, PatchError> {
+    if patch.arg_index as usize >= arguments {
+        return Err(PatchError::NoArgument {
+            index: patch.arg_index,
+            arguments,
+        });
+    }
+    let at = patch.ctrltext_offset as usize;
+    let fits = at
+        .checked_add(4 * patch_words(patch.schema))
+        .is_some_and(|end| end <= code_len);
+    if !at.is_multiple_of(4) || !fits {
+        return Err(PatchError::Site {
+            schema: patch.schema,
+            offset: patch.ctrltext_offset,
+            code_len,
+        });
+    }
+    Ok(at)
+}
+
+fn word(code: &[u8], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    if let Some(bytes) = at.checked_add(4).and_then(|end| code.get(at..end)) {
+        w.copy_from_slice(bytes);
+    }
+    u32::from_le_bytes(w)
+}
+
+fn set_word(code: &mut [u8], at: usize, value: u32) {
+    if let Some(bytes) = at.checked_add(4).and_then(|end| code.get_mut(at..end)) {
+        bytes.copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// `code` with each patch applied for buffers at `addresses` (one per
+/// argument), in order, as XRT's `patch_symbol` applies them.
+pub fn patch_control_code(
+    code: &[u8],
+    patches: &[Patch],
+    addresses: &[u64],
+) -> Result<Vec<u8>, PatchError> {
+    let mut out = code.to_vec();
+    for p in patches {
+        // `site` checked the argument and that the words are in `out`.
+        let at = site(p, out.len(), addresses.len())?;
+        let address = addresses.get(p.arg_index as usize).copied().unwrap_or(0);
+        match p.schema {
+            PatchSchema::ShimDma48 => {
+                // Unsigned C++ arithmetic: wraps rather than failing.
+                let (low, high) = (word(&out, at + 4), word(&out, at + 8));
+                let held = u64::from(high & 0xFFFF) << 32 | u64::from(low);
+                let patched = held
+                    .wrapping_add(address.wrapping_add(u64::from(p.addend)))
+                    .wrapping_add(DDR_AIE_ADDR_OFFSET);
+                set_word(&mut out, at + 4, patched as u32 & 0xFFFF_FFFC);
+                set_word(
+                    &mut out,
+                    at + 8,
+                    (high & 0xFFFF_0000) | (patched >> 32) as u32,
+                );
+            }
+            PatchSchema::Address64 => {
+                set_word(&mut out, at, address as u32);
+                set_word(&mut out, at + 4, (address >> 32) as u32);
+            }
+            PatchSchema::Scalar32 => set_word(&mut out, at, address as u32),
+        }
+    }
+    Ok(out)
+}
+
+/// The checks made before any device call.
+fn admit(
+    npu_profile: &DeviceProfile,
+    artifact: &Artifact,
+    args: &[Vec<u8>],
+) -> Result<(), InvokeError> {
+    if artifact.profile != npu_profile.name {
+        return Err(InvokeError::ProfileMismatch {
+            artifact: artifact.profile.clone(),
+            npu: npu_profile.name.clone(),
+        });
+    }
+    if !artifact.device_loadable {
+        let reason = artifact.not_loadable_reason.clone().unwrap_or_default();
+        return Err(InvokeError::NotLoadable { reason });
+    }
+    let [entry] = artifact.entries.as_slice() else {
+        return Err(InvokeError::Entries(artifact.entries.len()));
+    };
+    if args.len() != entry.args.len() {
+        return Err(InvokeError::Arguments {
+            entry: entry.name.clone(),
+            expected: entry.args.len(),
+            given: args.len(),
+        });
+    }
+    let available = npu_profile.array.columns;
+    if artifact.columns == 0 || artifact.columns > available {
+        return Err(InvokeError::Columns {
+            columns: artifact.columns,
+            available,
+        });
+    }
+    if let Some(index) = args.iter().position(Vec::is_empty) {
+        return Err(InvokeError::EmptyArgument { index });
+    }
+    for p in &artifact.patches {
+        site(p, artifact.ctrltext.len(), args.len()).map_err(InvokeError::Patch)?;
+    }
+    Ok(())
+}
+
+fn context(argument: Option<usize>) -> impl Fn(ContextError) -> InvokeError {
+    move |error| InvokeError::Context { argument, error }
+}
+
+/// Runs `artifact` once on `device` with one buffer per argument holding
+/// `args`, and returns the buffers as the run left them. A `.xdna` file
+/// brings no firmware image, so this refuses once the artifact is admitted
+/// (`run_with_firmware`).
+pub fn run_artifact<D: Device>(
+    device: &D,
+    npu_profile: &DeviceProfile,
+    artifact: &Artifact,
+    args: Vec<Vec<u8>>,
+    timeout: Duration,
+) -> Result<Vec<Vec<u8>>, InvokeError> {
+    run_with_firmware(device, npu_profile, artifact, &[], args, timeout)
+}
+
+/// `run_artifact` with the firmware image the context's compute unit runs.
+pub fn run_with_firmware<D: Device>(
+    device: &D,
+    npu_profile: &DeviceProfile,
+    artifact: &Artifact,
+    firmware: &[u8],
+    mut args: Vec<Vec<u8>>,
+    timeout: Duration,
+) -> Result<Vec<Vec<u8>>, InvokeError> {
+    admit(npu_profile, artifact, &args)?;
+    if firmware.is_empty() {
+        return Err(InvokeError::NoFirmware);
+    }
+    let config = ContextConfig {
+        timeout,
+        ..ContextConfig::columns(npu_profile, artifact.columns)
+    };
+    // Dropping the context on an early return destroys it.
+    let ctx = Context::open(device, config).map_err(context(None))?;
+    let mut buffers = Vec::with_capacity(args.len());
+    for (i, data) in args.iter().enumerate() {
+        let bo = ctx.buffer(data.len() as u64).map_err(context(Some(i)))?;
+        ctx.upload(&bo, data, 0).map_err(context(Some(i)))?;
+        buffers.push(bo);
+    }
+    let addresses: Vec<u64> = buffers.iter().map(|b| b.at).collect();
+    let bytes = patch_control_code(&artifact.ctrltext, &artifact.patches, &addresses)
+        .map_err(InvokeError::Patch)?;
+    let program = ctx
+        .load_code(firmware, &ControlCode { bytes, elf: true })
+        .map_err(context(None))?;
+    program.run(&addresses, &buffers).map_err(|error| {
+        let expired = matches!(&error.kind, ErrorKind::Kernel(e)
+            if e.call == "SYNCOBJ_TIMELINE_WAIT" && e.errno == Errno::TIME.raw_os_error());
+        if expired {
+            InvokeError::TimedOut { timeout }
+        } else {
+            InvokeError::Context {
+                argument: None,
+                error,
+            }
+        }
+    })?;
+    drop(program);
+    for (i, (bo, data)) in buffers.iter().zip(args.iter_mut()).enumerate() {
+        ctx.download_into(bo, data, 0).map_err(context(Some(i)))?;
+    }
+    ctx.close().map_err(context(None))?;
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hal::device::{Call, FakeDevice, SyncDirection};
+    use crate::hal::ioctl::HalError;
+    use crate::hal::packet::npu_packet;
+    use crate::hal::uapi::ErtState;
+    use loom_targets::xdna::elf::{self, ArgKind, Entry, EntryArg};
+    use loom_targets::xdna::txn::{Txn, TxnOp};
+
+    const FIRMWARE: &[u8] = b"a partition image of whole words";
+    const TIMEOUT: Duration = Duration::from_secs(3);
+    /// Word 2 of each descriptor: its high half is not address and stays.
+    const BD_WORD_2: u32 = 0xABCD_0000;
+
+    fn strix() -> &'static DeviceProfile {
+        &loom_targets::profiles()[0]
+    }
+
+    /// Per argument, the compiler's shim transfer without its queue push:
+    /// a BLOCKWRITE of shim BD n of tile (0, 0) (0x1D000 + 0x20 n, facts
+    /// §3) holding address 0, then DDR_PATCH of its word 1 with the xclbin
+    /// numbering (argument + 3). Returns the code and each descriptor's
+    /// offset in it (the BLOCKWRITE payload, after four header words).
+    fn code() -> (Vec<u8>, Vec<u32>) {
+        let mut txn = Txn::new(strix()).unwrap();
+        for arg in 0..2u32 {
+            let bd = 0x1D000 + 0x20 * arg;
+            let words = vec![16, 0, BD_WORD_2, 0, 0, 0, 0, 1 << 25];
+            txn.ops.push(TxnOp::BlockWrite { address: bd, words });
+            txn.ops.push(TxnOp::DdrPatch {
+                address: bd + 4,
+                arg_index: arg + 3,
+                arg_offset: 0,
+            });
+        }
+        let offsets = txn.op_offsets();
+        let sites = offsets.iter().step_by(2).map(|&at| at as u32 + 16);
+        (txn.encode(), sites.collect())
+    }
+
+    /// A loadable artifact as `elf::read` gives it back from its file:
+    /// argument 0 read from byte 16, argument 1 from byte 0.
+    fn artifact() -> Artifact {
+        let (ctrltext, sites) = code();
+        let patch = |arg_index, addend| Patch {
+            arg_index,
+            ctrltext_offset: sites[arg_index as usize],
+            schema: PatchSchema::ShimDma48,
+            addend,
+        };
+        let arg = |name: &str| EntryArg {
+            name: name.into(),
+            kind: ArgKind::Buffer,
+        };
+        let written = Artifact {
+            profile: strix().name.clone(),
+            columns: 1,
+            ctrltext,
+            patches: vec![patch(0, 16), patch(1, 0)],
+            entries: vec![Entry {
+                name: "scale".into(),
+                args: vec![arg("input"), arg("output")],
+            }],
+            tile_images: vec![],
+            device_loadable: true,
+            not_loadable_reason: None,
+        };
+        elf::read(&elf::write(&written).unwrap()).unwrap()
+    }
+
+    fn args() -> Vec<Vec<u8>> {
+        vec![(0..80).collect(), vec![0xEE; 64]]
+    }
+
+    fn run(dev: &FakeDevice, timeout: Duration) -> Result<Vec<Vec<u8>>, InvokeError> {
+        run_with_firmware(dev, strix(), &artifact(), FIRMWARE, args(), timeout)
+    }
+
+    /// The library call (and buffer) each kernel call of a run is made for.
+    fn phases() -> Vec<(&'static str, Option<usize>)> {
+        let mut out = vec![("open", None); 4];
+        for i in 0..2 {
+            out.extend([("buffer", Some(i)); 3]);
+            out.push(("upload", Some(i)));
+        }
+        out.extend([("load", None); 14]);
+        out.extend([("run", None); 2]);
+        out.extend([("download_into", Some(0)), ("download_into", Some(1))]);
+        out.push(("close", None));
+        out
+    }
+
+    #[test]
+    fn a_loadable_artifact_runs_with_its_control_code_patched() {
+        let dev = FakeDevice::new();
+        let out = run(&dev, TIMEOUT).unwrap();
+        // The fake NPU writes nothing: the buffers come back as uploaded.
+        assert_eq!(out, args());
+        #[rustfmt::skip]
+        let expected = [
+            "CREATE_BO", "GET_BO_INFO", "mmap", "CREATE_HWCTX",
+            "CREATE_BO", "GET_BO_INFO", "SYNC_BO", "SYNC_BO",
+            "CREATE_BO", "GET_BO_INFO", "SYNC_BO", "SYNC_BO",
+            "CREATE_BO", "GET_BO_INFO", "SYNC_BO", // firmware
+            "CREATE_BO", "GET_BO_INFO", "SYNC_BO", // control code
+            "CONFIG_HWCTX",
+            "CREATE_BO", "GET_BO_INFO", "SYNC_BO", "CONFIG_HWCTX", // debug
+            "CREATE_BO", "GET_BO_INFO", "mmap", // command
+            "EXEC_CMD", "SYNCOBJ_TIMELINE_WAIT",
+            "SYNC_BO", "SYNC_BO",
+            "DESTROY_HWCTX",
+        ];
+        assert_eq!(dev.call_names(), expected);
+        assert_eq!(phases().len(), expected.len());
+        let calls = dev.calls();
+        // One column of four core tiles; the wait has the caller's timeout.
+        assert!(matches!(calls[3], Call::CreateHwctx { num_tiles: 4, .. }));
+        assert!(matches!(
+            calls[27],
+            Call::WaitSyncobj {
+                timeout: TIMEOUT,
+                ..
+            }
+        ));
+        let sent = dev.submissions();
+        let [ctrl, input, output] = sent[0].bos[..] else {
+            panic!("{:?}", sent[0].bos);
+        };
+        // Each buffer read back after a sync from the device, whole.
+        for (call, (bo, len)) in calls[28..30].iter().zip([(input, 80), (output, 64)]) {
+            let expected = Call::SyncBo {
+                bo,
+                direction: SyncDirection::FromDevice,
+                offset: 0,
+                size: len,
+            };
+            assert_eq!(call, &expected);
+        }
+        assert!(sent[0].untouched.is_empty());
+        let at = |bo| dev.bo_info(bo).unwrap().xdna_addr;
+        let loaded = dev.bo_bytes(ctrl).unwrap();
+        let packet = npu_packet(at(ctrl), loaded.len() as u64, &[at(input), at(output)]);
+        assert_eq!(sent[0].packet, packet.unwrap());
+        // Words 1 and 2 of each descriptor hold its buffer's address plus
+        // the addend plus the DDR offset; every other byte is as compiled.
+        let (mut expected, sites) = code();
+        for (site, address) in sites.iter().zip([at(input) + 16, at(output)]) {
+            let shim = address + DDR_AIE_ADDR_OFFSET;
+            let at = *site as usize;
+            expected[at + 4..at + 8].copy_from_slice(&(shim as u32).to_le_bytes());
+            let high = BD_WORD_2 | (shim >> 32) as u32;
+            expected[at + 8..at + 12].copy_from_slice(&high.to_le_bytes());
+        }
+        assert_eq!(loaded, expected);
+        assert_eq!(word(&loaded, sites[1] as usize + 8), 0xABCD_0001);
+        // The DDR_PATCH ops are still there, as aiebu leaves them.
+        let ops = Txn::decode(&loaded).unwrap().ops;
+        let patches = ops.iter().filter(|op| matches!(op, TxnOp::DdrPatch { .. }));
+        assert_eq!(patches.count(), 2);
+    }
+
+    #[test]
+    fn refusals_come_before_any_device_call() {
+        let good = artifact();
+        let halo = &loom_targets::profiles()[1];
+        let mut unloadable = good.clone();
+        unloadable.device_loadable = false;
+        unloadable.not_loadable_reason = Some("no AIE2P code generator yet".into());
+        let unloadable = elf::read(&elf::write(&unloadable).unwrap()).unwrap();
+        let changed = |change: fn(&mut Artifact)| {
+            let mut a = good.clone();
+            change(&mut a);
+            a
+        };
+        let wide = changed(|a| a.columns = 9);
+        let none = changed(|a| a.columns = 0);
+        let entryless = changed(|a| a.entries.clear());
+        let overrun = changed(|a| a.patches[1].ctrltext_offset = a.ctrltext.len() as u32 - 8);
+        let unaligned = changed(|a| a.patches[0].ctrltext_offset += 2);
+        let stray = changed(|a| a.patches[1].arg_index = 2);
+        let one = vec![vec![1u8; 4]];
+        let hollow = vec![vec![1u8; 4], vec![]];
+        let code_len = good.ctrltext.len();
+        let site = |offset| {
+            InvokeError::Patch(PatchError::Site {
+                schema: PatchSchema::ShimDma48,
+                offset,
+                code_len,
+            })
+        };
+        let cases: [(&Artifact, &DeviceProfile, Vec<Vec<u8>>, InvokeError); 11] = [
+            (
+                &good,
+                halo,
+                args(),
+                InvokeError::ProfileMismatch {
+                    artifact: "amd.xdna.strix.17f0_10".into(),
+                    npu: "amd.xdna.strix_halo.17f0_11".into(),
+                },
+            ),
+            (
+                &unloadable,
+                strix(),
+                args(),
+                InvokeError::NotLoadable {
+                    reason: "no AIE2P code generator yet".into(),
+                },
+            ),
+            (&entryless, strix(), args(), InvokeError::Entries(0)),
+            (
+                &good,
+                strix(),
+                one,
+                InvokeError::Arguments {
+                    entry: "scale".into(),
+                    expected: 2,
+                    given: 1,
+                },
+            ),
+            (
+                &wide,
+                strix(),
+                args(),
+                InvokeError::Columns {
+                    columns: 9,
+                    available: 8,
+                },
+            ),
+            (
+                &none,
+                strix(),
+                args(),
+                InvokeError::Columns {
+                    columns: 0,
+                    available: 8,
+                },
+            ),
+            (
+                &good,
+                strix(),
+                hollow,
+                InvokeError::EmptyArgument { index: 1 },
+            ),
+            (&overrun, strix(), args(), site(code_len as u32 - 8)),
+            (
+                &unaligned,
+                strix(),
+                args(),
+                site(good.patches[0].ctrltext_offset + 2),
+            ),
+            (
+                &stray,
+                strix(),
+                args(),
+                InvokeError::Patch(PatchError::NoArgument {
+                    index: 2,
+                    arguments: 2,
+                }),
+            ),
+            (&good, strix(), args(), InvokeError::NoFirmware),
+        ];
+        for (artifact, profile, args, expected) in cases {
+            let dev = FakeDevice::new();
+            let e = run_artifact(&dev, profile, artifact, args, TIMEOUT).unwrap_err();
+            assert_eq!(e, expected);
+            assert!(dev.calls().is_empty(), "{e}");
+        }
+        let text = |e: InvokeError| e.to_string();
+        let mismatch = text(InvokeError::ProfileMismatch {
+            artifact: good.profile.clone(),
+            npu: halo.name.clone(),
+        });
+        assert_eq!(
+            mismatch,
+            "the artifact was compiled for amd.xdna.strix.17f0_10, but the NPU is \
+             amd.xdna.strix_halo.17f0_11"
+        );
+        let reason = InvokeError::NotLoadable {
+            reason: "no AIE2P code generator yet".into(),
+        };
+        assert_eq!(
+            text(reason),
+            "the artifact is not device-loadable: no AIE2P code generator yet"
+        );
+        assert!(text(InvokeError::NoFirmware).contains("no firmware image (PDI)"));
+        assert!(text(site(0x40)).contains("ShimDma48 patch at 0x40"));
+    }
+
+    /// Each kernel call of a run, failing in turn, surfaces with its name,
+    /// the library call it was made for and the buffer it was for; the
+    /// context is destroyed on the way out.
+    #[test]
+    fn every_failed_device_call_is_a_typed_error() {
+        let names = {
+            let dev = FakeDevice::new();
+            run(&dev, TIMEOUT).unwrap();
+            dev.call_names()
+        };
+        for (index, (name, (call, argument))) in names.iter().zip(phases()).enumerate() {
+            let dev = FakeDevice::new();
+            dev.fail_at(index, Errno::IO);
+            let e = run(&dev, TIMEOUT).unwrap_err();
+            let error = ContextError {
+                call,
+                kind: ErrorKind::Kernel(HalError::new(name, Errno::IO.raw_os_error())),
+            };
+            assert_eq!(e, InvokeError::Context { argument, error }, "call {index}");
+            let shown = e.to_string();
+            assert!(
+                shown.contains(&format!("{call}: {name} failed: EIO")),
+                "{shown}"
+            );
+            assert_eq!(shown.starts_with("argument "), argument.is_some());
+            // Once CREATE_HWCTX succeeded, the context goes with the error.
+            if index > 3 {
+                assert_eq!(dev.call_names().last(), Some(&"DESTROY_HWCTX"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_command_that_ends_in_error_is_reported_as_such() {
+        let dev = FakeDevice::new();
+        dev.complete_next_with(ErtState::Error);
+        let e = run(&dev, TIMEOUT).unwrap_err();
+        let cmd = dev.submissions()[0].cmd;
+        let error = ContextError {
+            call: "run",
+            kind: ErrorKind::CommandError { cmd },
+        };
+        assert_eq!(
+            e,
+            InvokeError::Context {
+                argument: None,
+                error
+            }
+        );
+        assert_eq!(e.to_string(), format!("run: command {cmd} ended in ERROR"));
+        // Nothing is read back from a failed run; the context is released.
+        let names = dev.call_names();
+        assert_eq!(
+            names[names.len() - 2..],
+            ["SYNCOBJ_TIMELINE_WAIT", "DESTROY_HWCTX"]
+        );
+    }
+
+    #[test]
+    fn a_wait_past_its_timeout_is_a_timeout() {
+        let dev = FakeDevice::new();
+        let timeout = Duration::from_millis(250);
+        dev.fail_next("SYNCOBJ_TIMELINE_WAIT", Errno::TIME);
+        let e = run(&dev, timeout).unwrap_err();
+        assert_eq!(e, InvokeError::TimedOut { timeout });
+        assert_eq!(e.to_string(), "the run did not finish within 250ms");
+        let calls = dev.calls();
+        assert!(
+            matches!(calls[calls.len() - 2], Call::WaitSyncobj { timeout: t, .. } if t == timeout)
+        );
+        assert!(matches!(calls[calls.len() - 1], Call::DestroyHwctx { .. }));
+        // ETIME from another call is that call's failure, not the run's
+        // timeout.
+        let dev = FakeDevice::new();
+        dev.fail_next("EXEC_CMD", Errno::TIME);
+        let e = run(&dev, timeout).unwrap_err();
+        assert!(
+            matches!(e, InvokeError::Context { argument: None, .. }),
+            "{e}"
+        );
+        assert!(
+            e.to_string().starts_with("run: EXEC_CMD failed: ETIME"),
+            "{e}"
+        );
+    }
+
+    fn words(values: &[u32]) -> Vec<u8> {
+        values.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// XRT adds to what the descriptor words hold, carries into word 2,
+    /// keeps word 2's high half and clears word 1's low two bits; the
+    /// other schemas store the address without the addend.
+    #[test]
+    fn each_schema_is_patched_as_xrt_patches_it() {
+        let code = words(&[0xAAAA_AAAA, 0xFFFF_FFF0, 0xBEEF_0002, 0x1234_5678, !0, !0]);
+        let patch = |arg_index, ctrltext_offset, schema, addend| Patch {
+            arg_index,
+            ctrltext_offset,
+            schema,
+            addend,
+        };
+        let patches = [
+            patch(0, 0, PatchSchema::ShimDma48, 0x20),
+            patch(1, 12, PatchSchema::Scalar32, 0),
+            patch(1, 16, PatchSchema::Address64, 0),
+        ];
+        let addresses = [0x1_2345_6789, 0xDEAD_BEEF_0000_1000];
+        let patched = patch_control_code(&code, &patches, &addresses).unwrap();
+        // 0x2_FFFF_FFF0 + 0x1_2345_6789 + 0x20 + 0x8000_0000 = 0x4_A345_6799.
+        let expected = [
+            0xAAAA_AAAA,
+            0xA345_6798,
+            0xBEEF_0004,
+            0x0000_1000,
+            0x0000_1000,
+            0xDEAD_BEEF,
+        ];
+        assert_eq!(patched, words(&expected));
+        // Overflow wraps as XRT's unsigned arithmetic does.
+        assert!(patch_control_code(&code, &patches[..1], &[u64::MAX]).is_ok());
+        let site = |offset| PatchError::Site {
+            schema: PatchSchema::ShimDma48,
+            offset,
+            code_len: 24,
+        };
+        for offset in [2, 16, u32::MAX] {
+            let bad = [patch(0, offset, PatchSchema::ShimDma48, 0)];
+            assert_eq!(
+                patch_control_code(&code, &bad, &addresses),
+                Err(site(offset))
+            );
+        }
+        assert_eq!(
+            patch_control_code(&code, &patches, &addresses[..1]),
+            Err(PatchError::NoArgument {
+                index: 1,
+                arguments: 1
+            })
+        );
+    }
+}
