@@ -185,6 +185,10 @@ pub enum CodeError {
     Loom(ElfError),
     /// A Loom `.xdna` file that must not be sent to a device, and why.
     NotLoadable(String),
+    /// A Loom `.xdna` file whose control code needs the caller's buffer
+    /// addresses patched in first (`invoke` does that); loading it as it
+    /// is would run its descriptors at address 0.
+    NeedsPatches(usize),
 }
 
 impl fmt::Display for CodeError {
@@ -202,6 +206,10 @@ impl fmt::Display for CodeError {
             CodeError::NoCtrlText => write!(f, "the ELF has no .ctrltext section"),
             CodeError::Loom(e) => write!(f, "{e}"),
             CodeError::NotLoadable(why) => write!(f, "the .xdna file is not loadable: {why}"),
+            CodeError::NeedsPatches(n) => write!(
+                f,
+                "the .xdna file's control code has {n} argument patches to apply first: run it with hal::run_artifact"
+            ),
         }
     }
 }
@@ -343,6 +351,9 @@ pub fn control_code(data: &[u8]) -> Result<ControlCode, CodeError> {
             let why = artifact.not_loadable_reason.unwrap_or_default();
             return Err(CodeError::NotLoadable(why));
         }
+        if !artifact.patches.is_empty() {
+            return Err(CodeError::NeedsPatches(artifact.patches.len()));
+        }
         return Ok(ControlCode {
             bytes: artifact.ctrltext,
             elf: true,
@@ -413,7 +424,10 @@ pub struct Context<'d, D: Device> {
 
 impl<'d, D: Device> Context<'d, D> {
     /// Opens a hardware context with its device heap mapped into this
-    /// process; the heap comes first.
+    /// process; the heap comes first. The driver keeps one heap per device
+    /// descriptor until the descriptor closes (`close` destroys only the
+    /// hardware context), so a second `open` needs a fresh descriptor; more
+    /// contexts on the same heap come from `more`.
     pub fn open(dev: &'d D, config: ContextConfig) -> Result<Context<'d, D>, ContextError> {
         let e = kernel("open");
         let handle = dev.create_bo(HEAP_SIZE, BoKind::DevHeap).map_err(&e)?;
@@ -859,7 +873,7 @@ mod tests {
     use crate::hal::device::{Call, FakeDevice, FakeMap};
     use crate::hal::txn::{tile, DmaOptions, ShimDma, TxnBuilder, MM2S, S2MM};
     use crate::hal::uapi::{AieMetadata, AieVersion, FirmwareVersion};
-    use loom_targets::xdna::elf::{ArgKind, Artifact, Entry, EntryArg};
+    use loom_targets::xdna::elf::{ArgKind, Artifact, Entry, EntryArg, Patch, PatchSchema};
     use rustix::io::Errno;
 
     const PDI: &[u8] = b"a firmware image, padded to words..";
@@ -1426,11 +1440,22 @@ mod tests {
                 elf: true
             })
         );
-        // The generic reader agrees with Loom's own on a `.xdna` file.
+        // A `.xdna` file the xdna target's writer made gives back exactly
+        // the control code put in.
         let file = elf::write(&artifact(true)).unwrap();
+        assert_eq!(ctrl_text(&file), Ok(Some(insts())));
+        // One with argument patches is refused: loaded unpatched its
+        // descriptors would address 0.
+        let mut patched = artifact(true);
+        patched.patches.push(Patch {
+            arg_index: 0,
+            ctrltext_offset: 0,
+            schema: PatchSchema::Address64,
+            addend: 0,
+        });
         assert_eq!(
-            ctrl_text(&file),
-            Ok(Some(elf::read(&file).unwrap().ctrltext))
+            control_code(&elf::write(&patched).unwrap()),
+            Err(CodeError::NeedsPatches(1))
         );
         // Not an ELF: none; an instruction list must be whole words.
         assert_eq!(ctrl_text(&code), Ok(None));

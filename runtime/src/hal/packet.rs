@@ -46,7 +46,7 @@ pub enum PacketError {
     SizeNotWords { size: u64 },
     /// The size does not fit its 32-bit field.
     SizeTooLarge { size: u64 },
-    /// More arguments than the header's 11-bit count can carry.
+    /// More arguments than the driver passes on to the firmware.
     TooManyArguments { given: usize, max: usize },
 }
 
@@ -122,10 +122,16 @@ pub fn start_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, Packe
     Ok(bytes(&words))
 }
 
+/// The 32-bit words of properties and arguments the driver passes on.
+const DRIVER_PAYLOAD_WORDS: usize = 35;
+
 /// The START_NPU packet that runs `size` bytes of an ELF's control code at
 /// device address `ctrl` with the arguments `args`, each in 64 bits.
 pub fn npu_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, PacketError> {
-    let max = ((ErtHeader::COUNT_MASK - START_NPU_FIXED_WORDS) / 2) as usize;
+    // The driver copies the properties and arguments into a 35-word
+    // payload (linux amdxdna aie2_message.c, exec_dpu_req's payload[35]):
+    // 17 arguments of 64 bits, fewer than the header's count could carry.
+    let max = DRIVER_PAYLOAD_WORDS / 2;
     if args.len() > max {
         return Err(PacketError::TooManyArguments {
             given: args.len(),
@@ -133,7 +139,7 @@ pub fn npu_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, PacketE
         });
     }
     let buffer_size = u32::try_from(size).map_err(|_| PacketError::SizeTooLarge { size })?;
-    // At most 5 + 2 * 1021 words: within the 11-bit count.
+    // At most 5 + 2 * 17 words: within the 11-bit count.
     let count = START_NPU_FIXED_WORDS + 2 * args.len() as u32;
     let mut out = bytes(&[header(count, ert_op::START_NPU), CU_MASK_CU0]);
     let head = StartNpu {
@@ -247,15 +253,13 @@ mod tests {
     fn npu_packet_limits() {
         // Sizes in bytes need not be whole words in this form.
         assert_eq!(npu_packet(0, 6, &[]).unwrap().len(), 24);
-        let most = vec![0u64; 1021];
+        // The driver passes at most 17 arguments on (35 payload words).
+        let most = vec![0u64; 17];
         let packet = npu_packet(0, 4, &most).unwrap();
-        assert_eq!(ErtHeader::unpack(words(&packet)[0]).count, 0x7FF);
+        assert_eq!(ErtHeader::unpack(words(&packet)[0]).count, 5 + 2 * 17);
         assert_eq!(
-            npu_packet(0, 4, &vec![0; 1022]),
-            Err(PacketError::TooManyArguments {
-                given: 1022,
-                max: 1021
-            })
+            npu_packet(0, 4, &[0; 18]),
+            Err(PacketError::TooManyArguments { given: 18, max: 17 })
         );
         let huge = u64::from(u32::MAX) + 1;
         assert_eq!(

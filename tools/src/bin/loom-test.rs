@@ -445,10 +445,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                     node.display()
                 )));
             };
-            let device = npu
-                .open()
-                .map_err(|e| Failure(format!("loom-test: error: --device=xdna: {e}\n")))?;
-            Some((npu, device))
+            Some(npu)
         }
         _ => None,
     };
@@ -515,7 +512,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         // under `auto` a module the xdna target refuses runs on the
         // interpreter instead, and the summary says why.
         if let Some(npu) = &npu {
-            let target = format!("{}:{}", npu.0.profile.target, npu.0.profile.name);
+            let target = format!("{}:{}", npu.profile.target, npu.profile.name);
             let ran = artifact_for(&session, &bytes, &args.input, scenario, &target)
                 .and_then(|artifact| run_npu(npu, &artifact, &args.input, scenario, &directives));
             let result = verdict(scenario, ran, |_| Ok(String::new()));
@@ -650,16 +647,19 @@ fn bind_entry(
     Ok((names, data))
 }
 
-/// Run `artifact` with the scenario's buffers on the NPU through the HAL.
+/// Run `artifact` with the scenario's buffers on the NPU through the HAL,
+/// on a descriptor of its own: the driver keeps one device heap per
+/// descriptor until it is closed, so each invocation opens the node anew.
 fn run_npu(
-    (npu, device): &(hal::Npu, hal::XdnaDevice),
+    npu: &hal::Npu,
     artifact: &elf::Artifact,
     name: &str,
     scenario: &Scenario,
     directives: &Directives,
 ) -> Result<(Buffers, String), String> {
     let (names, inputs) = bind_entry(artifact, scenario, directives)?;
-    let outputs = hal::run_artifact(device, npu.profile, artifact, inputs, NPU_TIMEOUT)
+    let device = npu.open().map_err(|e| format!("{name}: error: {e}\n"))?;
+    let outputs = hal::run_artifact(&device, npu.profile, artifact, inputs, NPU_TIMEOUT)
         .map_err(|e| format!("{name}: error: {e}\n"))?;
     Ok((
         names.into_iter().zip(outputs).collect(),
