@@ -105,6 +105,11 @@ pub struct QosInfo {
     pub priority: u32,
 }
 const _: () = assert!(size_of::<QosInfo>() == 24);
+const _: () = assert!(offset_of!(QosInfo, gops) == 0);
+const _: () = assert!(offset_of!(QosInfo, fps) == 4);
+const _: () = assert!(offset_of!(QosInfo, dma_bandwidth) == 8);
+const _: () = assert!(offset_of!(QosInfo, latency) == 12);
+const _: () = assert!(offset_of!(QosInfo, frame_exec_time) == 16);
 const _: () = assert!(offset_of!(QosInfo, priority) == 20);
 
 /// `struct amdxdna_drm_create_hwctx`. `handle` and `syncobj_handle` are
@@ -231,6 +236,8 @@ pub struct GetBoInfo {
     pub xdna_addr: u64,
 }
 const _: () = assert!(size_of::<GetBoInfo>() == 48);
+const _: () = assert!(offset_of!(GetBoInfo, ext) == 0);
+const _: () = assert!(offset_of!(GetBoInfo, ext_flags) == 8);
 const _: () = assert!(offset_of!(GetBoInfo, handle) == 16);
 const _: () = assert!(offset_of!(GetBoInfo, pad) == 20);
 const _: () = assert!(offset_of!(GetBoInfo, map_offset) == 24);
@@ -276,6 +283,8 @@ pub struct ExecCmd {
     pub seq: u64,
 }
 const _: () = assert!(size_of::<ExecCmd>() == 56);
+const _: () = assert!(offset_of!(ExecCmd, ext) == 0);
+const _: () = assert!(offset_of!(ExecCmd, ext_flags) == 8);
 const _: () = assert!(offset_of!(ExecCmd, hwctx) == 16);
 const _: () = assert!(offset_of!(ExecCmd, kind) == 20);
 const _: () = assert!(offset_of!(ExecCmd, cmd_handles) == 24);
@@ -294,6 +303,8 @@ pub struct WaitCmd {
     pub seq: u64,
 }
 const _: () = assert!(size_of::<WaitCmd>() == 16);
+const _: () = assert!(offset_of!(WaitCmd, hwctx) == 0);
+const _: () = assert!(offset_of!(WaitCmd, timeout) == 4);
 const _: () = assert!(offset_of!(WaitCmd, seq) == 8);
 
 /// `struct amdxdna_drm_get_array` (xdna-driver): the layout behind the
@@ -308,6 +319,10 @@ pub struct GetArray {
     pub buffer: u64,
 }
 const _: () = assert!(size_of::<GetArray>() == 24);
+const _: () = assert!(offset_of!(GetArray, param) == 0);
+const _: () = assert!(offset_of!(GetArray, element_size) == 4);
+const _: () = assert!(offset_of!(GetArray, num_element) == 8);
+const _: () = assert!(offset_of!(GetArray, pad) == 12);
 const _: () = assert!(offset_of!(GetArray, buffer) == 16);
 
 /// `enum amdxdna_drm_get_param`: the GET_INFO queries the HAL makes.
@@ -336,6 +351,7 @@ pub struct AieVersion {
     pub minor: u32,
 }
 const _: () = assert!(size_of::<AieVersion>() == 8);
+const _: () = assert!(offset_of!(AieVersion, major) == 0);
 const _: () = assert!(offset_of!(AieVersion, minor) == 4);
 
 /// `struct amdxdna_drm_query_firmware_version`.
@@ -348,6 +364,7 @@ pub struct FirmwareVersion {
     pub build: u32,
 }
 const _: () = assert!(size_of::<FirmwareVersion>() == 16);
+const _: () = assert!(offset_of!(FirmwareVersion, major) == 0);
 const _: () = assert!(offset_of!(FirmwareVersion, minor) == 4);
 const _: () = assert!(offset_of!(FirmwareVersion, patch) == 8);
 const _: () = assert!(offset_of!(FirmwareVersion, build) == 12);
