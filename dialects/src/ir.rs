@@ -103,6 +103,11 @@ pub fn dense_i64_attr(ctx: MlirContext, values: &[i64]) -> MlirAttribute {
     unsafe { mlirDenseI64ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
 }
 
+pub fn dense_i32_attr(ctx: MlirContext, values: &[i32]) -> MlirAttribute {
+    // SAFETY: the attribute copies `values`.
+    unsafe { mlirDenseI32ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
+}
+
 pub fn dense_i64_values(attr: MlirAttribute) -> Vec<i64> {
     // SAFETY: callers pass a dense i64 array attribute.
     unsafe {

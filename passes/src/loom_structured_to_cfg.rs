@@ -37,11 +37,6 @@ inventory::submit! {
     }
 }
 
-fn dense_i32(ctx: MlirContext, values: &[i32]) -> MlirAttribute {
-    // SAFETY: the attribute copies `values`.
-    unsafe { mlirDenseI32ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
-}
-
 /// Branches take the location of the structured op they realize, so
 /// diagnostics about control flow point at the source's loop or `scf.if`.
 fn branch(at: MlirLocation, dest: MlirBlock, args: Vec<MlirValue>) -> MlirOperation {
@@ -57,7 +52,7 @@ fn cond_branch(at: MlirLocation, cond: MlirValue, yes: MlirBlock, no: MlirBlock)
     let mut spec = OpSpec::new("cfg.cond_br", at);
     spec.operands = vec![cond];
     spec.successors = vec![yes, no];
-    spec.attributes = vec![("operandSegmentSizes", dense_i32(ctx, &[1, 0, 0]))];
+    spec.attributes = vec![("operandSegmentSizes", dense_i32_attr(ctx, &[1, 0, 0]))];
     spec.build()
 }
 

@@ -29,7 +29,7 @@ pub struct Refusal {
     pub message: String,
 }
 
-fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal> {
+pub(super) fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal> {
     Err(Refusal {
         at: location(at),
         message,

@@ -4,17 +4,10 @@
 //! program loads, core enables, then the command stream's transfers and
 //! waits).
 
-use super::plan::{Command, Plan, Refusal, Tile, Way, Worker};
+use super::plan::{refuse, Command, Plan, Refusal, Tile, Way, Worker};
 use loom_dialects::ir::*;
 use mlir_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
-
-fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal> {
-    Err(Refusal {
-        at: location(at),
-        message,
-    })
-}
 
 fn parse_type(ctx: MlirContext, text: &str) -> MlirType {
     // SAFETY: parsing a registered dialect's type spelling.
@@ -75,15 +68,10 @@ fn store_index(ctx: MlirContext, value: MlirValue, view: MlirValue) -> MlirOpera
     let mut store = OpSpec::new("view.store", unknown_location(ctx));
     store.operands = vec![value, view];
     store.attributes = vec![
-        ("operandSegmentSizes", dense_i32(ctx, &[1, 1, 0, 0])),
+        ("operandSegmentSizes", dense_i32_attr(ctx, &[1, 1, 0, 0])),
         ("static_indices", dense_i64_attr(ctx, &[0])),
     ];
     store.build()
-}
-
-fn dense_i32(ctx: MlirContext, values: &[i32]) -> MlirAttribute {
-    // SAFETY: the attribute copies `values`.
-    unsafe { mlirDenseI32ArrayGet(ctx, values.len() as isize, values.as_ptr()) }
 }
 
 /// Before `at`: the byte offset of the slot `cursor` holds, and the cursor
@@ -116,7 +104,7 @@ fn slot_from_cursor(
     load.operands = vec![cursor];
     load.results = vec![index];
     load.attributes = vec![
-        ("operandSegmentSizes", dense_i32(ctx, &[1, 0, 0])),
+        ("operandSegmentSizes", dense_i32_attr(ctx, &[1, 0, 0])),
         ("static_indices", dense_i64_attr(ctx, &[0])),
     ];
     let slot = put(load.build()).expect("a load has a result");

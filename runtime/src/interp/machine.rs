@@ -421,24 +421,20 @@ impl<'p> Machine<'p> {
                     .into(),
             );
         };
-        if let Some(&buffer) = self.tiles.get(&tile) {
-            return Ok(buffer);
-        }
-        let bytes = profile
-            .tile_kind(tile.0, tile.1)
-            .map(|kind| profile.budget(kind).memory)
-            .filter(|&bytes| bytes > 0);
-        let Some(bytes) = bytes else {
+        if tile_memory_bytes(profile, tile) == 0 {
             return fail(
                 loc,
                 format!("tile [{}, {}] has no data memory", tile.0, tile.1),
             );
-        };
-        self.buffers.push(vec![0; bytes as usize]);
-        self.alignments.push(CALLER_ALIGNMENT);
-        let buffer = self.buffers.len() as u32 - 1;
-        self.tiles.insert(tile, buffer);
-        Ok(buffer)
+        }
+        let profile = *profile;
+        Ok(tile_buffer(
+            &mut self.buffers,
+            &mut self.alignments,
+            &mut self.tiles,
+            profile,
+            tile,
+        ))
     }
 
     fn schedule(&mut self) -> Result<()> {
@@ -1757,6 +1753,29 @@ pub fn argument_address(argument: usize) -> u64 {
     (argument as u64 + 1) << 32
 }
 
+/// Bytes of `tile`'s data memory (0 for a tile without one).
+fn tile_memory_bytes(profile: &DeviceProfile, tile: Tile) -> u64 {
+    profile
+        .tile_kind(tile.0, tile.1)
+        .map_or(0, |kind| profile.budget(kind).memory)
+}
+
+/// The buffer holding `tile`'s data memory, made zeroed at first use: the
+/// one the cores' views and the DMA engines both address.
+fn tile_buffer(
+    buffers: &mut Vec<Vec<u8>>,
+    alignments: &mut Vec<u64>,
+    tiles: &mut HashMap<Tile, u32>,
+    profile: &DeviceProfile,
+    tile: Tile,
+) -> u32 {
+    *tiles.entry(tile).or_insert_with(|| {
+        buffers.push(vec![0; tile_memory_bytes(profile, tile) as usize]);
+        alignments.push(CALLER_ALIGNMENT);
+        buffers.len() as u32 - 1
+    })
+}
+
 /// The memories the array's DMA engines see: the tiles' data memories and
 /// the caller's buffers.
 struct Memories<'m> {
@@ -1769,17 +1788,13 @@ struct Memories<'m> {
 
 impl Memory for Memories<'_> {
     fn tile(&mut self, tile: Tile) -> &mut [u8] {
-        let bytes = self
-            .profile
-            .tile_kind(tile.0, tile.1)
-            .map_or(0, |kind| self.profile.budget(kind).memory) as usize;
-        let buffers = &mut *self.buffers;
-        let alignments = &mut *self.alignments;
-        let id = *self.tiles.entry(tile).or_insert_with(|| {
-            buffers.push(vec![0; bytes]);
-            alignments.push(CALLER_ALIGNMENT);
-            buffers.len() as u32 - 1
-        });
+        let id = tile_buffer(
+            self.buffers,
+            self.alignments,
+            self.tiles,
+            self.profile,
+            tile,
+        );
         &mut self.buffers[id as usize]
     }
 
