@@ -6,13 +6,21 @@
 //! - `open`: the device heap (a 64 MiB DEV_HEAP buffer) is created and
 //!   mapped before CREATE_HWCTX, which fails with ENOENT without it (linux
 //!   aie2_ctx.c `aie2_hwctx_init`); `more` adds a context on the same heap.
-//! - Buffers, firmware images, control code and debug buffers are DEV
-//!   buffers carved from the heap and reached through its mapping; every
-//!   page of a new buffer is written before any run (the NPU's writes to a
-//!   page the process never touched are lost, per the reference), and each
-//!   host write is followed by SYNC_BO to the device, each read preceded by
-//!   SYNC_BO from the device, both from byte 0 (the reference's request has
-//!   no offset) through the last byte copied.
+//! - A run's buffers (`buffer`) are SHMEM buffers, each mapped on its own,
+//!   as XRT makes its data buffers (xdna-driver `src/shim/buffer.cpp`
+//!   `bo_flags_to_type`: AMDXDNA_BO_SHARE). Their device address is the one
+//!   GET_BO_INFO reports, or else their address in this process, XRT's rule
+//!   (`buffer::paddr`): with the IOMMU's PASID the NPU works in this
+//!   process's address space, and the driver reports no address for a
+//!   buffer not yet mapped (`amdxdna_gem_dev_addr`). Firmware images,
+//!   control code and debug buffers are DEV buffers carved from the heap
+//!   and reached through its mapping, as XRT places instruction buffers
+//!   (the driver takes firmware and debug buffers only from the heap).
+//! - Every page of a new buffer is written before any run (the NPU's writes
+//!   to a page the process never touched are lost, per the reference), and
+//!   each host write is followed by SYNC_BO to the device, each read
+//!   preceded by SYNC_BO from the device, both from byte 0 (the reference's
+//!   request has no offset) through the last byte copied.
 //! - `load`: firmware and control code into DEV buffers, CONFIG_CU with the
 //!   firmware's buffer (CU 0; the driver takes DEV buffers only, once per
 //!   context), a DEV debug buffer (ASSIGN_DBG_BUF), then a mapped CMD buffer.
@@ -35,9 +43,10 @@
 use super::device::{BoInfo, BoKind, BoMap, Device, Hwctx, SyncDirection};
 use super::ioctl::{check_range, HalError, OutOfRange};
 use super::packet::{npu_packet, start_packet, PacketError};
-use super::uapi::{CuConfig, ErtHeader, ErtState, QosInfo};
+use super::uapi::{AieMetadata, CuConfig, ErtHeader, ErtState, QosInfo, INVALID_ADDR};
 use loom_targets::xdna::elf::{self, ElfError};
-use loom_targets::DeviceProfile;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
@@ -70,13 +79,14 @@ pub struct ContextConfig {
 }
 
 impl ContextConfig {
-    /// A context of `columns` columns of the profile's array.
-    pub fn columns(profile: &DeviceProfile, columns: u32) -> ContextConfig {
-        let core_rows = u32::try_from(profile.array.core_rows.len()).unwrap_or(u32::MAX);
+    /// A context of `columns` columns of the NPU GET_INFO describes: the
+    /// driver divides the tile count by the core rows its metadata reports
+    /// (aie2_ctx.c `aie2_hwctx_init`: `num_tiles / metadata.core.row_count`).
+    pub fn columns(metadata: &AieMetadata, columns: u32) -> ContextConfig {
         ContextConfig {
             qos: QosInfo::default(),
             max_opc: MAX_OPC,
-            num_tiles: columns.saturating_mul(core_rows),
+            num_tiles: columns.saturating_mul(u32::from(metadata.core.row_count)),
             timeout: Duration::from_secs(10),
         }
     }
@@ -101,6 +111,10 @@ pub enum ErrorKind {
         bo: u32,
         vaddr: u64,
         size: u64,
+    },
+    /// A SHMEM buffer this context did not map (a `Bo` is plain data).
+    NotMapped {
+        bo: u32,
     },
     /// A zero-sized buffer, firmware image or control code.
     Empty(&'static str),
@@ -135,6 +149,9 @@ impl fmt::Display for ContextError {
                 f,
                 "buffer {bo} ({size} bytes at {vaddr:#x}) is outside the mapped device heap"
             ),
+            ErrorKind::NotMapped { bo } => {
+                write!(f, "buffer {bo} is not a buffer this context mapped")
+            }
             ErrorKind::Empty(what) => write!(f, "the {what} is empty"),
             ErrorKind::Packet(e) => write!(f, "{e}"),
             ErrorKind::Code(e) => write!(f, "{e}"),
@@ -371,14 +388,17 @@ pub struct Kernel<'a> {
     pub ctrl: &'a [u8],
 }
 
-/// A device buffer carved from the heap.
+/// A device buffer: a SHMEM buffer mapped on its own (`buffer`) or a DEV
+/// buffer carved from the heap (firmware, control code, debug buffer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bo {
     pub handle: u32,
+    pub kind: BoKind,
     /// The device address a run uses.
     pub at: u64,
     pub size: u64,
-    /// Where it starts in the heap mapping.
+    /// Where it starts in its mapping: the heap's for a DEV buffer, its own
+    /// (0) for a SHMEM buffer.
     pub offset: u64,
     /// Its address in this process.
     pub host: u64,
@@ -407,16 +427,19 @@ impl<M: BoMap> Command<M> {
     }
 }
 
-struct Heap<M> {
-    handle: u32,
-    at: u64,
-    map: M,
+/// What the contexts on one descriptor share: the device heap and the
+/// mappings of the SHMEM buffers, by handle.
+struct Memory<M> {
+    heap: u32,
+    heap_at: u64,
+    heap_map: M,
+    shmem: RefCell<BTreeMap<u32, M>>,
 }
 
 /// An open hardware context with the device heap its buffers live in.
 pub struct Context<'d, D: Device> {
     dev: &'d D,
-    heap: Rc<Heap<D::Map>>,
+    memory: Rc<Memory<D::Map>>,
     hwctx: Hwctx,
     config: ContextConfig,
     closed: bool,
@@ -436,14 +459,15 @@ impl<'d, D: Device> Context<'d, D> {
         let hwctx = dev
             .create_hwctx(&config.qos, config.max_opc, config.num_tiles)
             .map_err(&e)?;
-        let heap = Rc::new(Heap {
-            handle,
-            at: info.xdna_addr,
-            map,
+        let memory = Rc::new(Memory {
+            heap: handle,
+            heap_at: info.xdna_addr,
+            heap_map: map,
+            shmem: RefCell::new(BTreeMap::new()),
         });
         Ok(Context {
             dev,
-            heap,
+            memory,
             hwctx,
             config,
             closed: false,
@@ -460,7 +484,7 @@ impl<'d, D: Device> Context<'d, D> {
             .map_err(kernel("more"))?;
         Ok(Context {
             dev: self.dev,
-            heap: Rc::clone(&self.heap),
+            memory: Rc::clone(&self.memory),
             hwctx,
             config: self.config,
             closed: false,
@@ -474,7 +498,8 @@ impl<'d, D: Device> Context<'d, D> {
     /// The heap's BO handle, its address in this process and its device
     /// address.
     pub fn heap(&self) -> (u32, u64, u64) {
-        (self.heap.handle, self.heap.map.addr(), self.heap.at)
+        let m = &self.memory;
+        (m.heap, m.heap_map.addr(), m.heap_at)
     }
 
     /// A new DEV buffer of `size` bytes, where the heap mapping reaches it.
@@ -494,16 +519,15 @@ impl<'d, D: Device> Context<'d, D> {
                 size,
             })
         };
-        let offset = info
-            .vaddr
-            .checked_sub(self.heap.map.addr())
-            .ok_or_else(outside)?;
+        let heap = &self.memory.heap_map;
+        let offset = info.vaddr.checked_sub(heap.addr()).ok_or_else(outside)?;
         let end = offset.checked_add(size).ok_or_else(outside)?;
-        if end > self.heap.map.len() as u64 {
+        if end > heap.len() as u64 {
             return Err(outside());
         }
         Ok(Bo {
             handle,
+            kind: BoKind::Dev,
             at: info.xdna_addr,
             size,
             offset,
@@ -511,27 +535,39 @@ impl<'d, D: Device> Context<'d, D> {
         })
     }
 
-    /// Checks that `bo` lies in the heap mapping (a `Bo` is plain data).
-    fn in_heap(&self, call: &'static str, bo: &Bo) -> Result<(), ContextError> {
+    /// Runs `copy` on the mapping `bo` lives in, once `bo` is checked to lie
+    /// in it (a `Bo` is plain data).
+    fn mapped<T>(
+        &self,
+        call: &'static str,
+        bo: &Bo,
+        copy: impl FnOnce(&D::Map) -> Result<T, OutOfRange>,
+    ) -> Result<T, ContextError> {
         let offset = usize::try_from(bo.offset).unwrap_or(usize::MAX);
         let size = usize::try_from(bo.size).unwrap_or(usize::MAX);
-        check_range(offset, size, self.heap.map.len()).map_err(range(call))
+        if bo.kind != BoKind::Shmem {
+            let heap = &self.memory.heap_map;
+            check_range(offset, size, heap.len()).map_err(range(call))?;
+            return copy(heap).map_err(range(call));
+        }
+        let maps = self.memory.shmem.borrow();
+        let map = maps
+            .get(&bo.handle)
+            .ok_or_else(|| fail(call)(ErrorKind::NotMapped { bo: bo.handle }))?;
+        check_range(offset, size, map.len()).map_err(range(call))?;
+        copy(map).map_err(range(call))
     }
 
     /// Writes `data` at byte `at` of `bo` and flushes it to the device.
     fn put(&self, call: &'static str, bo: &Bo, data: &[u8], at: u64) -> Result<(), ContextError> {
-        self.in_heap(call, bo)?;
         let len = data.len() as u64;
         let at_usize = usize::try_from(at).unwrap_or(usize::MAX);
         check_range(at_usize, data.len(), bo.size as usize).map_err(range(call))?;
         if data.is_empty() {
-            return Ok(());
+            return self.mapped(call, bo, |_| Ok(()));
         }
-        // In range of the buffer, hence of the mapping (`carve`).
-        self.heap
-            .map
-            .write((bo.offset + at) as usize, data)
-            .map_err(range(call))?;
+        // In range of the buffer, hence of its mapping (`mapped`).
+        self.mapped(call, bo, |map| map.write((bo.offset + at) as usize, data))?;
         // The reference's SYNC_BO request has no offset: from byte 0.
         self.dev
             .sync_bo(bo.handle, SyncDirection::ToDevice, 0, at + len)
@@ -547,12 +583,12 @@ impl<'d, D: Device> Context<'d, D> {
         into: &mut [u8],
         at: u64,
     ) -> Result<(), ContextError> {
-        self.in_heap(call, bo)?;
         let at_usize = usize::try_from(at).unwrap_or(usize::MAX);
         check_range(at_usize, into.len(), bo.size as usize).map_err(range(call))?;
         if into.is_empty() {
-            return Ok(());
+            return self.mapped(call, bo, |_| Ok(()));
         }
+        self.mapped(call, bo, |_| Ok(()))?;
         self.dev
             .sync_bo(
                 bo.handle,
@@ -561,10 +597,7 @@ impl<'d, D: Device> Context<'d, D> {
                 at + into.len() as u64,
             )
             .map_err(kernel(call))?;
-        self.heap
-            .map
-            .read((bo.offset + at) as usize, into)
-            .map_err(range(call))
+        self.mapped(call, bo, |map| map.read((bo.offset + at) as usize, into))
     }
 
     /// A DEV buffer holding `data`, every page of it written.
@@ -574,29 +607,64 @@ impl<'d, D: Device> Context<'d, D> {
         Ok(bo)
     }
 
+    /// Writes zeroes over every page of `bo` and flushes them.
+    fn zero(&self, call: &'static str, bo: &Bo) -> Result<(), ContextError> {
+        let zeros = vec![0u8; ZERO_CHUNK.min(bo.size as usize)];
+        self.mapped(call, bo, |map| {
+            let mut at = 0;
+            while at < bo.size {
+                let n = zeros.len().min((bo.size - at) as usize);
+                map.write((bo.offset + at) as usize, &zeros[..n])?;
+                at += n as u64;
+            }
+            Ok(())
+        })?;
+        self.dev
+            .sync_bo(bo.handle, SyncDirection::ToDevice, 0, bo.size)
+            .map_err(kernel(call))
+    }
+
     /// A zeroed DEV buffer whose every page this process has written.
     fn zeroed(&self, call: &'static str, size: u64) -> Result<Bo, ContextError> {
         let bo = self.carve(call, size)?;
-        let zeros = vec![0u8; ZERO_CHUNK.min(size as usize)];
-        let mut at = 0;
-        while at < size {
-            let n = zeros.len().min((size - at) as usize);
-            self.heap
-                .map
-                .write((bo.offset + at) as usize, &zeros[..n])
-                .map_err(range(call))?;
-            at += n as u64;
-        }
-        self.dev
-            .sync_bo(bo.handle, SyncDirection::ToDevice, 0, size)
-            .map_err(kernel(call))?;
+        self.zero(call, &bo)?;
         Ok(bo)
     }
 
     /// A device buffer of `size` zero bytes; a run reads and writes it at
-    /// its device address `at`.
+    /// its device address `at`. It is a SHMEM buffer with a mapping of its
+    /// own, every page written.
     pub fn buffer(&self, size: u64) -> Result<Bo, ContextError> {
-        self.zeroed("buffer", size)
+        let call = "buffer";
+        if size == 0 {
+            return Err(fail(call)(ErrorKind::Empty("buffer")));
+        }
+        let len = usize::try_from(size).unwrap_or(usize::MAX);
+        let handle = self
+            .dev
+            .create_bo(size, BoKind::Shmem)
+            .map_err(kernel(call))?;
+        let info = self.dev.bo_info(handle).map_err(kernel(call))?;
+        let map = self.dev.map_bo(&info, len).map_err(kernel(call))?;
+        let host = map.addr();
+        // XRT's rule (`buffer::paddr`): the driver's device address, or,
+        // when it has none for this buffer, the process's own address.
+        let at = if info.xdna_addr == INVALID_ADDR {
+            host
+        } else {
+            info.xdna_addr
+        };
+        self.memory.shmem.borrow_mut().insert(handle, map);
+        let bo = Bo {
+            handle,
+            kind: BoKind::Shmem,
+            at,
+            size,
+            offset: 0,
+            host,
+        };
+        self.zero(call, &bo)?;
+        Ok(bo)
     }
 
     /// Copies `data` into `bo` at byte `at`, before the run that reads it.
@@ -606,7 +674,7 @@ impl<'d, D: Device> Context<'d, D> {
 
     /// The `size` bytes of `bo` from byte `at` as the device left them.
     pub fn download(&self, bo: &Bo, size: u64, at: u64) -> Result<Vec<u8>, ContextError> {
-        self.in_heap("download", bo)?;
+        self.mapped("download", bo, |_| Ok(()))?;
         let len = usize::try_from(size).unwrap_or(usize::MAX);
         let at_usize = usize::try_from(at).unwrap_or(usize::MAX);
         check_range(at_usize, len, bo.size as usize).map_err(range("download"))?;
@@ -878,12 +946,12 @@ mod tests {
 
     const PDI: &[u8] = b"a firmware image, padded to words..";
 
-    fn strix() -> &'static DeviceProfile {
+    fn strix() -> &'static loom_targets::DeviceProfile {
         &loom_targets::profiles()[0]
     }
 
     fn config() -> ContextConfig {
-        ContextConfig::columns(strix(), 4)
+        ContextConfig::columns(&FakeDevice::of_profile(strix()).metadata, 4)
     }
 
     fn kernel(ctrl: &[u8]) -> Kernel<'_> {
@@ -1054,17 +1122,18 @@ mod tests {
     fn a_buffer_outside_the_heap_mapping_is_refused() {
         let dev = Misplacing(FakeDevice::new());
         let ctx = Context::open(&dev, config()).unwrap();
-        let e = ctx.buffer(4096).unwrap_err();
+        let e = ctx.load(&kernel(&insts())).err().unwrap();
         let vaddr = ctx.heap().1 + HEAP_SIZE;
         assert_eq!(
             e,
             ContextError {
-                call: "buffer",
+                call: "load",
                 kind: ErrorKind::OutsideHeap {
-                    // After the heap (1), the context and its syncobj.
+                    // The firmware's, after the heap (1), the context and
+                    // its syncobj.
                     bo: 4,
                     vaddr,
-                    size: 4096
+                    size: PDI.len() as u64
                 }
             }
         );
@@ -1139,16 +1208,22 @@ mod tests {
         opened(|dev, ctx| {
             let size = 3 * 4096 + 1;
             let bo = ctx.buffer(size).unwrap();
-            assert_eq!(bo.size, size);
-            assert_eq!(bo.host, ctx.heap().1 + bo.offset);
+            assert_eq!((bo.size, bo.kind, bo.offset), (size, BoKind::Shmem, 0));
+            // Under PASID the driver has no device address for it before
+            // its mmap; the NPU then uses this process's address.
+            assert_eq!(bo.at, bo.host);
             assert_eq!(
                 dev.calls()[4..],
                 [
                     Call::CreateBo {
                         size,
-                        kind: BoKind::Dev
+                        kind: BoKind::Shmem
                     },
                     Call::BoInfo { bo: bo.handle },
+                    Call::MapBo {
+                        bo: bo.handle,
+                        len: size as usize
+                    },
                     Call::SyncBo {
                         bo: bo.handle,
                         direction: SyncDirection::ToDevice,
@@ -1157,6 +1232,7 @@ mod tests {
                     },
                 ]
             );
+            assert_eq!(dev.bo_bytes(bo.handle).unwrap(), vec![0; size as usize]);
             // SYNC_BO from byte 0 (the reference's request has no offset)
             // through the last byte written.
             ctx.upload(&bo, b"loom", 4096).unwrap();
@@ -1190,17 +1266,33 @@ mod tests {
             assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
             let e = ctx.download(&bo, u64::MAX, 0).unwrap_err();
             assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
-            let wild = Bo {
-                offset: HEAP_SIZE,
-                ..bo
-            };
+            assert_eq!(dev.bo_info(bo.handle).unwrap().xdna_addr, bo.at);
+            let wild = Bo { offset: 1, ..bo };
             let e = ctx.download_into(&wild, &mut into, 0).unwrap_err();
             assert_eq!(e.call, "download_into");
+            assert!(matches!(e.kind, ErrorKind::Range(_)), "{e}");
+            let unmapped = Bo { handle: 99, ..bo };
+            let e = ctx.upload(&unmapped, b"x", 0).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::NotMapped { bo: 99 });
+            assert_eq!(
+                e.to_string(),
+                "upload: buffer 99 is not a buffer this context mapped"
+            );
             let e = ctx.buffer(0).unwrap_err();
             assert_eq!((e.call, e.kind), ("buffer", ErrorKind::Empty("buffer")));
-            let e = ctx.buffer(HEAP_SIZE + 1).unwrap_err();
-            assert_eq!(e, kernel_error("buffer", "CREATE_BO", Errno::INVAL));
         });
+    }
+
+    #[test]
+    fn without_pasid_a_buffer_runs_at_the_address_the_driver_reports() {
+        let mut dev = FakeDevice::of_profile(strix());
+        dev.pasid = false;
+        let ctx = Context::open(&dev, config()).unwrap();
+        let bo = ctx.buffer(4096).unwrap();
+        assert_eq!(bo.at, dev.bo_info(bo.handle).unwrap().xdna_addr);
+        assert_ne!(bo.at, bo.host);
+        ctx.upload(&bo, b"dma", 0).unwrap();
+        assert_eq!(&dev.bo_bytes(bo.handle).unwrap()[..3], b"dma");
     }
 
     #[test]
@@ -1316,11 +1408,14 @@ mod tests {
         // written goes to the device with pages the NPU cannot write.
         loaded(|dev, ctx, p, _| {
             let raw = dev.create_bo(8192, BoKind::Dev).unwrap();
+            let unmapped = dev.create_bo(8192, BoKind::Shmem).unwrap();
             let touched = ctx.buffer(8192).unwrap();
             let mut fake = touched;
             fake.handle = raw;
-            p.run(&[3, 0, 0], &[touched, fake]).unwrap();
-            assert_eq!(dev.submissions()[0].untouched, [raw]);
+            let mut other = touched;
+            other.handle = unmapped;
+            p.run(&[3, 0, 0], &[touched, fake, other]).unwrap();
+            assert_eq!(dev.submissions()[0].untouched, [raw, unmapped]);
         });
     }
 

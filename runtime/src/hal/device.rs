@@ -7,7 +7,7 @@ use super::uapi::{
     AieMetadata, AieVersion, ConfigCuHead, ConfigHwctx, CreateBo, CreateHwctx, CuConfig,
     DestroyHwctx, ErtHeader, ErtState, ExecCmd, FirmwareVersion, GetBoInfo, QosInfo, SyncBo,
     SyncobjTimelineWait, BO_CMD, BO_DEV, BO_DEV_HEAP, BO_SHMEM, CMD_SUBMIT_EXEC_BUF,
-    HWCTX_ASSIGN_DBG_BUF, HWCTX_CONFIG_CU, SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+    HWCTX_ASSIGN_DBG_BUF, HWCTX_CONFIG_CU, INVALID_ADDR, SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
     SYNC_DIRECT_FROM_DEVICE, SYNC_DIRECT_TO_DEVICE,
 };
 use loom_targets::DeviceProfile;
@@ -73,12 +73,13 @@ pub struct Hwctx {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BoInfo {
     pub handle: u32,
-    /// The offset to mmap the buffer at (`u64::MAX` when it has none).
+    /// The offset to mmap the buffer at (`INVALID_ADDR` when it has none).
     pub map_offset: u64,
-    /// The buffer's user address when the kernel placed it (DEV buffers
-    /// live inside the mapped heap), else 0.
+    /// The buffer's user address once it has one (DEV buffers live inside
+    /// the mapped heap), else `INVALID_ADDR` (or 0 from older drivers).
     pub vaddr: u64,
-    /// The device address the NPU uses.
+    /// The device address the NPU uses, `INVALID_ADDR` when the driver
+    /// has none for it (a SHMEM buffer under PASID before its mmap).
     pub xdna_addr: u64,
 }
 
@@ -160,6 +161,92 @@ pub fn device_info<D: Device>(dev: &D) -> Result<DeviceInfo, HalError> {
         aie: dev.aie_version()?,
         firmware: dev.firmware_version()?,
         metadata: dev.aie_metadata()?,
+    })
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (a, w, m) = (self.aie, self.firmware, self.metadata);
+        write!(
+            f,
+            "AIE {}.{}, firmware {}.{}.{}.{}, {} columns x {} rows",
+            a.major, a.minor, w.major, w.minor, w.patch, w.build, m.cols, m.rows
+        )
+    }
+}
+
+/// The rows of one tile kind as a start and a count, if they are
+/// contiguous.
+fn row_range(rows: &[u32]) -> Option<(u32, u32)> {
+    let first = *rows.first()?;
+    let contiguous = rows.iter().zip(first..).all(|(&r, want)| r == want);
+    contiguous.then_some((first, rows.len() as u32))
+}
+
+/// The array a profile describes, as GET_INFO's AIE_METADATA would report
+/// it (the counts and starts the driver and Loom both rely on).
+fn profile_rows(profile: &DeviceProfile) -> [(&'static str, Option<(u32, u32)>); 3] {
+    let a = &profile.array;
+    [
+        ("core", row_range(&a.core_rows)),
+        ("memory tile", row_range(&a.memory_tile_rows)),
+        ("shim", row_range(&a.shim_rows)),
+    ]
+}
+
+/// How the array GET_INFO reports differs from the one a profile
+/// describes, each difference as `what: NPU value, profile value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeometryMismatch {
+    pub profile: String,
+    pub differences: Vec<String>,
+}
+
+impl fmt::Display for GeometryMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the NPU's array (GET_INFO AIE_METADATA) is not the one profile {} describes: {}",
+            self.profile,
+            self.differences.join("; ")
+        )
+    }
+}
+
+impl std::error::Error for GeometryMismatch {}
+
+/// Checks the columns, rows and each tile kind's rows GET_INFO reports
+/// against `profile`, which placed the artifact's tiles.
+pub fn check_geometry(
+    profile: &DeviceProfile,
+    metadata: &AieMetadata,
+) -> Result<(), GeometryMismatch> {
+    let mut differences = Vec::new();
+    let a = &profile.array;
+    let mut compare = |what: &str, npu: String, wanted: String| {
+        if npu != wanted {
+            differences.push(format!("{what} {npu}, profile {wanted}"));
+        }
+    };
+    compare("columns", metadata.cols.to_string(), a.columns.to_string());
+    compare("rows", metadata.rows.to_string(), a.rows.to_string());
+    let reported = [metadata.core, metadata.mem, metadata.shim];
+    for ((kind, wanted), got) in profile_rows(profile).into_iter().zip(reported) {
+        let shown = |(start, count): (u32, u32)| match count {
+            0 => "no rows".to_string(),
+            1 => format!("row {start}"),
+            _ => format!("rows {start}-{}", start + count - 1),
+        };
+        let wanted = wanted.map_or("not contiguous".to_string(), shown);
+        let got = shown((u32::from(got.row_start), u32::from(got.row_count)));
+        compare(kind, got, wanted);
+    }
+    if differences.is_empty() {
+        return Ok(());
+    }
+    Err(GeometryMismatch {
+        profile: profile.name.clone(),
+        differences,
     })
 }
 
@@ -414,6 +501,7 @@ impl Call {
 
 /// The fake's made-up address spaces (not the driver's).
 const FAKE_HEAP_XDNA_ADDR: u64 = 0x1_0000_0000;
+const FAKE_DMA_ADDR: u64 = 0x2_0000_0000;
 const FAKE_HOST_ADDR: u64 = 0x7f00_0000_0000;
 const FAKE_PAGE: usize = 4096;
 
@@ -469,8 +557,9 @@ pub struct Submission {
     /// The packet the command buffer held: the header word and the `count`
     /// words after it (empty when the buffer was never mapped).
     pub packet: Vec<u8>,
-    /// DEV buffers among `bos` with a page this process never wrote (the
-    /// NPU's writes to such a page are lost, per the reference's `buffer`).
+    /// DEV and SHMEM buffers among `bos` with a page this process never
+    /// wrote (the NPU's writes to such a page are lost, per the reference's
+    /// `buffer`).
     pub untouched: Vec<u32>,
 }
 
@@ -496,6 +585,7 @@ struct FakeState {
     bos: BTreeMap<u32, FakeBo>,
     heap: Option<u32>,
     heap_used: u64,
+    dma_used: u64,
     next_handle: u32,
     next_host: u64,
     /// Per hardware context: its syncobj and last submitted point.
@@ -514,15 +604,24 @@ impl FakeState {
         Some((heap.mem.clone()?, offset))
     }
 
-    /// Whether the process wrote every page of DEV buffer `handle`.
+    /// The bytes a DEV or SHMEM buffer lives in and its offset there.
+    fn backing(&self, bo: &FakeBo) -> Option<(Rc<FakeMem>, usize)> {
+        match bo.kind {
+            BoKind::Dev => self.in_heap(bo),
+            BoKind::Shmem => Some((bo.mem.clone()?, 0)),
+            BoKind::DevHeap | BoKind::Cmd => None,
+        }
+    }
+
+    /// Whether the process wrote every page of DEV or SHMEM buffer `handle`.
     fn touched(&self, handle: u32) -> bool {
         let Some(bo) = self.bos.get(&handle) else {
             return true;
         };
-        if bo.kind != BoKind::Dev {
+        if !matches!(bo.kind, BoKind::Dev | BoKind::Shmem) {
             return true;
         }
-        match self.in_heap(bo) {
+        match self.backing(bo) {
             Some((mem, offset)) => mem.all_touched(offset, bo.size as usize),
             None => false,
         }
@@ -543,6 +642,10 @@ impl FakeState {
 }
 
 /// An in-process device that records each call and answers from a script.
+/// Its SHMEM buffers are addressed as under the IOMMU's PASID (xdna-driver
+/// amdxdna_gem.c `amdxdna_gem_dev_addr`): no device address until mapped,
+/// then their address in this process; with `pasid` false they have a
+/// made-up DMA address from the start, as without PASID.
 /// Besides scripted failures it enforces what the driver source shows:
 /// CREATE_HWCTX fails with ENOENT without a device heap (aie2_ctx.c
 /// `aie2_hwctx_init`), a DEV buffer fails with EINVAL without a heap, before
@@ -563,6 +666,7 @@ pub struct FakeDevice {
     pub aie: AieVersion,
     pub firmware: FirmwareVersion,
     pub metadata: AieMetadata,
+    pub pasid: bool,
     state: RefCell<FakeState>,
 }
 
@@ -608,11 +712,29 @@ impl BoMap for FakeMap {
 }
 
 impl FakeDevice {
+    /// A fake of the NPU `profile` describes: GET_INFO reports its array.
+    pub fn of_profile(profile: &DeviceProfile) -> FakeDevice {
+        let mut dev = FakeDevice::new();
+        let m = &mut dev.metadata;
+        let narrow = |n: u32| u16::try_from(n).unwrap_or(u16::MAX);
+        m.cols = narrow(profile.array.columns);
+        m.rows = narrow(profile.array.rows);
+        let rows = profile_rows(profile);
+        for (tile, (_, range)) in [&mut m.core, &mut m.mem, &mut m.shim].into_iter().zip(rows) {
+            let (start, count) = range.unwrap_or((0, 0));
+            tile.row_start = narrow(start);
+            tile.row_count = narrow(count);
+        }
+        dev
+    }
+
+    /// A fake whose GET_INFO reports zeroes.
     pub fn new() -> FakeDevice {
         FakeDevice {
             aie: AieVersion::default(),
             firmware: FirmwareVersion::default(),
             metadata: AieMetadata::default(),
+            pasid: true,
             state: RefCell::new(FakeState {
                 next_handle: 1,
                 next_host: FAKE_HOST_ADDR,
@@ -658,12 +780,12 @@ impl FakeDevice {
         self.state.borrow().submissions.clone()
     }
 
-    /// What DEV buffer `bo` holds in the mapped heap, as the NPU would read
-    /// it (`None` for another kind of buffer, or before the heap is mapped).
+    /// What DEV or SHMEM buffer `bo` holds, as the NPU would read it
+    /// (`None` for another kind of buffer, or before it is mapped).
     pub fn bo_bytes(&self, bo: u32) -> Option<Vec<u8>> {
         let state = self.state.borrow();
-        let b = state.bos.get(&bo).filter(|b| b.kind == BoKind::Dev)?;
-        let (mem, at) = state.in_heap(b)?;
+        let b = state.bos.get(&bo)?;
+        let (mem, at) = state.backing(b)?;
         let end = at.checked_add(usize::try_from(b.size).ok()?)?;
         let bytes = mem.bytes.borrow();
         bytes.get(at..end).map(<[u8]>::to_vec)
@@ -786,7 +908,13 @@ impl Device for FakeDevice {
                 at
             }
             BoKind::DevHeap => FAKE_HEAP_XDNA_ADDR,
-            BoKind::Shmem | BoKind::Cmd => 0,
+            BoKind::Shmem if self.pasid => INVALID_ADDR,
+            BoKind::Shmem => {
+                let at = FAKE_DMA_ADDR + state.dma_used;
+                state.dma_used += size.div_ceil(4096) * 4096;
+                at
+            }
+            BoKind::Cmd => 0,
         };
         // A client has one heap (amdxdna_gem.c `amdxdna_drm_create_dev_heap`).
         if kind == BoKind::DevHeap && state.heap.is_some() {
@@ -815,6 +943,21 @@ impl Device for FakeDevice {
             .bos
             .get(&bo)
             .ok_or_else(|| HalError::from_errno("GET_BO_INFO", Errno::INVAL))?;
+        if b.kind == BoKind::Shmem {
+            // Under PASID the device address is the user address, which
+            // the mmap makes.
+            let user = if b.mem.is_some() {
+                b.host
+            } else {
+                INVALID_ADDR
+            };
+            return Ok(BoInfo {
+                handle: bo,
+                map_offset: u64::from(bo) << 32,
+                vaddr: user,
+                xdna_addr: if self.pasid { user } else { b.xdna_addr },
+            });
+        }
         if b.kind != BoKind::Dev {
             return Ok(BoInfo {
                 handle: bo,
@@ -828,7 +971,7 @@ impl Device for FakeDevice {
         let heap = state.heap.and_then(|h| state.bos.get(&h));
         Ok(BoInfo {
             handle: bo,
-            map_offset: u64::MAX,
+            map_offset: INVALID_ADDR,
             vaddr: heap.map_or(0, |h| h.host + (b.xdna_addr - h.xdna_addr)),
             xdna_addr: b.xdna_addr,
         })
@@ -991,40 +1134,7 @@ pub struct Npu {
     pub profile: &'static DeviceProfile,
 }
 
-/// An artifact compiled for another profile than the NPU's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProfileMismatch {
-    pub node: String,
-    pub device: String,
-    pub artifact: String,
-}
-
-impl fmt::Display for ProfileMismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the artifact was compiled for {}, but the NPU at {} is {}",
-            self.artifact, self.node, self.device
-        )
-    }
-}
-
-impl std::error::Error for ProfileMismatch {}
-
 impl Npu {
-    /// Admits an artifact compiled for `artifact_profile` only on an NPU of
-    /// that exact profile.
-    pub fn admit(&self, artifact_profile: &str) -> Result<(), ProfileMismatch> {
-        if self.profile.name == artifact_profile {
-            return Ok(());
-        }
-        Err(ProfileMismatch {
-            node: self.node.display().to_string(),
-            device: self.profile.name.clone(),
-            artifact: artifact_profile.to_string(),
-        })
-    }
-
     pub fn open(&self) -> Result<XdnaDevice, HalError> {
         XdnaDevice::open(&self.node)
     }
@@ -1192,11 +1302,49 @@ mod tests {
         let dev = npus[0].open().unwrap();
         assert_eq!(dev.node(), npus[0].node);
         assert_eq!(dev.aie_version().unwrap_err().call, "GET_INFO(AIE_VERSION)");
-        npus[0].admit("amd.xdna.strix.17f0_10").unwrap();
-        let refused = npus[0].admit("amd.xdna.strix_halo.17f0_11").unwrap_err();
-        let text = refused.to_string();
-        assert!(text.contains("amd.xdna.strix_halo.17f0_11"), "{text}");
-        assert!(text.contains("amd.xdna.strix.17f0_10"), "{text}");
+    }
+
+    #[test]
+    fn the_reported_array_is_checked_against_the_profile() {
+        for p in loom_targets::profiles() {
+            let dev = FakeDevice::of_profile(p);
+            let info = device_info(&dev).unwrap();
+            check_geometry(p, &info.metadata).unwrap();
+        }
+        let strix = &loom_targets::profiles()[0];
+        let mut metadata = FakeDevice::of_profile(strix).metadata;
+        metadata.cols = 4;
+        metadata.core.row_count = 2;
+        metadata.shim.row_count = 0;
+        let e = check_geometry(strix, &metadata).unwrap_err();
+        assert_eq!(
+            e.differences,
+            [
+                "columns 4, profile 8",
+                "core rows 2-3, profile rows 2-5",
+                "shim no rows, profile row 0"
+            ]
+        );
+        assert_eq!(
+            e.to_string(),
+            "the NPU's array (GET_INFO AIE_METADATA) is not the one profile \
+             amd.xdna.strix.17f0_10 describes: columns 4, profile 8; core rows \
+             2-3, profile rows 2-5; shim no rows, profile row 0"
+        );
+        let info = DeviceInfo {
+            aie: AieVersion { major: 2, minor: 1 },
+            firmware: FirmwareVersion {
+                major: 1,
+                minor: 5,
+                patch: 2,
+                build: 380,
+            },
+            metadata,
+        };
+        assert_eq!(
+            info.to_string(),
+            "AIE 2.1, firmware 1.5.2.380, 4 columns x 6 rows"
+        );
     }
 
     #[test]
@@ -1257,12 +1405,25 @@ mod tests {
     }
 
     #[test]
-    fn this_machine_without_an_npu_says_so() {
+    fn this_machine_is_searched_where_the_driver_puts_its_nodes() {
         // CI and the developers' machines have no NPU; on one with an NPU
-        // this finds it instead.
+        // each found node exists and its PCI id maps to its profile.
         match discover_system() {
-            Ok(npus) => assert!(!npus.is_empty()),
-            Err(e) => assert!(e.to_string().starts_with("no amdxdna device found")),
+            Ok(npus) => {
+                for n in npus {
+                    assert!(n.node.starts_with("/dev/accel/accel"), "{n:?}");
+                    assert!(n.node.exists(), "{n:?}");
+                    assert_eq!(n.pci.profile().map(|p| &p.name), Some(&n.profile.name));
+                }
+            }
+            Err(e) => {
+                assert_eq!(e.dir, "/dev/accel");
+                let text = e.to_string();
+                assert!(text.starts_with("no amdxdna device found ("), "{text}");
+                if e.looked_at.is_empty() {
+                    assert!(text.ends_with("(no accel* nodes in /dev/accel)"), "{text}");
+                }
+            }
         }
     }
 

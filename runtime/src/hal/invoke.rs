@@ -42,7 +42,8 @@
 //! reference's way is kept.
 
 use super::context::{Context, ContextConfig, ContextError, ControlCode, ErrorKind};
-use super::device::Device;
+use super::device::{check_geometry, device_info, Device, GeometryMismatch};
+use super::ioctl::HalError;
 use loom_targets::xdna::elf::{Artifact, Patch, PatchSchema};
 use loom_targets::DeviceProfile;
 use rustix::io::Errno;
@@ -85,6 +86,10 @@ pub enum InvokeError {
     Patch(PatchError),
     /// No firmware image for the context's compute unit.
     NoFirmware,
+    /// A GET_INFO query failed.
+    Query(HalError),
+    /// The NPU's array is not the one its profile describes.
+    Geometry(GeometryMismatch),
     /// The wait for the run reached the timeout (ETIME).
     TimedOut {
         timeout: Duration,
@@ -129,6 +134,8 @@ impl fmt::Display for InvokeError {
                 "the artifact carries no firmware image (PDI): a START_NPU run needs \
                  a compute unit configured with one"
             ),
+            InvokeError::Query(e) => write!(f, "querying the NPU: {e}"),
+            InvokeError::Geometry(e) => write!(f, "{e}"),
             InvokeError::TimedOut { timeout } => {
                 write!(f, "the run did not finish within {timeout:?}")
             }
@@ -337,9 +344,13 @@ pub fn run_with_firmware<D: Device>(
     if firmware.is_empty() {
         return Err(InvokeError::NoFirmware);
     }
+    // The artifact's tiles were placed on the profile's array: it must be
+    // the NPU's, and the context's tile count follows the NPU's core rows.
+    let info = device_info(device).map_err(InvokeError::Query)?;
+    check_geometry(npu_profile, &info.metadata).map_err(InvokeError::Geometry)?;
     let config = ContextConfig {
         timeout,
-        ..ContextConfig::columns(npu_profile, artifact.columns)
+        ..ContextConfig::columns(&info.metadata, artifact.columns)
     };
     // Dropping the context on an early return destroys it.
     let ctx = Context::open(device, config).map_err(context(None))?;
@@ -378,7 +389,7 @@ pub fn run_with_firmware<D: Device>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hal::device::{Call, FakeDevice, SyncDirection};
+    use crate::hal::device::{BoKind, Call, FakeDevice, SyncDirection};
     use crate::hal::ioctl::HalError;
     use crate::hal::packet::npu_packet;
     use crate::hal::uapi::ErtState;
@@ -454,31 +465,45 @@ mod tests {
         run_with_firmware(dev, strix(), &artifact(), FIRMWARE, args(), timeout)
     }
 
-    /// The library call (and buffer) each kernel call of a run is made for.
-    fn phases() -> Vec<(&'static str, Option<usize>)> {
-        let mut out = vec![("open", None); 4];
+    /// A fake Strix NPU.
+    fn npu() -> FakeDevice {
+        FakeDevice::of_profile(strix())
+    }
+
+    /// The library call (and buffer) each kernel call of a run is made for;
+    /// `None` for the GET_INFO queries made before any.
+    fn phases() -> Vec<Option<(&'static str, Option<usize>)>> {
+        let mut out = vec![None; 3];
+        let mut calls = vec![("open", None); 4];
         for i in 0..2 {
-            out.extend([("buffer", Some(i)); 3]);
-            out.push(("upload", Some(i)));
+            calls.extend([("buffer", Some(i)); 4]);
+            calls.push(("upload", Some(i)));
         }
-        out.extend([("load", None); 14]);
-        out.extend([("run", None); 2]);
-        out.extend([("download_into", Some(0)), ("download_into", Some(1))]);
-        out.push(("close", None));
+        let mut out_calls = calls;
+        out_calls.extend([("load", None); 14]);
+        out_calls.extend([("run", None); 2]);
+        out_calls.extend([("download_into", Some(0)), ("download_into", Some(1))]);
+        out_calls.push(("close", None));
+        out.extend(out_calls.into_iter().map(Some));
         out
+    }
+
+    fn position(calls: &[Call], wanted: impl Fn(&Call) -> bool) -> usize {
+        calls.iter().position(wanted).unwrap()
     }
 
     #[test]
     fn a_loadable_artifact_runs_with_its_control_code_patched() {
-        let dev = FakeDevice::new();
+        let dev = npu();
         let out = run(&dev, TIMEOUT).unwrap();
         // The fake NPU writes nothing: the buffers come back as uploaded.
         assert_eq!(out, args());
         #[rustfmt::skip]
         let expected = [
+            "GET_INFO(AIE_VERSION)", "GET_INFO(FIRMWARE_VERSION)", "GET_INFO(AIE_METADATA)",
             "CREATE_BO", "GET_BO_INFO", "mmap", "CREATE_HWCTX",
-            "CREATE_BO", "GET_BO_INFO", "SYNC_BO", "SYNC_BO",
-            "CREATE_BO", "GET_BO_INFO", "SYNC_BO", "SYNC_BO",
+            "CREATE_BO", "GET_BO_INFO", "mmap", "SYNC_BO", "SYNC_BO", // argument 0
+            "CREATE_BO", "GET_BO_INFO", "mmap", "SYNC_BO", "SYNC_BO", // argument 1
             "CREATE_BO", "GET_BO_INFO", "SYNC_BO", // firmware
             "CREATE_BO", "GET_BO_INFO", "SYNC_BO", // control code
             "CONFIG_HWCTX",
@@ -491,10 +516,21 @@ mod tests {
         assert_eq!(dev.call_names(), expected);
         assert_eq!(phases().len(), expected.len());
         let calls = dev.calls();
-        // One column of four core tiles; the wait has the caller's timeout.
-        assert!(matches!(calls[3], Call::CreateHwctx { num_tiles: 4, .. }));
+        // One column of the four core rows GET_INFO reports; the argument
+        // buffers are SHMEM buffers; the wait has the caller's timeout.
+        assert!(matches!(calls[6], Call::CreateHwctx { num_tiles: 4, .. }));
+        for at in [7, 12] {
+            assert!(matches!(
+                calls[at],
+                Call::CreateBo {
+                    kind: BoKind::Shmem,
+                    ..
+                }
+            ));
+        }
+        let wait = position(&calls, |c| matches!(c, Call::WaitSyncobj { .. }));
         assert!(matches!(
-            calls[27],
+            calls[wait],
             Call::WaitSyncobj {
                 timeout: TIMEOUT,
                 ..
@@ -505,7 +541,8 @@ mod tests {
             panic!("{:?}", sent[0].bos);
         };
         // Each buffer read back after a sync from the device, whole.
-        for (call, (bo, len)) in calls[28..30].iter().zip([(input, 80), (output, 64)]) {
+        let read_back = &calls[wait + 1..wait + 3];
+        for (call, (bo, len)) in read_back.iter().zip([(input, 80), (output, 64)]) {
             let expected = Call::SyncBo {
                 bo,
                 direction: SyncDirection::FromDevice,
@@ -515,7 +552,9 @@ mod tests {
             assert_eq!(call, &expected);
         }
         assert!(sent[0].untouched.is_empty());
+        // Under PASID a SHMEM buffer's device address is its address here.
         let at = |bo| dev.bo_info(bo).unwrap().xdna_addr;
+        assert_eq!(at(input), dev.bo_info(input).unwrap().vaddr);
         let loaded = dev.bo_bytes(ctrl).unwrap();
         let packet = npu_packet(at(ctrl), loaded.len() as u64, &[at(input), at(output)]);
         assert_eq!(sent[0].packet, packet.unwrap());
@@ -530,7 +569,9 @@ mod tests {
             expected[at + 8..at + 12].copy_from_slice(&high.to_le_bytes());
         }
         assert_eq!(loaded, expected);
-        assert_eq!(word(&loaded, sites[1] as usize + 8), 0xABCD_0001);
+        // Bits 32-47 of the process address (the fake maps at 0x7f00_...)
+        // land in word 2's low half.
+        assert_eq!(word(&loaded, sites[1] as usize + 8), 0xABCD_7F00);
         // The DDR_PATCH ops are still there, as aiebu leaves them.
         let ops = Txn::decode(&loaded).unwrap().ops;
         let patches = ops.iter().filter(|op| matches!(op, TxnOp::DdrPatch { .. }));
@@ -638,7 +679,7 @@ mod tests {
             (&good, strix(), args(), InvokeError::NoFirmware),
         ];
         for (artifact, profile, args, expected) in cases {
-            let dev = FakeDevice::new();
+            let dev = npu();
             let e = run_artifact(&dev, profile, artifact, args, TIMEOUT).unwrap_err();
             assert_eq!(e, expected);
             assert!(dev.calls().is_empty(), "{e}");
@@ -670,17 +711,28 @@ mod tests {
     #[test]
     fn every_failed_device_call_is_a_typed_error() {
         let names = {
-            let dev = FakeDevice::new();
+            let dev = npu();
             run(&dev, TIMEOUT).unwrap();
             dev.call_names()
         };
-        for (index, (name, (call, argument))) in names.iter().zip(phases()).enumerate() {
-            let dev = FakeDevice::new();
+        assert_eq!(names.len(), phases().len());
+        let hwctx = names.iter().position(|&n| n == "CREATE_HWCTX").unwrap();
+        for (index, (name, phase)) in names.iter().zip(phases()).enumerate() {
+            let dev = npu();
             dev.fail_at(index, Errno::IO);
             let e = run(&dev, TIMEOUT).unwrap_err();
+            let failed = HalError::new(name, Errno::IO.raw_os_error());
+            let Some((call, argument)) = phase else {
+                assert_eq!(e, InvokeError::Query(failed), "call {index}");
+                assert_eq!(
+                    e.to_string(),
+                    format!("querying the NPU: {name} failed: EIO (Input/output error)")
+                );
+                continue;
+            };
             let error = ContextError {
                 call,
-                kind: ErrorKind::Kernel(HalError::new(name, Errno::IO.raw_os_error())),
+                kind: ErrorKind::Kernel(failed),
             };
             assert_eq!(e, InvokeError::Context { argument, error }, "call {index}");
             let shown = e.to_string();
@@ -690,7 +742,7 @@ mod tests {
             );
             assert_eq!(shown.starts_with("argument "), argument.is_some());
             // Once CREATE_HWCTX succeeded, the context goes with the error.
-            if index > 3 {
+            if index > hwctx {
                 assert_eq!(dev.call_names().last(), Some(&"DESTROY_HWCTX"));
             }
         }
@@ -698,7 +750,7 @@ mod tests {
 
     #[test]
     fn a_command_that_ends_in_error_is_reported_as_such() {
-        let dev = FakeDevice::new();
+        let dev = npu();
         dev.complete_next_with(ErtState::Error);
         let e = run(&dev, TIMEOUT).unwrap_err();
         let cmd = dev.submissions()[0].cmd;
@@ -724,7 +776,7 @@ mod tests {
 
     #[test]
     fn a_wait_past_its_timeout_is_a_timeout() {
-        let dev = FakeDevice::new();
+        let dev = npu();
         let timeout = Duration::from_millis(250);
         dev.fail_next("SYNCOBJ_TIMELINE_WAIT", Errno::TIME);
         let e = run(&dev, timeout).unwrap_err();
@@ -737,7 +789,7 @@ mod tests {
         assert!(matches!(calls[calls.len() - 1], Call::DestroyHwctx { .. }));
         // ETIME from another call is that call's failure, not the run's
         // timeout.
-        let dev = FakeDevice::new();
+        let dev = npu();
         dev.fail_next("EXEC_CMD", Errno::TIME);
         let e = run(&dev, timeout).unwrap_err();
         assert!(
@@ -748,6 +800,37 @@ mod tests {
             e.to_string().starts_with("run: EXEC_CMD failed: ETIME"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_npu_whose_array_is_not_the_profiles_is_refused_before_its_heap() {
+        let dev = npu();
+        // What Strix reports if the firmware gave the context half the array.
+        let mut dev = dev;
+        dev.metadata.cols = 4;
+        let e = run(&dev, TIMEOUT).unwrap_err();
+        let InvokeError::Geometry(mismatch) = &e else {
+            panic!("{e}");
+        };
+        assert_eq!(mismatch.differences, ["columns 4, profile 8"]);
+        assert!(
+            e.to_string().contains("profile amd.xdna.strix.17f0_10"),
+            "{e}"
+        );
+        assert_eq!(dev.calls().len(), 3);
+        // The context's tiles follow the core rows GET_INFO reports.
+        let mut dev = npu();
+        dev.metadata.core.row_count = 4;
+        run(&dev, TIMEOUT).unwrap();
+        let tiles: Vec<u32> = dev
+            .calls()
+            .iter()
+            .filter_map(|c| match c {
+                Call::CreateHwctx { num_tiles, .. } => Some(*num_tiles),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tiles, [4]);
     }
 
     fn words(values: &[u32]) -> Vec<u8> {

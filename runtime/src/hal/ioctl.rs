@@ -185,10 +185,15 @@ request!(
     |_a| false
 );
 
-/// A GET_INFO query: the reply struct and its parameter number.
+/// A GET_INFO query: the reply struct, its parameter number, and the reply
+/// read from the bytes the kernel writes.
 pub trait Query: sealed::Sealed + Copy + Default {
     const NAME: &'static str;
     const PARAM: u32;
+    /// The reply's bytes: the struct's size.
+    type Reply: AsMut<[u8]>;
+    fn blank() -> Self::Reply;
+    fn parse(reply: &Self::Reply) -> Self;
 }
 
 macro_rules! query {
@@ -197,6 +202,13 @@ macro_rules! query {
         impl Query for $ty {
             const NAME: &'static str = $name;
             const PARAM: u32 = $param;
+            type Reply = [u8; size_of::<$ty>()];
+            fn blank() -> Self::Reply {
+                [0; size_of::<$ty>()]
+            }
+            fn parse(reply: &Self::Reply) -> Self {
+                <$ty>::from_le_bytes(reply)
+            }
         }
     };
 }
@@ -285,18 +297,19 @@ pub fn call<R: Request>(fd: BorrowedFd<'_>, arg: &mut R) -> Result<(), HalError>
 
 /// Runs GET_INFO query `Q` on `fd` and returns the kernel's reply.
 pub fn query<Q: Query>(fd: BorrowedFd<'_>) -> Result<Q, HalError> {
-    let mut reply = Q::default();
+    let mut reply = Q::blank();
+    let bytes = reply.as_mut();
     let mut info = GetInfo {
         param: Q::PARAM,
-        // The uapi structs are at most 64 bytes (pinned in uapi.rs).
-        buffer_size: size_of::<Q>() as u32,
-        buffer: (&mut reply as *mut Q) as u64,
+        // The replies are at most 64 bytes (pinned in uapi.rs).
+        buffer_size: bytes.len() as u32,
+        buffer: bytes.as_mut_ptr() as u64,
     };
     // SAFETY: the opcode is computed from `GetInfo`; `info.buffer` is the
-    // address of `reply`, exclusively borrowed until the call returns, and
-    // the driver writes at most the size of the reply struct of `Q::PARAM`,
-    // which is `size_of::<Q>()` (uapi.rs pins both); a `Q` is plain integers,
-    // so any bytes written are a valid value.
+    // address of `reply`'s bytes, exclusively borrowed until the call
+    // returns, and the driver writes at most `buffer_size` of them (it
+    // refuses a smaller buffer than its reply struct, whose size uapi.rs
+    // pins).
     unsafe {
         issue(
             fd,
@@ -305,7 +318,7 @@ pub fn query<Q: Query>(fd: BorrowedFd<'_>) -> Result<Q, HalError> {
             &mut info,
         )?
     };
-    Ok(reply)
+    Ok(Q::parse(&reply))
 }
 
 /// The current CLOCK_MONOTONIC time in nanoseconds: the clock of a DRM
@@ -533,6 +546,49 @@ mod tests {
             Mapping::new(fd, 0, 0).unwrap_err().errno,
             Errno::INVAL.raw_os_error()
         );
+    }
+
+    /// The replies as the driver writes them (amdxdna_accel.h layouts,
+    /// little-endian), byte by byte.
+    #[test]
+    fn get_info_replies_parse_from_their_bytes() {
+        let aie = [2, 0, 0, 0, 1, 0, 0, 0];
+        assert_eq!(AieVersion::parse(&aie), AieVersion { major: 2, minor: 1 });
+        #[rustfmt::skip]
+        let firmware = [1, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0x7c, 0x01, 0, 0];
+        assert_eq!(
+            FirmwareVersion::parse(&firmware),
+            FirmwareVersion {
+                major: 1,
+                minor: 5,
+                patch: 2,
+                build: 380
+            }
+        );
+        #[rustfmt::skip]
+        let metadata: [u8; 64] = [
+            0x00, 0x00, 0x10, 0x00, // col_size 0x100000
+            8, 0, 6, 0,             // cols 8, rows 6
+            2, 0, 0, 0, 1, 0, 0, 0, // version 2.1
+            4, 0, 2, 0, 4, 0, 16, 0, 11, 0, 0, 0, 0, 0, 0, 0, // core
+            1, 0, 1, 0, 12, 0, 64, 0, 12, 0, 0, 0, 0, 0, 0, 0, // mem
+            1, 0, 0, 0, 4, 0, 16, 0, 12, 0, 0xff, 0xff, 0, 0, 0, 0, // shim
+        ];
+        let m = AieMetadata::parse(&metadata);
+        assert_eq!((m.col_size, m.cols, m.rows), (0x10_0000, 8, 6));
+        assert_eq!(m.version, AieVersion { major: 2, minor: 1 });
+        let tile = |row_count, row_start, dma, locks, events| TileMetadata {
+            row_count,
+            row_start,
+            dma_channel_count: dma,
+            lock_count: locks,
+            event_reg_count: events,
+            pad: [0; 3],
+        };
+        assert_eq!(m.core, tile(4, 2, 4, 16, 11));
+        assert_eq!(m.mem, tile(1, 1, 12, 64, 12));
+        // Padding is not read.
+        assert_eq!(m.shim, tile(1, 0, 4, 16, 12));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The amdxdna HAL: running compiled artifacts on a Strix or Strix Halo NPU
+//! The amdxdna HAL (user guide: `docs/xdna-runtime.md`): running compiled
+//! artifacts on a Strix or Strix Halo NPU
 //! through the amdxdna kernel driver (spec:
 //! `shared/reference/amdxdna-runtime-api.txt`, uapi facts:
 //! `shared/reference/xdna-hardware-facts.md` §4-6).
@@ -14,20 +15,24 @@
 //!   submit, syncobj wait, mapping), the real `XdnaDevice`, the recording
 //!   `FakeDevice` (scripted failures by name or position, scripted command
 //!   states, the packets EXEC_CMD saw, the driver rules its source shows),
-//!   and `discover`, which finds amdxdna nodes and maps their PCI id and
-//!   revision to a Loom profile through `loom_targets::profiles()`.
+//!   `discover`, which finds amdxdna nodes and maps their PCI id and
+//!   revision to a Loom profile through `loom_targets::profiles()`, and
+//!   `check_geometry`, which holds the array GET_INFO reports to it.
 //! - `context`: the reference's runtime library over any `Device`: contexts
-//!   on one device heap (mapped before CREATE_HWCTX), buffers with their
-//!   pages touched and SYNC_BO each way, `load` (firmware + control code:
+//!   on one device heap (mapped before CREATE_HWCTX), a run's buffers as
+//!   SHMEM buffers at the driver's device address or, under PASID, their
+//!   process address (XRT's rule), pages touched and SYNC_BO each way, `load` (firmware + control code:
 //!   an instruction list, a Loom `.xdna` ELF read by `elf::read`, or another
 //!   ELF's `.ctrltext`), `code`, `another`, `run`, `submit` and `finish`
 //!   (syncobj wait, then the ERT state), the debug buffer and `close`; every
 //!   failure a `ContextError` naming the library call.
-//! - `packet`: the START_CU (instruction list) and START_NPU (ELF) packets.
+//! - `packet`: the START_CU (instruction list; the DPU register map as a
+//!   pinned `#[repr(C)]` type) and START_NPU (ELF) packets.
 //! - `txn`: the reference's TXN builder over `loom_targets::xdna::txn`.
 //! - `xclbin`: an xclbin's AIE partition PDIs and IP layout names.
 //! - `invoke`: one run of a Loom `.xdna` artifact: admission (profile,
-//!   loadability, arguments), a buffer per argument, the ELF's argument
+//!   loadability, arguments), the NPU's array checked against the profile,
+//!   a buffer per argument, the ELF's argument
 //!   patches applied to its control code on the host as XRT's ELF flow
 //!   does, START_NPU, the wait with a timeout, the buffers read back. A
 //!   `.xdna` file has no firmware image, which the reference's `load` needs:

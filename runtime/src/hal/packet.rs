@@ -22,6 +22,7 @@
 
 use super::uapi::{ert_op, ErtHeader, ErtState, StartNpu};
 use std::fmt;
+use std::mem::{offset_of, size_of};
 
 /// The CU mask of CU 0, the only compute unit a loaded context has
 /// (`amdxdna_cmd_get_cu_idx` takes the lowest set bit).
@@ -34,6 +35,61 @@ pub const START_CU_BUFFERS: usize = 5;
 /// Words of the START_NPU packet before its arguments: the CU mask and the
 /// 16-byte `amdxdna_cmd_start_npu` head.
 const START_NPU_FIXED_WORDS: u32 = 5;
+
+/// The register map of mlir-aie's DPU kernel. Its 64-bit values are pairs
+/// of words, low first: bo0 sits at 0x14, which a `u64` field could not.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DpuRegisterMap {
+    /// The NPU operation (argument 0 of a DPU kernel run).
+    pub opcode: [u32; 2],
+    /// The instruction list's device address.
+    pub instr: [u32; 2],
+    /// Its length in 32-bit words.
+    pub ninstr: u32,
+    pub bo: [[u32; 2]; START_CU_BUFFERS],
+}
+const _: () = assert!(size_of::<DpuRegisterMap>() == 0x3c);
+const _: () = assert!(offset_of!(DpuRegisterMap, opcode) == 0x00);
+const _: () = assert!(offset_of!(DpuRegisterMap, instr) == 0x08);
+const _: () = assert!(offset_of!(DpuRegisterMap, ninstr) == 0x10);
+const _: () = assert!(offset_of!(DpuRegisterMap, bo) == 0x14);
+
+/// A whole START_CU packet: the ERT header, the CU mask, the register map.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StartCu {
+    pub header: u32,
+    pub cu_mask: u32,
+    pub regmap: DpuRegisterMap,
+}
+const _: () = assert!(size_of::<StartCu>() == 4 * (1 + START_CU_COUNT as usize));
+const _: () = assert!(offset_of!(StartCu, cu_mask) == 4);
+const _: () = assert!(offset_of!(StartCu, regmap) == 8);
+
+impl StartCu {
+    /// Its words in field order, which the asserts above pin to the
+    /// layout's offsets.
+    fn words(&self) -> Vec<u32> {
+        let r = &self.regmap;
+        let mut words = vec![self.header, self.cu_mask];
+        words.extend(r.opcode);
+        words.extend(r.instr);
+        words.push(r.ninstr);
+        words.extend(r.bo.iter().flatten());
+        words
+    }
+
+    /// The little-endian bytes the driver reads.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        bytes(&self.words())
+    }
+}
+
+/// A 64-bit value as the register map's pair of words.
+fn pair(value: u64) -> [u32; 2] {
+    [value as u32, (value >> 32) as u32]
+}
 
 /// A packet the arguments cannot be written into.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,11 +144,6 @@ fn header(count: u32, opcode: u32) -> u32 {
     header.pack().unwrap_or_default()
 }
 
-fn push_u64(words: &mut Vec<u32>, value: u64) {
-    words.push(value as u32);
-    words.push((value >> 32) as u32);
-}
-
 fn bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
@@ -112,14 +163,21 @@ pub fn start_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, Packe
         return Err(PacketError::SizeNotWords { size });
     }
     let ninstr = u32::try_from(size / 4).map_err(|_| PacketError::SizeTooLarge { size })?;
-    let mut words = vec![header(START_CU_COUNT, ert_op::START_CU), CU_MASK_CU0];
-    push_u64(&mut words, opcode);
-    push_u64(&mut words, ctrl);
-    words.push(ninstr);
-    for i in 0..START_CU_BUFFERS {
-        push_u64(&mut words, buffers.get(i).copied().unwrap_or(0));
+    let mut regmap = DpuRegisterMap {
+        opcode: pair(opcode),
+        instr: pair(ctrl),
+        ninstr,
+        ..Default::default()
+    };
+    for (slot, &address) in regmap.bo.iter_mut().zip(buffers) {
+        *slot = pair(address);
     }
-    Ok(bytes(&words))
+    let packet = StartCu {
+        header: header(START_CU_COUNT, ert_op::START_CU),
+        cu_mask: CU_MASK_CU0,
+        regmap,
+    };
+    Ok(packet.to_le_bytes())
 }
 
 /// The 32-bit words of properties and arguments the driver passes on.
@@ -197,6 +255,39 @@ mod tests {
         assert_eq!(packet.len(), 4 * (1 + head.count as usize));
         // The driver's payload starts after the one CU mask.
         assert_eq!(payload_word_index(head), 1);
+    }
+
+    #[test]
+    fn start_cu_words_sit_at_their_field_offsets() {
+        // Distinct values per field: each word of `to_le_bytes` must be at
+        // the offset the #[repr(C)] layout gives its field.
+        let packet = StartCu {
+            header: 0x11,
+            cu_mask: 0x22,
+            regmap: DpuRegisterMap {
+                opcode: [0x31, 0x32],
+                instr: [0x41, 0x42],
+                ninstr: 0x50,
+                bo: [
+                    [0x61, 0x62],
+                    [0x71, 0x72],
+                    [0x81, 0x82],
+                    [0x91, 0x92],
+                    [0xA1, 0xA2],
+                ],
+            },
+        };
+        let w = words(&packet.to_le_bytes());
+        assert_eq!(w.len() * 4, size_of::<StartCu>());
+        let at = |offset: usize| w[offset / 4];
+        let map = offset_of!(StartCu, regmap);
+        assert_eq!(at(offset_of!(StartCu, header)), 0x11);
+        assert_eq!(at(offset_of!(StartCu, cu_mask)), 0x22);
+        assert_eq!(at(map + offset_of!(DpuRegisterMap, opcode) + 4), 0x32);
+        assert_eq!(at(map + offset_of!(DpuRegisterMap, instr)), 0x41);
+        assert_eq!(at(map + offset_of!(DpuRegisterMap, ninstr)), 0x50);
+        assert_eq!(at(map + offset_of!(DpuRegisterMap, bo)), 0x61);
+        assert_eq!(at(size_of::<StartCu>() - 4), 0xA2);
     }
 
     #[test]

@@ -198,6 +198,10 @@ const _: () = assert!(offset_of!(ConfigHwctx, param_val) == 8);
 const _: () = assert!(offset_of!(ConfigHwctx, param_val_size) == 16);
 const _: () = assert!(offset_of!(ConfigHwctx, pad) == 20);
 
+/// `AMDXDNA_INVALID_ADDR`: GET_BO_INFO's answer for an address a buffer
+/// does not have.
+pub const INVALID_ADDR: u64 = !0;
+
 /// `enum amdxdna_bo_type`.
 pub const BO_SHMEM: u32 = 1;
 pub const BO_DEV_HEAP: u32 = 2;
@@ -408,8 +412,81 @@ const _: () = assert!(offset_of!(AieMetadata, core) == 16);
 const _: () = assert!(offset_of!(AieMetadata, mem) == 32);
 const _: () = assert!(offset_of!(AieMetadata, shim) == 48);
 
-/// `DRM_SYNCOBJ_WAIT_FLAGS_*` (drm.h).
-pub const SYNCOBJ_WAIT_FLAGS_WAIT_ALL: u32 = 1 << 0;
+/// The little-endian u16 at `at` of a reply (0 past its end: the caller
+/// passes whole replies).
+fn u16_at(reply: &[u8], at: usize) -> u16 {
+    let mut b = [0u8; 2];
+    if let Some(s) = reply.get(at..at + 2) {
+        b.copy_from_slice(s);
+    }
+    u16::from_le_bytes(b)
+}
+
+fn u32_at(reply: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    if let Some(s) = reply.get(at..at + 4) {
+        b.copy_from_slice(s);
+    }
+    u32::from_le_bytes(b)
+}
+
+// The GET_INFO replies from the bytes the kernel writes, field by field at
+// the offsets pinned above (the reference's parseAie and parseFirmware).
+impl AieVersion {
+    pub fn from_le_bytes(reply: &[u8; 8]) -> AieVersion {
+        AieVersion {
+            major: u32_at(reply, offset_of!(AieVersion, major)),
+            minor: u32_at(reply, offset_of!(AieVersion, minor)),
+        }
+    }
+}
+
+impl FirmwareVersion {
+    pub fn from_le_bytes(reply: &[u8; 16]) -> FirmwareVersion {
+        FirmwareVersion {
+            major: u32_at(reply, offset_of!(FirmwareVersion, major)),
+            minor: u32_at(reply, offset_of!(FirmwareVersion, minor)),
+            patch: u32_at(reply, offset_of!(FirmwareVersion, patch)),
+            build: u32_at(reply, offset_of!(FirmwareVersion, build)),
+        }
+    }
+}
+
+impl TileMetadata {
+    fn from_le_bytes(reply: &[u8]) -> TileMetadata {
+        let at = |field: usize| u16_at(reply, field);
+        TileMetadata {
+            row_count: at(offset_of!(TileMetadata, row_count)),
+            row_start: at(offset_of!(TileMetadata, row_start)),
+            dma_channel_count: at(offset_of!(TileMetadata, dma_channel_count)),
+            lock_count: at(offset_of!(TileMetadata, lock_count)),
+            event_reg_count: at(offset_of!(TileMetadata, event_reg_count)),
+            pad: [0; 3],
+        }
+    }
+}
+
+impl AieMetadata {
+    pub fn from_le_bytes(reply: &[u8; 64]) -> AieMetadata {
+        let tile = |field: usize| TileMetadata::from_le_bytes(&reply[field..field + 16]);
+        let version = offset_of!(AieMetadata, version);
+        AieMetadata {
+            col_size: u32_at(reply, offset_of!(AieMetadata, col_size)),
+            cols: u16_at(reply, offset_of!(AieMetadata, cols)),
+            rows: u16_at(reply, offset_of!(AieMetadata, rows)),
+            version: AieVersion {
+                major: u32_at(reply, version),
+                minor: u32_at(reply, version + 4),
+            },
+            core: tile(offset_of!(AieMetadata, core)),
+            mem: tile(offset_of!(AieMetadata, mem)),
+            shim: tile(offset_of!(AieMetadata, shim)),
+        }
+    }
+}
+
+/// `DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT` (drm.h): wait for the point
+/// to be submitted, not only signalled.
 pub const SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT: u32 = 1 << 1;
 
 /// `struct drm_syncobj_timeline_wait` with the `deadline_nsec` tail (Linux

@@ -120,7 +120,7 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
             let npu = match hal::device::discover_system() {
                 Err(none) => none.to_string(),
                 Ok(found) => format!(
-                    "{}, but running on an NPU is not implemented yet",
+                    "{}, but the xdna target makes no device-loadable artifacts yet (no AIE2P code generator)",
                     describe(&found)
                 ),
             };
@@ -139,8 +139,14 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
             ))),
             Ok(found) => {
                 let npu = &found[0];
+                let info = query(npu).map_err(|why| {
+                    Failure(format!(
+                        "loom-test: error: --device=xdna: {}: {why}\n",
+                        npu.node.display()
+                    ))
+                })?;
                 println!(
-                    "device: xdna ({}, {})",
+                    "device: xdna ({}, {}; {info})",
                     npu.node.display(),
                     npu.profile.name
                 );
@@ -148,6 +154,15 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
             }
         },
     }
+}
+
+/// The NPU's versions and array (GET_INFO), once the array is checked to
+/// be the one its profile describes.
+fn query(npu: &hal::Npu) -> Result<hal::device::DeviceInfo, String> {
+    let device = npu.open().map_err(|e| e.to_string())?;
+    let info = hal::device::device_info(&device).map_err(|e| e.to_string())?;
+    hal::device::check_geometry(npu.profile, &info.metadata).map_err(|e| e.to_string())?;
+    Ok(info)
 }
 
 /// `found /dev/accel/accel0 (amd.xdna.strix.17f0_10)`, for each NPU.
