@@ -34,8 +34,9 @@
 //! ELF's code runs as a START_NPU packet, which the driver sends as
 //! MSG_OP_EXEC_DPU for the compute unit its CU mask names (linux
 //! `aie2_message.c` `aie2_execbuf`). A `.xdna` file has no `.pdi` section,
-//! so `run_artifact` refuses with `NoFirmware`; `run_with_firmware` takes
-//! the image from elsewhere (an xclbin's AIE partition, `xclbin`). XRT's
+//! so `run_artifact` takes the image from elsewhere (an xclbin's AIE
+//! partition, `xclbin`; `loom-test --firmware`) and refuses with
+//! `NoFirmware` without one. XRT's
 //! full-ELF flow and ROCr's XDNA driver (`amd_xdna_driver.cpp`
 //! `BuildFullElfCommand`) run ELFs another way: no compute unit configured,
 //! START_NPU_PREEMPT_ELF, the PDI's address patched into the code. The
@@ -317,22 +318,11 @@ fn context(argument: Option<usize>) -> impl Fn(ContextError) -> InvokeError {
     move |error| InvokeError::Context { argument, error }
 }
 
-/// Runs `artifact` once on `device` with one buffer per argument holding
-/// `args`, and returns the buffers as the run left them. A `.xdna` file
-/// brings no firmware image, so this refuses once the artifact is admitted
-/// (`run_with_firmware`).
+/// Runs `artifact` once on `device`, its compute unit running `firmware`
+/// (a PDI: a `.xdna` file brings none, and an empty one is refused once the
+/// artifact is admitted), with one buffer per argument holding `args`, and
+/// returns the buffers as the run left them.
 pub fn run_artifact<D: Device>(
-    device: &D,
-    npu_profile: &DeviceProfile,
-    artifact: &Artifact,
-    args: Vec<Vec<u8>>,
-    timeout: Duration,
-) -> Result<Vec<Vec<u8>>, InvokeError> {
-    run_with_firmware(device, npu_profile, artifact, &[], args, timeout)
-}
-
-/// `run_artifact` with the firmware image the context's compute unit runs.
-pub fn run_with_firmware<D: Device>(
     device: &D,
     npu_profile: &DeviceProfile,
     artifact: &Artifact,
@@ -462,7 +452,7 @@ mod tests {
     }
 
     fn run(dev: &FakeDevice, timeout: Duration) -> Result<Vec<Vec<u8>>, InvokeError> {
-        run_with_firmware(dev, strix(), &artifact(), FIRMWARE, args(), timeout)
+        run_artifact(dev, strix(), &artifact(), FIRMWARE, args(), timeout)
     }
 
     /// A fake Strix NPU.
@@ -680,7 +670,7 @@ mod tests {
         ];
         for (artifact, profile, args, expected) in cases {
             let dev = npu();
-            let e = run_artifact(&dev, profile, artifact, args, TIMEOUT).unwrap_err();
+            let e = run_artifact(&dev, profile, artifact, &[], args, TIMEOUT).unwrap_err();
             assert_eq!(e, expected);
             assert!(dev.calls().is_empty(), "{e}");
         }

@@ -36,7 +36,7 @@
 //!   patches applied to its control code on the host as XRT's ELF flow
 //!   does, START_NPU, the wait with a timeout, the buffers read back. A
 //!   `.xdna` file has no firmware image, which the reference's `load` needs:
-//!   `run_artifact` refuses it, `run_with_firmware` takes one.
+//!   `run_artifact` takes one from the caller (`loom-test --firmware`).
 //!
 //! Not yet: preemption and ELF-embedded PDI packets (START_NPU_PREEMPT*),
 //! freeing single buffers. Nothing here has run on an NPU: the firmware's
@@ -56,7 +56,7 @@ pub mod xclbin;
 
 pub use context::{Bo, Command, Context, ContextConfig, ContextError, Kernel, Program};
 pub use device::{discover, discover_system, Device, FakeDevice, NoDevice, Npu, XdnaDevice};
-pub use invoke::{patch_control_code, run_artifact, run_with_firmware, InvokeError, PatchError};
+pub use invoke::{patch_control_code, run_artifact, InvokeError, PatchError};
 pub use ioctl::HalError;
 
 /// A scratch directory for tests, removed when dropped.

@@ -22,7 +22,7 @@ enum Device {
     Interp,
     /// The AIE2P array simulator: compiles to the .xdna artifact and runs it.
     Sim,
-    /// An NPU through the amdxdna driver (not built yet).
+    /// An NPU through the amdxdna driver (docs/xdna-runtime.md).
     Xdna,
 }
 
@@ -63,6 +63,11 @@ struct Args {
     /// require identical results (the differential check of each pass).
     #[arg(long = "each-pass")]
     each_pass: bool,
+    /// The firmware image (PDI) the NPU's compute unit runs, for
+    /// --device=xdna: a PDI file, or an xclbin whose AIE partition holds
+    /// one. A `.xdna` carries none.
+    #[arg(long, value_name = "FILE")]
+    firmware: Option<String>,
 }
 
 /// The caller's buffers of one run, by argument name.
@@ -442,7 +447,39 @@ fn differential(
     }
 }
 
+/// The PDI in `path`: the one image of an xclbin's AIE partition, or the
+/// file itself.
+fn read_firmware(path: &str) -> Result<Vec<u8>, Failure> {
+    let bytes = read_input(path)?;
+    let error = |message: String| Failure(format!("{path}: error: --firmware: {message}\n"));
+    if bytes.starts_with(b"xclbin2\0") {
+        let xclbin = hal::xclbin::parse(&bytes).map_err(|e| error(e.to_string()))?;
+        let [pdi] = <[Vec<u8>; 1]>::try_from(xclbin.pdis).map_err(|pdis| {
+            error(format!(
+                "the xclbin's AIE partition holds {} firmware images (PDIs); one is needed",
+                pdis.len()
+            ))
+        })?;
+        return Ok(pdi);
+    }
+    if bytes.is_empty() {
+        return Err(error("the firmware image is empty".into()));
+    }
+    Ok(bytes)
+}
+
 fn run(args: &Args) -> Result<ExitCode, Failure> {
+    // Read before looking for an NPU, so that a bad image is reported
+    // anywhere.
+    let firmware = match &args.firmware {
+        Some(_) if args.device != Device::Xdna => {
+            return Err(Failure(
+                "loom-test: error: --firmware is an option of --device=xdna\n".into(),
+            ))
+        }
+        Some(path) => read_firmware(path)?,
+        None => Vec::new(),
+    };
     let base = Options {
         schedule: parse_schedule(&args.schedule)?,
         max_steps: args.max_steps.unwrap_or(Options::default().max_steps),
@@ -528,8 +565,18 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         // interpreter instead, and the summary says why.
         if let Some(npu) = &npu {
             let target = format!("{}:{}", npu.profile.target, npu.profile.name);
-            let ran = artifact_for(&session, &bytes, &args.input, scenario, &target)
-                .and_then(|artifact| run_npu(npu, &artifact, &args.input, scenario, &directives));
+            let ran = artifact_for(&session, &bytes, &args.input, scenario, &target).and_then(
+                |artifact| {
+                    run_npu(
+                        npu,
+                        &firmware,
+                        &artifact,
+                        &args.input,
+                        scenario,
+                        &directives,
+                    )
+                },
+            );
             let result = verdict(scenario, ran, |_| Ok(String::new()));
             report(&scenario.name, result, &mut passed, &mut failed);
             continue;
@@ -663,10 +710,12 @@ fn bind_entry(
 }
 
 /// Run `artifact` with the scenario's buffers on the NPU through the HAL,
-/// on a descriptor of its own: the driver keeps one device heap per
-/// descriptor until it is closed, so each invocation opens the node anew.
+/// its compute unit running `firmware` (none: refused), on a descriptor of
+/// its own: the driver keeps one device heap per descriptor until it is
+/// closed, so each invocation opens the node anew.
 fn run_npu(
     npu: &hal::Npu,
+    firmware: &[u8],
     artifact: &elf::Artifact,
     name: &str,
     scenario: &Scenario,
@@ -674,8 +723,18 @@ fn run_npu(
 ) -> Result<(Buffers, String), String> {
     let (names, inputs) = bind_entry(artifact, scenario, directives)?;
     let device = npu.open().map_err(|e| format!("{name}: error: {e}\n"))?;
-    let outputs = hal::run_artifact(&device, npu.profile, artifact, inputs, NPU_TIMEOUT)
-        .map_err(|e| format!("{name}: error: {e}\n"))?;
+    let outputs = hal::run_artifact(
+        &device,
+        npu.profile,
+        artifact,
+        firmware,
+        inputs,
+        NPU_TIMEOUT,
+    )
+    .map_err(|e| match e {
+        hal::InvokeError::NoFirmware => format!("{name}: error: {e} (give one with --firmware)\n"),
+        e => format!("{name}: error: {e}\n"),
+    })?;
     Ok((
         names.into_iter().zip(outputs).collect(),
         format!("xdna {} at {}", npu.profile.name, npu.node.display()),
