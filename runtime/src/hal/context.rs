@@ -55,6 +55,14 @@ use std::time::Duration;
 /// device memory size (64 MiB, facts §6); upstream takes at most that size:
 /// 64 MiB suits both.
 pub const HEAP_SIZE: u64 = 64 << 20;
+/// Where the heap is mapped: at a multiple of 64 MiB, as XRT maps it
+/// (xdna-driver `src/shim/kmq/pcidev.cpp` `heap_page_size` as the heap's
+/// alignment). The driver gives the firmware the heap's user address
+/// (aie2_hwctx.c `aie2_map_host_buf`); XRT's earlier shim said the heap
+/// "must align at 64MB boundary".
+pub const HEAP_ALIGN: usize = 64 << 20;
+/// Other mappings go wherever the kernel puts them (any page).
+const ANY_PAGE: usize = 1;
 /// A command buffer: one page holds any packet `packet` writes.
 pub const COMMAND_SIZE: u64 = 4096;
 /// The debug buffer a loaded program writes (a Loom choice: one page).
@@ -455,7 +463,9 @@ impl<'d, D: Device> Context<'d, D> {
         let e = kernel("open");
         let handle = dev.create_bo(HEAP_SIZE, BoKind::DevHeap).map_err(&e)?;
         let info = dev.bo_info(handle).map_err(&e)?;
-        let map = dev.map_bo(&info, HEAP_SIZE as usize).map_err(&e)?;
+        let map = dev
+            .map_bo(&info, HEAP_SIZE as usize, HEAP_ALIGN)
+            .map_err(&e)?;
         let hwctx = dev
             .create_hwctx(&config.qos, config.max_opc, config.num_tiles)
             .map_err(&e)?;
@@ -645,7 +655,10 @@ impl<'d, D: Device> Context<'d, D> {
             .create_bo(size, BoKind::Shmem)
             .map_err(kernel(call))?;
         let info = self.dev.bo_info(handle).map_err(kernel(call))?;
-        let map = self.dev.map_bo(&info, len).map_err(kernel(call))?;
+        let map = self
+            .dev
+            .map_bo(&info, len, ANY_PAGE)
+            .map_err(kernel(call))?;
         let host = map.addr();
         // XRT's rule (`buffer::paddr`): the driver's device address, or,
         // when it has none for this buffer, the process's own address.
@@ -692,7 +705,10 @@ impl<'d, D: Device> Context<'d, D> {
         let e = kernel(call);
         let bo = self.dev.create_bo(COMMAND_SIZE, BoKind::Cmd).map_err(&e)?;
         let info = self.dev.bo_info(bo).map_err(&e)?;
-        let map = self.dev.map_bo(&info, COMMAND_SIZE as usize).map_err(&e)?;
+        let map = self
+            .dev
+            .map_bo(&info, COMMAND_SIZE as usize, ANY_PAGE)
+            .map_err(&e)?;
         Ok(Command { bo, map })
     }
 
@@ -1113,8 +1129,8 @@ mod tests {
         fn wait_syncobj(&self, s: u32, point: u64, t: Duration) -> Result<(), HalError> {
             self.0.wait_syncobj(s, point, t)
         }
-        fn map_bo(&self, info: &BoInfo, len: usize) -> Result<FakeMap, HalError> {
-            self.0.map_bo(info, len)
+        fn map_bo(&self, info: &BoInfo, len: usize, align: usize) -> Result<FakeMap, HalError> {
+            self.0.map_bo(info, len, align)
         }
     }
 
@@ -1152,6 +1168,12 @@ mod tests {
         let c = config();
         assert_eq!((c.max_opc, c.num_tiles), (2048, 16));
         assert_eq!(c.qos, QosInfo::default());
+        // The core rows are the metadata's, not a constant.
+        let mut metadata = FakeDevice::of_profile(strix()).metadata;
+        metadata.core.row_count = 3;
+        assert_eq!(ContextConfig::columns(&metadata, 2).num_tiles, 6);
+        metadata.core.row_count = 0;
+        assert_eq!(ContextConfig::columns(&metadata, 2).num_tiles, 0);
     }
 
     #[test]
@@ -1167,7 +1189,8 @@ mod tests {
                     Call::BoInfo { bo: 1 },
                     Call::MapBo {
                         bo: 1,
-                        len: HEAP_SIZE as usize
+                        len: HEAP_SIZE as usize,
+                        align: HEAP_ALIGN
                     },
                     Call::CreateHwctx {
                         qos: QosInfo::default(),
@@ -1176,6 +1199,7 @@ mod tests {
                     },
                 ]
             );
+            assert_eq!(ctx.heap().1 % HEAP_ALIGN as u64, 0);
             let second = ctx.more().unwrap();
             // Only a hardware context: the heap is shared.
             assert_eq!(dev.call_names()[4..], ["CREATE_HWCTX"]);
@@ -1222,7 +1246,8 @@ mod tests {
                     Call::BoInfo { bo: bo.handle },
                     Call::MapBo {
                         bo: bo.handle,
-                        len: size as usize
+                        len: size as usize,
+                        align: ANY_PAGE
                     },
                     Call::SyncBo {
                         bo: bo.handle,
@@ -1343,7 +1368,8 @@ mod tests {
                     Call::BoInfo { bo: p.command().bo },
                     Call::MapBo {
                         bo: p.command().bo,
-                        len: COMMAND_SIZE as usize
+                        len: COMMAND_SIZE as usize,
+                        align: ANY_PAGE
                     },
                 ]
             );

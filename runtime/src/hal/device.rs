@@ -143,8 +143,9 @@ pub trait Device {
     /// Waits (WAIT_FOR_SUBMIT) until `syncobj` reaches `point` or `timeout`
     /// passes (ETIME).
     fn wait_syncobj(&self, syncobj: u32, point: u64, timeout: Duration) -> Result<(), HalError>;
-    /// Maps `len` bytes of the buffer `info` describes.
-    fn map_bo(&self, info: &BoInfo, len: usize) -> Result<Self::Map, HalError>;
+    /// Maps `len` bytes of the buffer `info` describes at an address that is
+    /// a multiple of `align` (a power of two).
+    fn map_bo(&self, info: &BoInfo, len: usize, align: usize) -> Result<Self::Map, HalError>;
 }
 
 /// The NPU's versions and geometry as GET_INFO reports them.
@@ -427,8 +428,8 @@ impl Device for XdnaDevice {
         ioctl::call(self.fd.as_fd(), &mut arg)
     }
 
-    fn map_bo(&self, info: &BoInfo, len: usize) -> Result<Mapping, HalError> {
-        Mapping::new(self.fd.as_fd(), info.map_offset, len)
+    fn map_bo(&self, info: &BoInfo, len: usize, align: usize) -> Result<Mapping, HalError> {
+        Mapping::new(self.fd.as_fd(), info.map_offset, len, align)
     }
 }
 
@@ -478,6 +479,7 @@ pub enum Call {
     MapBo {
         bo: u32,
         len: usize,
+        align: usize,
     },
 }
 
@@ -502,7 +504,9 @@ impl Call {
 /// The fake's made-up address spaces (not the driver's).
 const FAKE_HEAP_XDNA_ADDR: u64 = 0x1_0000_0000;
 const FAKE_DMA_ADDR: u64 = 0x2_0000_0000;
-const FAKE_HOST_ADDR: u64 = 0x7f00_0000_0000;
+/// Page-aligned, but not at a multiple of 64 MiB: mappings that must be
+/// aligned further have to ask.
+const FAKE_HOST_ADDR: u64 = 0x7f12_3456_7000;
 const FAKE_PAGE: usize = 4096;
 
 /// The bytes behind a fake mapping, shared by the caller's `FakeMap` and the
@@ -645,14 +649,18 @@ impl FakeState {
 /// Its SHMEM buffers are addressed as under the IOMMU's PASID (xdna-driver
 /// amdxdna_gem.c `amdxdna_gem_dev_addr`): no device address until mapped,
 /// then their address in this process; with `pasid` false they have a
-/// made-up DMA address from the start, as without PASID.
+/// made-up DMA address from the start, as in xdna-driver's developer builds
+/// without PASID (`AMDXDNA_DEVEL`; upstream has no such mode).
 /// Besides scripted failures it enforces what the driver source shows:
 /// CREATE_HWCTX fails with ENOENT without a device heap (aie2_ctx.c
-/// `aie2_hwctx_init`), a DEV buffer fails with EINVAL without a heap, before
-/// the heap is mapped, or beyond its size (amdxdna_gem.c
+/// `aie2_hwctx_init`) and with EINVAL while the heap is unmapped (the
+/// firmware is given its user address: aie2_hwctx.c `aie2_map_host_buf`; the
+/// errno is the fake's choice), a DEV buffer fails with EINVAL without a
+/// heap, before the heap is mapped, or beyond its size (amdxdna_gem.c
 /// `amdxdna_gem_heap_alloc`), a second heap fails with EBUSY (amdxdna_gem.c
-/// `amdxdna_drm_create_dev_heap`), CONFIG_CU takes only DEV buffers and only once
-/// per context and a debug buffer must be a DEV buffer not assigned yet
+/// `amdxdna_drm_create_dev_heap`), CONFIG_CU takes only DEV buffers (upstream
+/// linux's rule; xdna-driver does not check the kind) and only once per
+/// context, and a debug buffer must be a DEV buffer not assigned yet
 /// (EINVAL, EBUSY: aie2_ctx.c `aie2_hwctx_cu_config`,
 /// `aie2_hwctx_hold_cu_bos`, `aie2_hwctx_cfg_debug_bo`), EXEC_CMD takes only
 /// a CMD buffer (EINVAL: amdxdna_ctx.c `amdxdna_cmd_submit`), and a wait for
@@ -839,8 +847,13 @@ impl Device for FakeDevice {
             max_opc,
             num_tiles,
         })?;
-        if state.heap.is_none() {
+        let Some(heap) = state.heap.and_then(|h| state.bos.get(&h)) else {
             return Err(HalError::from_errno("CREATE_HWCTX", Errno::NOENT));
+        };
+        // The driver hands the heap's user address to the firmware
+        // (aie2_hwctx.c `aie2_map_host_buf`); an unmapped heap has none.
+        if heap.mem.is_none() {
+            return Err(HalError::from_errno("CREATE_HWCTX", Errno::INVAL));
         }
         let handle = FakeDevice::handle(&mut state);
         let syncobj = FakeDevice::handle(&mut state);
@@ -1059,22 +1072,23 @@ impl Device for FakeDevice {
         Ok(())
     }
 
-    fn map_bo(&self, info: &BoInfo, len: usize) -> Result<FakeMap, HalError> {
+    fn map_bo(&self, info: &BoInfo, len: usize, align: usize) -> Result<FakeMap, HalError> {
         let mut guard = self.enter(Call::MapBo {
             bo: info.handle,
             len,
+            align,
         })?;
         let state = &mut *guard;
         let einval = || HalError::from_errno("mmap", Errno::INVAL);
         let b = state.bos.get_mut(&info.handle).ok_or_else(einval)?;
-        if len == 0 || b.kind == BoKind::Dev || len as u64 > b.size {
+        if len == 0 || b.kind == BoKind::Dev || len as u64 > b.size || !align.is_power_of_two() {
             return Err(einval());
         }
-        let addr = state.next_host;
+        let addr = state.next_host.next_multiple_of(align as u64);
         let mem = Rc::new(FakeMem::new(len));
         b.host = addr;
         b.mem = Some(mem.clone());
-        state.next_host += (len as u64).div_ceil(4096) * 4096;
+        state.next_host = addr + (len as u64).div_ceil(4096) * 4096;
         Ok(FakeMap { addr, mem })
     }
 }
@@ -1469,10 +1483,16 @@ mod tests {
         );
 
         let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
-        // Not yet mapped: no DEV buffer can be carved from it.
+        // Not yet mapped: no DEV buffer can be carved from it, and the
+        // firmware could not be given its address.
         assert!(dev.create_bo(4096, BoKind::Dev).is_err());
+        let e = dev.create_hwctx(&qos, 0x800, 4).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CREATE_HWCTX", Errno::INVAL.raw_os_error())
+        );
         let info = dev.bo_info(heap).unwrap();
-        let map = dev.map_bo(&info, 64 << 20).unwrap();
+        let map = dev.map_bo(&info, 64 << 20, 1).unwrap();
         assert_eq!(map.len(), 64 << 20);
         assert!(!map.is_empty());
         let ctx = dev.create_hwctx(&qos, 0x800, 4).unwrap();
@@ -1505,8 +1525,9 @@ mod tests {
         dev.wait_syncobj(ctx.syncobj, point, Duration::from_secs(1))
             .unwrap();
         dev.destroy_hwctx(ctx.handle).unwrap();
+        let calls = dev.calls();
         assert_eq!(
-            dev.calls()[2..5],
+            [&calls[2..4], &calls[5..6]].concat(),
             [
                 Call::CreateBo {
                     size: 64 << 20,
@@ -1529,7 +1550,7 @@ mod tests {
             ("GET_BO_INFO", |d| d.bo_info(1).map(|_| ())),
             ("mmap", |d| {
                 let info = d.bo_info(1)?;
-                d.map_bo(&info, 4096).map(|_| ())
+                d.map_bo(&info, 4096, 1).map(|_| ())
             }),
             ("CREATE_HWCTX", |d| {
                 d.create_hwctx(&QosInfo::default(), 0, 4).map(|_| ())
@@ -1552,7 +1573,7 @@ mod tests {
             let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
             assert_eq!(heap, 1);
             let info = dev.bo_info(heap).unwrap();
-            let _map = dev.map_bo(&info, 4096).unwrap();
+            let _map = dev.map_bo(&info, 4096, 1).unwrap();
             let ctx = dev.create_hwctx(&QosInfo::default(), 0, 4).unwrap();
             assert_eq!((ctx.handle, ctx.syncobj), (2, 3));
             run(&dev).unwrap();
@@ -1571,7 +1592,9 @@ mod tests {
     fn the_fake_holds_the_driver_to_its_cu_debug_and_command_rules() {
         let dev = FakeDevice::new();
         let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
-        let heap_map = dev.map_bo(&dev.bo_info(heap).unwrap(), 64 << 20).unwrap();
+        let heap_map = dev
+            .map_bo(&dev.bo_info(heap).unwrap(), 64 << 20, 1)
+            .unwrap();
         let ctx = dev.create_hwctx(&QosInfo::default(), 2048, 16).unwrap();
         let again = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap_err();
         assert_eq!(again.errno, Errno::BUSY.raw_os_error());
@@ -1612,7 +1635,7 @@ mod tests {
         assert_eq!((e.call, e.errno), ("SYNC_BO", Errno::NOMEM.raw_os_error()));
 
         // Two packets in the command buffer: NEW, count 1, opcode 20.
-        let map = dev.map_bo(&dev.bo_info(cmd).unwrap(), 4096).unwrap();
+        let map = dev.map_bo(&dev.bo_info(cmd).unwrap(), 4096, 1).unwrap();
         let header = 1u32 | 1 << 12 | 20 << 23;
         map.write(0, &header.to_le_bytes()).unwrap();
         map.write(4, &[1, 0, 0, 0, 0xEE]).unwrap();
@@ -1679,14 +1702,14 @@ mod tests {
         let dev = FakeDevice::new();
         let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
         let info = dev.bo_info(cmd).unwrap();
-        let map = dev.map_bo(&info, 64).unwrap();
+        let map = dev.map_bo(&info, 64, 1).unwrap();
         map.write(60, &[1, 2, 3, 4]).unwrap();
         let mut out = [0u8; 4];
         map.read(60, &mut out).unwrap();
         assert_eq!(out, [1, 2, 3, 4]);
         assert!(map.write(61, &[0; 4]).is_err());
         assert!(map.read(usize::MAX, &mut out).is_err());
-        assert!(dev.map_bo(&info, 8192).is_err());
+        assert!(dev.map_bo(&info, 8192, 1).is_err());
     }
 
     #[test]
@@ -1699,7 +1722,14 @@ mod tests {
             .write(true)
             .open(&path)
             .unwrap();
-        let map = Mapping::new(file.as_fd(), 4096, 4096).unwrap();
+        // At a multiple of 64 MiB, as the heap is mapped.
+        let aligned = Mapping::new(file.as_fd(), 0, 4096, 64 << 20).unwrap();
+        assert_eq!(aligned.addr() % (64 << 20), 0);
+        aligned.write(0, b"head").unwrap();
+        drop(aligned);
+        assert_eq!(&std::fs::read(&path).unwrap()[..4], b"head");
+        assert!(Mapping::new(file.as_fd(), 0, 4096, 3).is_err());
+        let map = Mapping::new(file.as_fd(), 4096, 4096, 1).unwrap();
         assert_eq!(BoMap::len(&map), 4096);
         assert!(!BoMap::is_empty(&map));
         assert_ne!(BoMap::addr(&map), 0);

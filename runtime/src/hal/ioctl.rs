@@ -365,27 +365,94 @@ pub struct Mapping {
     len: usize,
 }
 
+/// The page size mappings are made in (x86-64 and the NPU hosts: 4 KiB).
+const PAGE: usize = 4096;
+
 impl Mapping {
-    /// Maps `len` bytes of the BO whose GET_BO_INFO `map_offset` is `offset`.
-    pub fn new(fd: BorrowedFd<'_>, offset: u64, len: usize) -> Result<Mapping, HalError> {
-        if len == 0 {
-            return Err(HalError::from_errno("mmap", Errno::INVAL));
+    /// Maps `len` bytes of the BO whose GET_BO_INFO `map_offset` is `offset`
+    /// at an address that is a multiple of `align` (a power of two; up to a
+    /// page, wherever the kernel picks).
+    pub fn new(
+        fd: BorrowedFd<'_>,
+        offset: u64,
+        len: usize,
+        align: usize,
+    ) -> Result<Mapping, HalError> {
+        let einval = || HalError::from_errno("mmap", Errno::INVAL);
+        if len == 0 || !align.is_power_of_two() {
+            return Err(einval());
         }
-        // SAFETY: a fresh shared mapping at an address the kernel picks (null
-        // hint) aliases no Rust object; it lives until `drop` unmaps it.
+        let at = if align <= PAGE {
+            std::ptr::null_mut()
+        } else {
+            Self::aligned_hole(len, align)?
+        };
+        let flags = if at.is_null() {
+            MapFlags::SHARED
+        } else {
+            MapFlags::SHARED | MapFlags::FIXED
+        };
+        // SAFETY: either a fresh shared mapping at an address the kernel
+        // picks (null hint), or one over `len` bytes that `aligned_hole`
+        // reserved for it and nothing else uses; it aliases no Rust object
+        // and lives until `drop` unmaps it.
         let ptr = unsafe {
             rustix::mm::mmap(
-                std::ptr::null_mut(),
+                at,
                 len,
                 ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED,
+                flags,
                 fd,
                 offset,
             )
-        }
-        .map_err(|e| HalError::from_errno("mmap", e))?;
+        };
+        let ptr = match ptr {
+            Ok(ptr) => ptr,
+            Err(e) => {
+                if !at.is_null() {
+                    // SAFETY: the reservation `aligned_hole` made, unused.
+                    let _ = unsafe { rustix::mm::munmap(at, len) };
+                }
+                return Err(HalError::from_errno("mmap", e));
+            }
+        };
         let ptr = NonNull::new(ptr).ok_or_else(|| HalError::from_errno("mmap", Errno::FAULT))?;
         Ok(Mapping { ptr, len })
+    }
+
+    /// Reserves `len` bytes of address space at a multiple of `align` (an
+    /// inaccessible anonymous mapping the caller maps over with MAP_FIXED),
+    /// as XRT places the device heap (xdna-driver `src/shim/buffer.cpp`
+    /// `mmap_ptr`).
+    fn aligned_hole(len: usize, align: usize) -> Result<*mut c_void, HalError> {
+        let fail = |e| HalError::from_errno("mmap", e);
+        let span = len.checked_add(align).ok_or_else(|| fail(Errno::NOMEM))?;
+        // SAFETY: a fresh private mapping with no access at an address the
+        // kernel picks aliases no Rust object.
+        let base = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                span,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE,
+            )
+        }
+        .map_err(fail)?;
+        let start = base as usize;
+        let head = start.next_multiple_of(align) - start;
+        let tail = span - head - len;
+        let at = base.cast::<u8>().wrapping_add(head);
+        // SAFETY: the head and tail are the parts of the reservation just
+        // made outside `at..at + len`; nothing refers to them.
+        unsafe {
+            if head > 0 {
+                let _ = rustix::mm::munmap(base, head);
+            }
+            if tail > 0 {
+                let _ = rustix::mm::munmap(at.wrapping_add(len).cast(), tail);
+            }
+        }
+        Ok(at.cast())
     }
 
     /// The mapping's address in this process (the heap's host address).
@@ -543,7 +610,7 @@ mod tests {
             Errno::NOTTY.raw_os_error()
         );
         assert_eq!(
-            Mapping::new(fd, 0, 0).unwrap_err().errno,
+            Mapping::new(fd, 0, 0, 1).unwrap_err().errno,
             Errno::INVAL.raw_os_error()
         );
     }

@@ -181,14 +181,16 @@ pub fn start_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, Packe
 }
 
 /// The 32-bit words of properties and arguments the driver passes on.
-const DRIVER_PAYLOAD_WORDS: usize = 35;
+const DRIVER_PAYLOAD_WORDS: usize = 26;
 
 /// The START_NPU packet that runs `size` bytes of an ELF's control code at
 /// device address `ctrl` with the arguments `args`, each in 64 bits.
 pub fn npu_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, PacketError> {
-    // The driver copies the properties and arguments into a 35-word
-    // payload (linux amdxdna aie2_message.c, exec_dpu_req's payload[35]):
-    // 17 arguments of 64 bits, fewer than the header's count could carry.
+    // The driver copies the properties and arguments into the firmware's
+    // message; by default (force_cmdlist) a command-list slot of at most 26
+    // words (xdna-driver aie2_msg_priv.h MAX_NPU_ARGS_SIZE, checked in
+    // aie2_message.c `aie2_cmdlist_fill_npu_dpu`; the single-command path
+    // takes 27, upstream's 35): 13 arguments of 64 bits.
     let max = DRIVER_PAYLOAD_WORDS / 2;
     if args.len() > max {
         return Err(PacketError::TooManyArguments {
@@ -197,7 +199,7 @@ pub fn npu_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, PacketE
         });
     }
     let buffer_size = u32::try_from(size).map_err(|_| PacketError::SizeTooLarge { size })?;
-    // At most 5 + 2 * 17 words: within the 11-bit count.
+    // At most 5 + 2 * 13 words: within the 11-bit count.
     let count = START_NPU_FIXED_WORDS + 2 * args.len() as u32;
     let mut out = bytes(&[header(count, ert_op::START_NPU), CU_MASK_CU0]);
     let head = StartNpu {
@@ -344,13 +346,13 @@ mod tests {
     fn npu_packet_limits() {
         // Sizes in bytes need not be whole words in this form.
         assert_eq!(npu_packet(0, 6, &[]).unwrap().len(), 24);
-        // The driver passes at most 17 arguments on (35 payload words).
-        let most = vec![0u64; 17];
+        // The driver passes at most 13 arguments on (26 payload words).
+        let most = vec![0u64; 13];
         let packet = npu_packet(0, 4, &most).unwrap();
-        assert_eq!(ErtHeader::unpack(words(&packet)[0]).count, 5 + 2 * 17);
+        assert_eq!(ErtHeader::unpack(words(&packet)[0]).count, 5 + 2 * 13);
         assert_eq!(
-            npu_packet(0, 4, &[0; 18]),
-            Err(PacketError::TooManyArguments { given: 18, max: 17 })
+            npu_packet(0, 4, &[0; 14]),
+            Err(PacketError::TooManyArguments { given: 14, max: 13 })
         );
         let huge = u64::from(u32::MAX) + 1;
         assert_eq!(

@@ -460,6 +460,9 @@ fn read_firmware(path: &str) -> Result<Vec<u8>, Failure> {
                 pdis.len()
             ))
         })?;
+        if pdi.is_empty() {
+            return Err(error("the xclbin's firmware image (PDI) is empty".into()));
+        }
         return Ok(pdi);
     }
     if bytes.is_empty() {
