@@ -9,7 +9,10 @@
 //! moves the caller's buffers, checking the command-stream rules (an
 //! acyclic unconditional sequence, fixed transfer endpoints, at most one
 //! admission at each channel endpoint). Every refusal names the resource,
-//! the tile, what was needed and what exists.
+//! the tile, what was needed and what exists. The command stream's schedule
+//! (`stream.rs`) picks each transfer's DMA channels and buffer descriptors
+//! and moves its waits as late as the program allows, so that transfers run
+//! side by side.
 //!
 //! The rewrite (`rewrite.rs`) turns compute strands into worker functions
 //! `@__loom_worker_C_R_N` (tile code: lock credits, storage placed with
@@ -23,6 +26,7 @@
 
 mod plan;
 mod rewrite;
+mod stream;
 
 use crate::diagnostics::error;
 use crate::PassInfo;

@@ -108,11 +108,14 @@ pub enum Way {
     Egress,
 }
 
-/// One DMA transfer of the command stream.
+/// One DMA transfer of the command stream; `stream.rs` picks its channels
+/// and buffer descriptors.
 pub struct Transfer {
     pub copy: MlirOperation,
     pub way: Way,
     pub channel: usize,
+    /// The tile of the channel's slots.
+    pub tile: Tile,
     /// Which `run` argument of the pipeline, and the byte offset in it.
     pub argument: usize,
     pub argument_offset: i64,
@@ -122,18 +125,6 @@ pub struct Transfer {
     pub shim: Tile,
     pub shim_channel: i64,
     pub shim_bd: i64,
-}
-
-/// A shim DMA channel routed to a tile DMA channel.
-struct Link {
-    tile: Tile,
-    /// Shim MM2S -> tile S2MM (else tile MM2S -> shim S2MM).
-    ingress: bool,
-    tile_channel: i64,
-    shim: Tile,
-    shim_channel: i64,
-    /// Carrying a transfer not waited for yet.
-    busy: bool,
 }
 
 /// What the command stream does, in order.
@@ -583,17 +574,11 @@ impl<'p> Plan<'p> {
         let mut external: Vec<(MlirValue, usize, i64)> = Vec::new();
         let mut pending: Vec<(MlirValue, usize)> = Vec::new(); // token -> transfer
         let mut groups: Vec<(MlirValue, Vec<usize>)> = Vec::new();
-        // Links: a shim DMA channel routed to a tile DMA channel, for the
-        // whole invocation (a stream route is a fixed circuit). A link is
-        // reused by a later transfer between the same tile and direction
-        // once its transfer was waited for. Buffer descriptors are not
-        // reused within an invocation.
-        let mut links: Vec<Link> = Vec::new();
-        let mut shim_bd_next: BTreeMap<Tile, i64> = BTreeMap::new();
-        let mut tile_bd_next: BTreeMap<(Tile, i64), i64> = BTreeMap::new();
         let mut waited: Vec<usize> = Vec::new();
         let mut transfers: Vec<Transfer> = Vec::new();
-        let mut commands: Vec<Command> = Vec::new();
+        // The starts and waits in program order; `stream::schedule` orders
+        // them and picks the channels.
+        let mut program: Vec<Command> = Vec::new();
         for op in sequence {
             let name = op_name(op);
             match name.as_str() {
@@ -652,75 +637,22 @@ impl<'p> Plan<'p> {
                         tile.0,
                         *self.profile.array.shim_rows.first().unwrap_or(&0) as i64,
                     );
-                    // Ingress: shim MM2S -> tile S2MM; egress: tile MM2S -> shim S2MM.
-                    let tile_s2mm = way == Way::Ingress;
-                    let link = match links
-                        .iter()
-                        .position(|l| l.tile == tile && l.ingress == tile_s2mm && !l.busy)
-                    {
-                        Some(reused) => reused,
-                        None => {
-                            let lowest =
-                                |at: Tile, s2mm: bool, own: fn(&Link) -> (Tile, bool, i64)| {
-                                    (0..)
-                                        .find(|&c| !links.iter().any(|l| own(l) == (at, s2mm, c)))
-                                        .expect("a free index")
-                                };
-                            let tile_channel =
-                                lowest(tile, tile_s2mm, |l| (l.tile, l.ingress, l.tile_channel));
-                            let shim_channel =
-                                lowest(shim, !tile_s2mm, |l| (l.shim, !l.ingress, l.shim_channel));
-                            links.push(Link {
-                                tile,
-                                ingress: tile_s2mm,
-                                tile_channel,
-                                shim,
-                                shim_channel,
-                                busy: false,
-                            });
-                            links.len() - 1
-                        }
-                    };
-                    links[link].busy = true;
-                    // A memory tile's even channels use BDs 0-23 and its odd
-                    // ones 24-47 (aie-rt _XAieMl_MemTileDmaCheckBdChValidity).
-                    let tile_channel = links[link].tile_channel;
-                    let (half, half_size) = if tile_kind(self.profile, tile) == Ok(TileKind::Memory)
-                    {
-                        let half_size = i64::from(self.profile.memory_tile.buffer_descriptors / 2);
-                        (tile_channel % 2, half_size)
-                    } else {
-                        (0, i64::MAX)
-                    };
-                    let slot = tile_bd_next.entry((tile, half)).or_insert(0);
-                    if *slot >= half_size {
-                        return refuse(op, format!(
-                            "tile [{}, {}] (memory tile) runs out of buffer descriptors for its {} channels: the command stream's transfers need {}; those channels have {half_size}",
-                            tile.0, tile.1, if half == 0 { "even" } else { "odd" }, *slot + 1
-                        ));
-                    }
-                    let tile_bd = if half == 1 { half_size + *slot } else { *slot };
-                    *slot += 1;
-                    let transfer = Transfer {
+                    transfers.push(Transfer {
                         copy: op,
                         way,
                         channel,
+                        tile,
                         argument,
                         argument_offset,
                         bytes,
-                        tile_channel,
-                        tile_bd,
+                        tile_channel: 0,
+                        tile_bd: 0,
                         shim,
-                        shim_channel: links[link].shim_channel,
-                        shim_bd: {
-                            let slot = shim_bd_next.entry(shim).or_insert(0);
-                            *slot += 1;
-                            *slot - 1
-                        },
-                    };
-                    transfers.push(transfer);
+                        shim_channel: 0,
+                        shim_bd: 0,
+                    });
                     let t = transfers.len() - 1;
-                    commands.push(Command::Start(t));
+                    program.push(Command::Start(t));
                     pending.push((results(op)[0], t));
                 }
                 "kernel.async.group" => {
@@ -748,19 +680,7 @@ impl<'p> Plan<'p> {
                     };
                     let (_, members) = groups.remove(i);
                     waited.extend(&members);
-                    for &m in &members {
-                        let t: &Transfer = &transfers[m];
-                        let tile = self.channels[t.channel].tile;
-                        for l in links.iter_mut() {
-                            if l.tile == tile
-                                && l.tile_channel == t.tile_channel
-                                && l.ingress == (t.way == Way::Ingress)
-                            {
-                                l.busy = false;
-                            }
-                        }
-                    }
-                    commands.push(Command::Wait(op, members));
+                    program.push(Command::Wait(op, members));
                 }
                 "channel.publish" | "channel.release" => {
                     let obligation = operands(op)[0];
@@ -793,8 +713,8 @@ impl<'p> Plan<'p> {
                 "the copy is never waited for; the command stream must join every transfer".into(),
             );
         }
+        self.commands = super::stream::schedule(self.profile, &mut transfers, &program)?;
         self.transfers = transfers;
-        self.commands = commands;
         Ok(())
     }
 

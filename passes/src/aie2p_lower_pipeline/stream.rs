@@ -1,0 +1,246 @@
+//! The command stream's schedule: which DMA channels carry each transfer,
+//! which buffer descriptors describe it, and where its waits go.
+//!
+//! A transfer runs on a link: a shim DMA channel routed to a tile DMA
+//! channel for the whole invocation (a stream route is a fixed circuit), so
+//! a link serves one tile and one direction, one transfer at a time.
+//!
+//! A program's `kernel.async.wait` throttles the command stream only: the
+//! record is handed on by the lock release of the tile's buffer descriptor
+//! when its transfer completes, not by the wait. So the schedule first tries
+//! to put each wait as late as it may go:
+//! - before a later transfer that needs its link, when the tile has no free
+//!   DMA channel left for a new link;
+//! - before a later transfer that touches the same bytes of the same
+//!   caller's buffer, when either of them writes there;
+//! - at the end of the stream.
+//!
+//! A wait never moves before the program reaches it: that could deadlock a
+//! stream whose earlier transfer waits for a worker that waits for a later
+//! transfer. Transfers then run side by side on as many links as the tiles
+//! have channels; the walkthrough's weights and input start together on the
+//! shim's two MM2S channels. When that needs more channels than a tile has
+//! (the routes are fixed, so a shim channel cannot move to another tile),
+//! the waits stay where the program puts them, and a link is reused once
+//! its transfer is waited for.
+//!
+//! Buffer descriptors are numbered in start order and never reused within
+//! an invocation; a memory tile's even channels take BDs 0-23 and its odd
+//! ones 24-47 (aie-rt `_XAieMl_MemTileDmaCheckBdChValidity`).
+
+use super::plan::{refuse, tile_kind, Command, Refusal, Tile, Transfer, Way};
+use loom_targets::xdna::regs::TileKind;
+use loom_targets::DeviceProfile;
+use mlir_sys::MlirOperation;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A shim channel routed to a tile channel, and the transfer on it not
+/// waited for yet.
+struct Link {
+    tile: Tile,
+    ingress: bool,
+    tile_channel: i64,
+    shim: Tile,
+    shim_channel: i64,
+    outstanding: Option<usize>,
+}
+
+/// The schedule the program's order gives (`Eager`), or the one with waits
+/// moved late (`Late`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    Eager,
+    Late,
+}
+
+/// Orders `program` (the command stream's starts and waits in program
+/// order) and gives every transfer its channels and buffer descriptors.
+pub(super) fn schedule(
+    profile: &DeviceProfile,
+    transfers: &mut [Transfer],
+    program: &[Command],
+) -> Result<Vec<Command>, Refusal> {
+    let (late, fits) = order(profile, transfers, program, Waits::Late);
+    let commands = if fits {
+        late
+    } else {
+        order(profile, transfers, program, Waits::Eager).0
+    };
+    number_descriptors(profile, transfers, &commands)?;
+    Ok(commands)
+}
+
+/// The DMA channels of one direction a tile has.
+fn channels(profile: &DeviceProfile, tile: Tile, s2mm: bool) -> i64 {
+    tile_kind(profile, tile).map_or(0, |kind| {
+        let b = profile.budget(kind);
+        i64::from(if s2mm { b.s2mm } else { b.mm2s })
+    })
+}
+
+/// Whether two transfers touch the same caller bytes, one of them writing.
+fn conflict(a: &Transfer, b: &Transfer) -> bool {
+    let writes = a.way == Way::Egress || b.way == Way::Egress;
+    let overlap = a.argument_offset < b.argument_offset + b.bytes
+        && b.argument_offset < a.argument_offset + a.bytes;
+    writes && a.argument == b.argument && overlap
+}
+
+/// The commands in the order `waits` asks for, and whether every link fits
+/// its tiles' channels (an eager schedule adds links as the program needs
+/// them; the plan refuses one past the budget).
+fn order(
+    profile: &DeviceProfile,
+    transfers: &mut [Transfer],
+    program: &[Command],
+    waits: Waits,
+) -> (Vec<Command>, bool) {
+    let mut fits_all = true;
+    let mut links: Vec<Link> = Vec::new();
+    let mut out = Vec::new();
+    // Program waits not emitted yet, in order; and the transfers the
+    // program has waited for.
+    let mut deferred: Vec<(MlirOperation, Vec<usize>)> = Vec::new();
+    let mut waitable: BTreeSet<usize> = BTreeSet::new();
+    // Emits the wait for the transfer on `link`, under its program wait.
+    let flush = |link: &mut Link,
+                 deferred: &mut Vec<(MlirOperation, Vec<usize>)>,
+                 out: &mut Vec<Command>| {
+        let Some(t) = link.outstanding.take() else {
+            return;
+        };
+        for (op, members) in deferred.iter_mut() {
+            if let Some(i) = members.iter().position(|&m| m == t) {
+                members.remove(i);
+                out.push(Command::Wait(*op, vec![t]));
+                return;
+            }
+        }
+    };
+    for command in program {
+        match command {
+            Command::Wait(op, members) => {
+                if waits == Waits::Eager {
+                    for link in links.iter_mut() {
+                        if link.outstanding.is_some_and(|t| members.contains(&t)) {
+                            link.outstanding = None;
+                        }
+                    }
+                    out.push(Command::Wait(*op, members.clone()));
+                } else {
+                    waitable.extend(members);
+                    deferred.push((*op, members.clone()));
+                }
+            }
+            Command::Start(t) => {
+                let t = *t;
+                let (tile, shim) = (transfers[t].tile, transfers[t].shim);
+                let ingress = transfers[t].way == Way::Ingress;
+                // The caller's bytes: a later transfer waits for an earlier
+                // one that touches them (once the program waited for it).
+                for link in links.iter_mut() {
+                    if let Some(u) = link.outstanding {
+                        if waitable.contains(&u) && conflict(&transfers[u], &transfers[t]) {
+                            flush(link, &mut deferred, &mut out);
+                        }
+                    }
+                }
+                let ours = |l: &Link| l.tile == tile && l.ingress == ingress;
+                let lowest = |links: &[Link], at: Tile, s2mm: bool| -> i64 {
+                    (0..)
+                        .find(|&c| {
+                            !links.iter().any(|l| {
+                                (l.tile == at && l.ingress == s2mm && l.tile_channel == c)
+                                    || (l.shim == at && l.ingress != s2mm && l.shim_channel == c)
+                            })
+                        })
+                        .unwrap_or(i64::MAX)
+                };
+                let idle = links
+                    .iter()
+                    .position(|l| ours(l) && l.outstanding.is_none());
+                let link = match idle {
+                    Some(link) => link,
+                    None => {
+                        let tile_channel = lowest(&links, tile, ingress);
+                        let shim_channel = lowest(&links, shim, !ingress);
+                        let fits = tile_channel < channels(profile, tile, ingress)
+                            && shim_channel < channels(profile, shim, !ingress);
+                        let waited = links
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, l)| {
+                                ours(l) && l.outstanding.is_some_and(|u| waitable.contains(&u))
+                            })
+                            .min_by_key(|(_, l)| l.outstanding)
+                            .map(|(i, _)| i);
+                        match (waits, fits, waited) {
+                            (Waits::Late, false, Some(link)) => {
+                                flush(&mut links[link], &mut deferred, &mut out);
+                                link
+                            }
+                            _ => {
+                                fits_all &= fits;
+                                links.push(Link {
+                                    tile,
+                                    ingress,
+                                    tile_channel,
+                                    shim,
+                                    shim_channel,
+                                    outstanding: None,
+                                });
+                                links.len() - 1
+                            }
+                        }
+                    }
+                };
+                links[link].outstanding = Some(t);
+                transfers[t].tile_channel = links[link].tile_channel;
+                transfers[t].shim_channel = links[link].shim_channel;
+                out.push(Command::Start(t));
+            }
+        }
+    }
+    for (op, members) in deferred {
+        if !members.is_empty() {
+            out.push(Command::Wait(op, members));
+        }
+    }
+    (out, fits_all)
+}
+
+/// Gives each transfer its tile and shim buffer descriptors, in start
+/// order.
+fn number_descriptors(
+    profile: &DeviceProfile,
+    transfers: &mut [Transfer],
+    commands: &[Command],
+) -> Result<(), Refusal> {
+    let mut shim_next: BTreeMap<Tile, i64> = BTreeMap::new();
+    let mut tile_next: BTreeMap<(Tile, i64), i64> = BTreeMap::new();
+    for command in commands {
+        let Command::Start(t) = command else {
+            continue;
+        };
+        let t = &mut transfers[*t];
+        let (half, half_size) = if tile_kind(profile, t.tile) == Ok(TileKind::Memory) {
+            let half_size = i64::from(profile.memory_tile.buffer_descriptors / 2);
+            (t.tile_channel % 2, half_size)
+        } else {
+            (0, i64::MAX)
+        };
+        let next = tile_next.entry((t.tile, half)).or_insert(0);
+        if *next >= half_size {
+            return refuse(t.copy, format!(
+                "tile [{}, {}] (memory tile) runs out of buffer descriptors for its {} channels: the command stream's transfers need {}; those channels have {half_size}",
+                t.tile.0, t.tile.1, if half == 0 { "even" } else { "odd" }, *next + 1
+            ));
+        }
+        t.tile_bd = if half == 1 { half_size + *next } else { *next };
+        *next += 1;
+        let shim = shim_next.entry(t.shim).or_insert(0);
+        t.shim_bd = *shim;
+        *shim += 1;
+    }
+    Ok(())
+}
