@@ -10,7 +10,7 @@ use loom_dialects::ir::*;
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::DeviceProfile;
 use mlir_sys::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `[column, row]`.
 pub type Tile = (i64, i64);
@@ -149,6 +149,8 @@ pub struct Worker {
     /// (channel, reserve side) the worker admits more than once or in a
     /// loop; every other endpoint always takes slot 0.
     pub cursors: BTreeMap<(usize, bool), usize>,
+    /// Every channel endpoint (channel, reserve side) the worker admits.
+    pub endpoints: BTreeSet<(usize, bool)>,
 }
 
 pub struct Plan<'p> {
@@ -312,6 +314,15 @@ impl<'p> Plan<'p> {
             }
         }
         plan.assign_strands(&strands)?;
+        // The command stream's order, once every worker's endpoints are
+        // known (an endpoint a worker also admits keeps its place).
+        let shared: BTreeSet<(usize, bool)> = plan
+            .workers
+            .iter()
+            .flat_map(|w| w.endpoints.iter().copied())
+            .collect();
+        let program = std::mem::take(&mut plan.commands);
+        plan.commands = super::stream::schedule(profile, &mut plan.transfers, &program, &shared)?;
         plan.place_memory()?;
         plan.check_resources()?;
         Ok(plan)
@@ -536,6 +547,7 @@ impl<'p> Plan<'p> {
             channels,
             private,
             cursors,
+            endpoints: admissions.keys().copied().collect(),
         });
         Ok(())
     }
@@ -574,6 +586,7 @@ impl<'p> Plan<'p> {
         let mut external: Vec<(MlirValue, usize, i64)> = Vec::new();
         let mut pending: Vec<(MlirValue, usize)> = Vec::new(); // token -> transfer
         let mut groups: Vec<(MlirValue, Vec<usize>)> = Vec::new();
+        let mut completed: Vec<MlirValue> = Vec::new();
         let mut waited: Vec<usize> = Vec::new();
         let mut transfers: Vec<Transfer> = Vec::new();
         // The starts and waits in program order; `stream::schedule` orders
@@ -676,15 +689,23 @@ impl<'p> Plan<'p> {
                     }
                     let group = operands(op)[0];
                     let Some(i) = groups.iter().position(|g| same_value(g.0, group)) else {
+                        // Completed already, by a wait for a younger group.
+                        if completed.iter().any(|&g| same_value(g, group)) {
+                            continue;
+                        }
                         return refuse(op, "the group is not one of this strand's".into());
                     };
-                    let (_, members) = groups.remove(i);
+                    // Waiting for a group completes it and every group
+                    // committed before it (docs/semantics.md).
+                    let older: Vec<(MlirValue, Vec<usize>)> = groups.drain(..=i).collect();
+                    completed.extend(older.iter().map(|g| g.0));
+                    let members: Vec<usize> = older.into_iter().flat_map(|g| g.1).collect();
                     waited.extend(&members);
                     program.push(Command::Wait(op, members));
                 }
                 "channel.publish" | "channel.release" => {
                     let obligation = operands(op)[0];
-                    let Some(&(_, _, channel, _)) =
+                    let Some(&(_, _, channel, way)) =
                         admitted.iter().find(|a| same_value(a.0, obligation))
                     else {
                         return refuse(
@@ -697,7 +718,7 @@ impl<'p> Plan<'p> {
                     let done = transfers
                         .iter()
                         .enumerate()
-                        .any(|(t, x)| x.channel == channel && waited.contains(&t));
+                        .any(|(t, x)| x.channel == channel && x.way == way && waited.contains(&t));
                     if !done {
                         return refuse(op, format!("the command stream hands a record of %{} on when its DMA transfer completes; this {} has no waited copy of the record before it", value_name(self.channels[channel].value), name.trim_start_matches("channel.")));
                     }
@@ -713,7 +734,9 @@ impl<'p> Plan<'p> {
                 "the copy is never waited for; the command stream must join every transfer".into(),
             );
         }
-        self.commands = super::stream::schedule(self.profile, &mut transfers, &program)?;
+        // In program order; `Plan::of` schedules them once the workers are
+        // planned.
+        self.commands = program;
         self.transfers = transfers;
         Ok(())
     }

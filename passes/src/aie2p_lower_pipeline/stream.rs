@@ -17,7 +17,10 @@
 //!
 //! A wait never moves before the program reaches it: that could deadlock a
 //! stream whose earlier transfer waits for a worker that waits for a later
-//! transfer. Transfers then run side by side on as many links as the tiles
+//! transfer. And a transfer at a channel endpoint a worker also admits (both
+//! reserve, or both acquire) starts only after every wait the program made
+//! before it: its buffer descriptor's lock acquire is the admission, so
+//! starting it early could take a slot or record before the worker does. Transfers then run side by side on as many links as the tiles
 //! have channels; the walkthrough's weights and input start together on the
 //! shim's two MM2S channels. When that needs more channels than a tile has
 //! (the routes are fixed, so a shim channel cannot move to another tile),
@@ -55,19 +58,20 @@ enum Waits {
 
 /// Orders `program` (the command stream's starts and waits in program
 /// order) and gives every transfer its channels and buffer descriptors.
+/// `shared`: the channel endpoints (channel, reserve side) workers admit.
 pub(super) fn schedule(
     profile: &DeviceProfile,
     transfers: &mut [Transfer],
     program: &[Command],
+    shared: &BTreeSet<(usize, bool)>,
 ) -> Result<Vec<Command>, Refusal> {
-    let (late, fits) = order(profile, transfers, program, Waits::Late);
-    let commands = if fits {
-        late
-    } else {
-        order(profile, transfers, program, Waits::Eager).0
-    };
-    number_descriptors(profile, transfers, &commands)?;
-    Ok(commands)
+    let (late, fits) = order(profile, transfers, program, shared, Waits::Late);
+    if fits && number_descriptors(profile, transfers, &late).is_ok() {
+        return Ok(late);
+    }
+    let (eager, _) = order(profile, transfers, program, shared, Waits::Eager);
+    number_descriptors(profile, transfers, &eager)?;
+    Ok(eager)
 }
 
 /// The DMA channels of one direction a tile has.
@@ -93,6 +97,7 @@ fn order(
     profile: &DeviceProfile,
     transfers: &mut [Transfer],
     program: &[Command],
+    shared: &BTreeSet<(usize, bool)>,
     waits: Waits,
 ) -> (Vec<Command>, bool) {
     let mut fits_all = true;
@@ -136,14 +141,23 @@ fn order(
                 let t = *t;
                 let (tile, shim) = (transfers[t].tile, transfers[t].shim);
                 let ingress = transfers[t].way == Way::Ingress;
-                // The caller's bytes: a later transfer waits for an earlier
-                // one that touches them (once the program waited for it).
-                for link in links.iter_mut() {
-                    if let Some(u) = link.outstanding {
-                        if waitable.contains(&u) && conflict(&transfers[u], &transfers[t]) {
-                            flush(link, &mut deferred, &mut out);
-                        }
-                    }
+                // An endpoint a worker also admits: every wait the program
+                // made so far comes first. Otherwise, the caller's bytes: a
+                // later transfer waits for an earlier one that touches them
+                // (once the program waited for it).
+                let endpoint = shared.contains(&(transfers[t].channel, ingress));
+                let mut waiting: Vec<(usize, usize)> = links
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, l)| Some((l.outstanding?, i)))
+                    .filter(|&(u, _)| {
+                        waitable.contains(&u)
+                            && (endpoint || conflict(&transfers[u], &transfers[t]))
+                    })
+                    .collect();
+                waiting.sort_unstable();
+                for (_, link) in waiting {
+                    flush(&mut links[link], &mut deferred, &mut out);
                 }
                 let ours = |l: &Link| l.tile == tile && l.ingress == ingress;
                 let lowest = |links: &[Link], at: Tile, s2mm: bool| -> i64 {
