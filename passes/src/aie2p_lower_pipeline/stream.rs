@@ -10,7 +10,9 @@
 //! when its transfer completes, not by the wait. So the schedule first tries
 //! to put each wait as late as it may go:
 //! - before a later transfer that needs its link, when the tile has no free
-//!   DMA channel left for a new link;
+//!   DMA channel left for a new link, or when a new link would take the
+//!   last shim channel that a later transfer to another tile of the column
+//!   needs;
 //! - before a later transfer that touches the same bytes of the same
 //!   caller's buffer, when either of them writes there;
 //! - at the end of the stream.
@@ -22,10 +24,10 @@
 //! before it: its buffer descriptor's lock acquire is the admission, so
 //! starting it early could take a slot or record before the worker does. Transfers then run side by side on as many links as the tiles
 //! have channels; the walkthrough's weights and input start together on the
-//! shim's two MM2S channels. When that needs more channels than a tile has
-//! (the routes are fixed, so a shim channel cannot move to another tile),
-//! the waits stay where the program puts them, and a link is reused once
-//! its transfer is waited for.
+//! shim's two MM2S channels. Should that still need more channels than a
+//! tile has, or more memory-tile buffer descriptors than a channel half
+//! has, the waits stay where the program puts them, and a link is reused
+//! once its transfer is waited for.
 //!
 //! Buffer descriptors are numbered in start order and never reused within
 //! an invocation; a memory tile's even channels take BDs 0-23 and its odd
@@ -178,8 +180,30 @@ fn order(
                     None => {
                         let tile_channel = lowest(&links, tile, ingress);
                         let shim_channel = lowest(&links, shim, !ingress);
+                        // A new link leaves the shim a channel for each
+                        // later tile of its column that has none yet (a
+                        // shim channel cannot move to another tile).
+                        let shim_used = links
+                            .iter()
+                            .filter(|l| l.shim == shim && l.ingress == ingress)
+                            .count() as i64;
+                        let waiting_tiles = transfers[t + 1..]
+                            .iter()
+                            .filter(|u| u.shim == shim && (u.way == Way::Ingress) == ingress)
+                            .map(|u| u.tile)
+                            .filter(|&other| {
+                                other != tile
+                                    && !links
+                                        .iter()
+                                        .any(|l| l.tile == other && l.ingress == ingress)
+                            })
+                            .collect::<BTreeSet<Tile>>()
+                            .len() as i64;
+                        let spare = channels(profile, shim, !ingress) - shim_used - 1;
+                        let has_link = links.iter().any(ours);
                         let fits = tile_channel < channels(profile, tile, ingress)
-                            && shim_channel < channels(profile, shim, !ingress);
+                            && shim_channel < channels(profile, shim, !ingress)
+                            && (!has_link || spare >= waiting_tiles);
                         let waited = links
                             .iter()
                             .enumerate()
