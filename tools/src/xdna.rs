@@ -446,3 +446,125 @@ fn report(
         "argument_patches": artifact.patches.iter().map(|p| json!({"argument": p.arg_index, "ctrltext_offset": p.ctrltext_offset, "addend": p.addend})).collect::<Vec<_>>(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{self, Request};
+    use crate::Session;
+    use loom_runtime::hal::device::{Device, FakeDevice};
+    use loom_runtime::hal::invoke::DDR_AIE_ADDR_OFFSET;
+    use loom_runtime::hal::packet::npu_packet;
+    use std::time::Duration;
+
+    /// The walkthrough's artifact, compiled for Strix at K = 512 and read
+    /// back from its bytes.
+    fn walkthrough_artifact() -> Artifact {
+        loom_passes::register_all();
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/gated-projection.loom"
+        );
+        let session = Session::new();
+        let source = std::fs::read(path).unwrap();
+        let mut module = session.parse(&source, path).unwrap().module;
+        let config = vec![("ffn_gate_up.input_size".to_string(), "512".to_string())];
+        let request = Request {
+            root: "@ffn_gate_up_quadratic_bf16",
+            target: Some("amd.xdna.aie2p:amd.xdna.strix.17f0_10"),
+            config: &config,
+            lower: true,
+        };
+        let steps = compile::plan(&request, &module);
+        compile::run(&session, &mut module, &steps, &mut |_, _| Ok(())).unwrap();
+        let built = build(module.as_operation().to_raw(), "ffn_gate_up_quadratic_bf16").unwrap();
+        elf::read(&elf_bytes(&built).unwrap()).unwrap()
+    }
+
+    fn word(code: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(code[at..at + 4].try_into().unwrap())
+    }
+
+    /// The compiler's real artifact through the HAL on the recording fake:
+    /// today's artifact is refused with its reason before any device call;
+    /// marked loadable, its entry's arguments become buffers, each of its
+    /// patches lands on a shim descriptor it wrote, and START_NPU carries
+    /// the code and the buffers' addresses.
+    #[test]
+    fn the_walkthrough_artifact_runs_through_the_hal() {
+        let artifact = walkthrough_artifact();
+        let strix = &loom_targets::profiles()[0];
+        let dev = FakeDevice::of_profile(strix);
+        let args = vec![vec![1u8; 1024], vec![2u8; 2048], vec![0u8; 4]];
+        let timeout = Duration::from_secs(1);
+        let refused =
+            loom_runtime::hal::run_artifact(&dev, strix, &artifact, b"pdi", args.clone(), timeout)
+                .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!("the artifact is not device-loadable: {NOT_LOADABLE}")
+        );
+        assert!(dev.calls().is_empty());
+
+        let loadable = Artifact {
+            device_loadable: true,
+            not_loadable_reason: None,
+            ..artifact.clone()
+        };
+        let out = loom_runtime::hal::run_artifact(
+            &dev,
+            strix,
+            &loadable,
+            b"pdi image",
+            args.clone(),
+            timeout,
+        )
+        .unwrap();
+        // The fake NPU writes nothing: the buffers come back as they went.
+        assert_eq!(out, args);
+        let sent = dev.submissions();
+        let [ctrl, input, weights, output] = sent[0].bos[..] else {
+            panic!("{:?}", sent[0].bos);
+        };
+        let at = |bo| dev.bo_info(bo).unwrap().xdna_addr;
+        let code = dev.bo_bytes(ctrl).unwrap();
+        assert_eq!(code.len(), artifact.ctrltext.len());
+        let packet = npu_packet(
+            at(ctrl),
+            code.len() as u64,
+            &[at(input), at(weights), at(output)],
+        );
+        assert_eq!(sent[0].packet, packet.unwrap());
+        // One patch per shim descriptor, each on the argument its
+        // DDR_PATCH names: words 1 and 2 now hold the buffer's address
+        // plus the DDR offset (the compiler wrote address 0).
+        assert_eq!(artifact.patches.len(), 3);
+        let buffers = [at(input), at(weights), at(output)];
+        for p in &artifact.patches {
+            let site = p.ctrltext_offset as usize;
+            assert_eq!(word(&artifact.ctrltext, site + 4), 0);
+            let expected =
+                buffers[p.arg_index as usize] + u64::from(p.addend) + DDR_AIE_ADDR_OFFSET;
+            assert_eq!(u64::from(word(&code, site + 4)), expected & 0xFFFF_FFFC);
+            assert_eq!(u64::from(word(&code, site + 8) & 0xFFFF), expected >> 32);
+        }
+        let ddr_patches: Vec<u32> = Txn::decode(&code)
+            .unwrap()
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                TxnOp::DdrPatch { arg_index, .. } => Some(*arg_index),
+                _ => None,
+            })
+            .collect();
+        let mut patched: Vec<u32> = artifact
+            .patches
+            .iter()
+            .map(|p| p.arg_index + DDR_PATCH_ARGUMENT_BASE)
+            .collect();
+        patched.sort_unstable();
+        let mut named = ddr_patches.clone();
+        named.sort_unstable();
+        assert_eq!(named, patched);
+    }
+}
