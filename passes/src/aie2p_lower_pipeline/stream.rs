@@ -24,10 +24,9 @@
 //! before it: its buffer descriptor's lock acquire is the admission, so
 //! starting it early could take a slot or record before the worker does. Transfers then run side by side on as many links as the tiles
 //! have channels; the walkthrough's weights and input start together on the
-//! shim's two MM2S channels. Should that still need more channels than a
-//! tile has, or more memory-tile buffer descriptors than a channel half
-//! has, the waits stay where the program puts them, and a link is reused
-//! once its transfer is waited for.
+//! shim's two MM2S channels. A program that keeps more transfers of a tile
+//! in flight than the tile (or its column's shim) has channels is refused
+//! by the plan, naming the resource.
 //!
 //! Buffer descriptors are numbered in start order and never reused within
 //! an invocation; a memory tile's even channels take BDs 0-23 and its odd
@@ -50,14 +49,6 @@ struct Link {
     outstanding: Option<usize>,
 }
 
-/// The schedule the program's order gives (`Eager`), or the one with waits
-/// moved late (`Late`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Waits {
-    Eager,
-    Late,
-}
-
 /// Orders `program` (the command stream's starts and waits in program
 /// order) and gives every transfer its channels and buffer descriptors.
 /// `shared`: the channel endpoints (channel, reserve side) workers admit.
@@ -67,13 +58,9 @@ pub(super) fn schedule(
     program: &[Command],
     shared: &BTreeSet<(usize, bool)>,
 ) -> Result<Vec<Command>, Refusal> {
-    let (late, fits) = order(profile, transfers, program, shared, Waits::Late);
-    if fits && number_descriptors(profile, transfers, &late).is_ok() {
-        return Ok(late);
-    }
-    let (eager, _) = order(profile, transfers, program, shared, Waits::Eager);
-    number_descriptors(profile, transfers, &eager)?;
-    Ok(eager)
+    let commands = order(profile, transfers, program, shared);
+    number_descriptors(profile, transfers, &commands)?;
+    Ok(commands)
 }
 
 /// The DMA channels of one direction a tile has.
@@ -92,17 +79,14 @@ fn conflict(a: &Transfer, b: &Transfer) -> bool {
     writes && a.argument == b.argument && overlap
 }
 
-/// The commands in the order `waits` asks for, and whether every link fits
-/// its tiles' channels (an eager schedule adds links as the program needs
-/// them; the plan refuses one past the budget).
+/// The commands with each wait as late as it may go, each transfer on its
+/// link (a link past a tile's channels is the plan's to refuse).
 fn order(
     profile: &DeviceProfile,
     transfers: &mut [Transfer],
     program: &[Command],
     shared: &BTreeSet<(usize, bool)>,
-    waits: Waits,
-) -> (Vec<Command>, bool) {
-    let mut fits_all = true;
+) -> Vec<Command> {
     let mut links: Vec<Link> = Vec::new();
     let mut out = Vec::new();
     // Program waits not emitted yet, in order; and the transfers the
@@ -127,17 +111,8 @@ fn order(
     for command in program {
         match command {
             Command::Wait(op, members) => {
-                if waits == Waits::Eager {
-                    for link in links.iter_mut() {
-                        if link.outstanding.is_some_and(|t| members.contains(&t)) {
-                            link.outstanding = None;
-                        }
-                    }
-                    out.push(Command::Wait(*op, members.clone()));
-                } else {
-                    waitable.extend(members);
-                    deferred.push((*op, members.clone()));
-                }
+                waitable.extend(members);
+                deferred.push((*op, members.clone()));
             }
             Command::Start(t) => {
                 let t = *t;
@@ -212,13 +187,12 @@ fn order(
                             })
                             .min_by_key(|(_, l)| l.outstanding)
                             .map(|(i, _)| i);
-                        match (waits, fits, waited) {
-                            (Waits::Late, false, Some(link)) => {
+                        match (fits, waited) {
+                            (false, Some(link)) => {
                                 flush(&mut links[link], &mut deferred, &mut out);
                                 link
                             }
                             _ => {
-                                fits_all &= fits;
                                 links.push(Link {
                                     tile,
                                     ingress,
@@ -244,7 +218,7 @@ fn order(
             out.push(Command::Wait(op, members));
         }
     }
-    (out, fits_all)
+    out
 }
 
 /// Gives each transfer its tile and shim buffer descriptors, in start
