@@ -102,7 +102,8 @@ LogicalResult DmaBdOp::verify() {
                                    {"acquire lock", getAcquireLock().value_or(0)},
                                    {"acquire value", getAcquireValue().value_or(0)},
                                    {"release lock", getReleaseLock().value_or(0)},
-                                   {"release value", getReleaseValue().value_or(0)}});
+                                   {"release value", getReleaseValue().value_or(0)},
+                                   {"next", getNext().value_or(0)}});
 }
 
 LogicalResult ShimBdOp::verify() {
@@ -115,6 +116,8 @@ LogicalResult ShimBdOp::verify() {
 LogicalResult DmaStartOp::verify() {
   if (failed(verifyTile(*this, getTile())) || failed(verifyDirection(*this, getDirection())))
     return failure();
+  if (getRepeat().value_or(1) < 1)
+    return emitOpError("repeat must be at least 1, got ") << *getRepeat();
   return verifyNonNegative(*this, {{"channel", getChannel()}, {"bd", getBd()}});
 }
 

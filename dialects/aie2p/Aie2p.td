@@ -132,15 +132,20 @@ def Aie2p_DmaBdOp : Aie2p_Op<"dma.bd"> {
     Moves `length` bytes at tile-memory address `offset`. With `acquire` the
     DMA takes that lock credit before it moves data, with `release` it hands
     that credit on after: a channel's reserve and publish (or acquire and
-    release) done by the DMA engine.
+    release) done by the DMA engine. With `next` the channel goes on to that
+    descriptor of the same tile once this one is done: a chain, which a
+    `aie2p.dma.start ... repeat N` runs N times (for instance a ring over a
+    channel's slots, one record per descriptor).
   }];
   let arguments = (ins Aie2p_Tile:$tile, I64Attr:$bd, I64Attr:$offset, I64Attr:$length,
                        OptionalAttr<I64Attr>:$acquire_lock, OptionalAttr<I64Attr>:$acquire_value,
-                       OptionalAttr<I64Attr>:$release_lock, OptionalAttr<I64Attr>:$release_value);
+                       OptionalAttr<I64Attr>:$release_lock, OptionalAttr<I64Attr>:$release_value,
+                       OptionalAttr<I64Attr>:$next);
   let assemblyFormat = [{
     $tile `bd` $bd `offset` $offset `length` $length
     (`acquire` $acquire_lock^ `ge` $acquire_value)?
-    (`release` $release_lock^ `add` $release_value)? attr-dict
+    (`release` $release_lock^ `add` $release_value)?
+    (`next` $next^)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -169,12 +174,14 @@ def Aie2p_DmaStartOp : Aie2p_Op<"dma.start"> {
     aie2p.dma.start [0, 0] mm2s channel 0 bd 0 token
     ```
     `token` asks the channel to issue a task-complete token, which a later
-    `aie2p.dma.wait` on the same channel waits for.
+    `aie2p.dma.wait` on the same channel waits for. `repeat N` (default 1)
+    runs the descriptor chain from `bd` N times as one task.
   }];
   let arguments = (ins Aie2p_Tile:$tile, StrAttr:$direction, I64Attr:$channel, I64Attr:$bd,
-                       UnitAttr:$token);
+                       OptionalAttr<I64Attr>:$repeat, UnitAttr:$token);
   let assemblyFormat = [{
-    $tile custom<Keyword>($direction) `channel` $channel `bd` $bd (`token` $token^)? attr-dict
+    $tile custom<Keyword>($direction) `channel` $channel `bd` $bd (`repeat` $repeat^)?
+    (`token` $token^)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -232,7 +232,9 @@ pub fn build(module: MlirOperation, root: &str) -> Result<Built, Failure> {
                 let bd = BufferDescriptor {
                     address: base + int(op, "offset") as u64,
                     length: int(op, "length") as u32,
-                    next_bd: None,
+                    // Out of range stays out of range: the encoder refuses it.
+                    next_bd: attribute(op, "next")
+                        .map(|_| u32::try_from(int(op, "next")).unwrap_or(u32::MAX)),
                     valid: true,
                     // Acquire-greater-equal N is written as -N.
                     acquire: lock("acquire_lock", "acquire_value", -1),
@@ -299,7 +301,8 @@ pub fn build(module: MlirOperation, root: &str) -> Result<Built, Failure> {
                 let channel = int(op, "channel");
                 let entry = StartQueueEntry {
                     start_bd: int(op, "bd") as u32,
-                    runs: 1,
+                    runs: attribute(op, "repeat")
+                        .map_or(1, |_| u32::try_from(int(op, "repeat")).unwrap_or(u32::MAX)),
                     token_issue: attribute(op, "token").is_some(),
                 };
                 let value = profile
