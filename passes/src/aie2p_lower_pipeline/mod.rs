@@ -6,13 +6,14 @@
 //! core-tile memory), each tile's data memory (channel storage, private
 //! buffers, worker stacks, alignment), locks, buffer descriptors and DMA
 //! channels; and it picks the command-stream strand, the one strand that
-//! moves the caller's buffers, checking the command-stream rules (an
-//! acyclic unconditional sequence, fixed transfer endpoints, at most one
-//! admission at each channel endpoint). Every refusal names the resource,
-//! the tile, what was needed and what exists. The command stream's schedule
-//! (`stream.rs`) picks each transfer's DMA channels and buffer descriptors
-//! and moves its waits as late as the program allows, so that transfers run
-//! side by side.
+//! moves the caller's buffers, and evaluates it: its control flow must be
+//! fixed when it is compiled (loops over records are unrolled), with fixed
+//! transfer endpoints. Every refusal names the resource, the tile, what was
+//! needed and what exists. An endpoint the stream admits repeatedly becomes
+//! one ring of records (`ring.rs`: the DMA engine goes round the channel's
+//! slots itself). The command stream's schedule (`stream.rs`) picks each
+//! transfer's DMA channels and buffer descriptors and moves its waits as
+//! late as the program allows, so that transfers run side by side.
 //!
 //! The rewrite (`rewrite.rs`) turns compute strands into worker functions
 //! `@__loom_worker_C_R_N` (tile code: lock credits, storage placed with
@@ -26,6 +27,7 @@
 
 mod plan;
 mod rewrite;
+mod ring;
 mod stream;
 
 use crate::diagnostics::error;

@@ -119,12 +119,29 @@ pub struct Transfer {
     /// Which `run` argument of the pipeline, and the byte offset in it.
     pub argument: usize,
     pub argument_offset: i64,
+    /// Bytes of one record (a channel slot).
     pub bytes: i64,
+    /// Records it moves: more than one for the DMA-engine realization of an
+    /// endpoint the stream admits repeatedly (`rings`), whose records are
+    /// consecutive in the caller's buffer and go round the channel's slots.
+    pub records: i64,
     pub tile_channel: i64,
     pub tile_bd: i64,
     pub shim: Tile,
     pub shim_channel: i64,
     pub shim_bd: i64,
+}
+
+impl Transfer {
+    /// The tile buffer descriptors it takes: one per channel slot for a
+    /// ring of records, else one.
+    pub fn ring_slots(&self, channel: &Channel) -> i64 {
+        if self.records > 1 {
+            channel.capacity
+        } else {
+            1
+        }
+    }
 }
 
 /// What the command stream does, in order.
@@ -322,7 +339,12 @@ impl<'p> Plan<'p> {
             .flat_map(|w| w.endpoints.iter().copied())
             .collect();
         let program = std::mem::take(&mut plan.commands);
-        plan.commands = super::stream::schedule(profile, &mut plan.transfers, &program, &shared)?;
+        let transfers = std::mem::take(&mut plan.transfers);
+        let (mut transfers, program) =
+            super::ring::rings(profile, &plan.channels, transfers, program, &shared)?;
+        plan.commands =
+            super::stream::schedule(profile, &plan.channels, &mut transfers, &program, &shared)?;
+        plan.transfers = transfers;
         plan.place_memory()?;
         plan.check_resources()?;
         Ok(plan)
@@ -559,7 +581,6 @@ impl<'p> Plan<'p> {
         function: MlirOperation,
         args: &[MlirValue],
     ) -> Result<(), Refusal> {
-        let sequence = straight_line(function)?;
         let params = {
             // SAFETY: a function's region holds its entry block first.
             let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(function, 0)) };
@@ -579,9 +600,13 @@ impl<'p> Plan<'p> {
             constant_int(value)
                 .or_else(|| argument_index(value, &params).and_then(|i| constant_int(args[i])))
         };
-        // Obligations and payloads of admissions: value -> channel.
-        let mut admitted: Vec<(MlirValue, MlirValue, usize, Way)> = Vec::new();
-        let mut admissions: BTreeMap<(usize, bool), MlirOperation> = BTreeMap::new();
+        let sequence = evaluate(function, resolve)?;
+        // Obligations and payloads of admissions (each run of an admission
+        // is one record): value -> channel, way, admission number.
+        let mut admitted: Vec<(MlirValue, MlirValue, usize, Way, usize)> = Vec::new();
+        let mut admissions = 0;
+        // The admission each transfer fills or drains.
+        let mut admission_of: Vec<usize> = Vec::new();
         // Fixed external endpoints: view value -> (argument, byte offset).
         let mut external: Vec<(MlirValue, usize, i64)> = Vec::new();
         let mut pending: Vec<(MlirValue, usize)> = Vec::new(); // token -> transfer
@@ -592,19 +617,25 @@ impl<'p> Plan<'p> {
         // The starts and waits in program order; `stream::schedule` orders
         // them and picks the channels.
         let mut program: Vec<Command> = Vec::new();
-        for op in sequence {
+        for step in sequence {
+            let op = step.op;
             let name = op_name(op);
             match name.as_str() {
-                "cfg.br" | "func.return" | "index.constant" => {}
+                // Control flow and index arithmetic: `evaluate` ran them.
+                "cfg.br" | "cfg.cond_br" | "func.return" | "index.constant" | "index.add"
+                | "index.sub" | "index.mul" | "index.min" | "index.max" | "index.cmp"
+                | "index.assume" | "index.cast" => {}
                 "buffer.view" => {
                     let all = operands(op);
                     let Some(argument) = caller_buffer(all[0]) else {
                         return refuse(op, "the command stream addresses the caller's buffers only; this view is of other storage".into());
                     };
-                    let Some(offset) = resolve(all[1]) else {
-                        return refuse(op, "the command stream needs fixed transfer endpoints: this byte offset is not a constant".into());
+                    let Some(offset) = step.operands[1] else {
+                        return refuse(op, "the command stream needs fixed transfer endpoints: this byte offset is not known when the stream is compiled".into());
                     };
-                    external.push((results(op)[0], argument, offset));
+                    let view = results(op)[0];
+                    external.retain(|e| !same_value(e.0, view));
+                    external.push((view, argument, offset));
                 }
                 "channel.reserve" | "channel.acquire" => {
                     let Some(channel) = channel_param(operands(op)[0]) else {
@@ -614,27 +645,26 @@ impl<'p> Plan<'p> {
                         );
                     };
                     let ingress = name == "channel.reserve";
-                    if admissions.contains_key(&(channel, ingress)) {
-                        return refuse(op, format!("the command stream admits at most one record at each channel endpoint; %{} is already {} by this strand", value_name(self.channels[channel].value), if ingress { "reserved" } else { "acquired" }));
-                    }
-                    admissions.insert((channel, ingress), op);
                     let r = results(op);
+                    admitted.retain(|a| !same_value(a.0, r[0]));
                     admitted.push((
                         r[0],
                         r[1],
                         channel,
                         if ingress { Way::Ingress } else { Way::Egress },
+                        admissions,
                     ));
+                    admissions += 1;
                 }
                 "kernel.async.copy" => {
                     let all = operands(op);
                     let (source, destination) = (all[0], all[1]);
                     let payload = |v: MlirValue| admitted.iter().find(|a| same_value(a.1, v));
                     let fixed = |v: MlirValue| external.iter().find(|e| same_value(e.0, v));
-                    let (way, channel, (argument, argument_offset)) =
+                    let (way, channel, admission, (argument, argument_offset)) =
                         match (fixed(source), payload(destination), payload(source), fixed(destination)) {
-                            (Some(e), Some(p), _, _) if p.3 == Way::Ingress => (Way::Ingress, p.2, (e.1, e.2)),
-                            (_, _, Some(p), Some(e)) if p.3 == Way::Egress => (Way::Egress, p.2, (e.1, e.2)),
+                            (Some(e), Some(p), _, _) if p.3 == Way::Ingress => (Way::Ingress, p.2, p.4, (e.1, e.2)),
+                            (_, _, Some(p), Some(e)) if p.3 == Way::Egress => (Way::Egress, p.2, p.4, (e.1, e.2)),
                             _ => return refuse(op, "the command stream copies between a caller's buffer at a fixed offset and a reserved (to fill) or acquired (to drain) channel slot; this copy has another endpoint".into()),
                         };
                     let bytes = view_bytes(op, source, &resolve)?;
@@ -658,15 +688,19 @@ impl<'p> Plan<'p> {
                         argument,
                         argument_offset,
                         bytes,
+                        records: 1,
                         tile_channel: 0,
                         tile_bd: 0,
                         shim,
                         shim_channel: 0,
                         shim_bd: 0,
                     });
+                    admission_of.push(admission);
                     let t = transfers.len() - 1;
                     program.push(Command::Start(t));
-                    pending.push((results(op)[0], t));
+                    let token = results(op)[0];
+                    pending.retain(|p| !same_value(p.0, token));
+                    pending.push((token, t));
                 }
                 "kernel.async.group" => {
                     let mut members = Vec::new();
@@ -705,7 +739,7 @@ impl<'p> Plan<'p> {
                 }
                 "channel.publish" | "channel.release" => {
                     let obligation = operands(op)[0];
-                    let Some(&(_, _, channel, way)) =
+                    let Some(&(_, _, channel, _, admission)) =
                         admitted.iter().find(|a| same_value(a.0, obligation))
                     else {
                         return refuse(
@@ -715,10 +749,10 @@ impl<'p> Plan<'p> {
                     };
                     // The DMA hands the credit on when its transfer completes:
                     // the copy of this record must already be waited for.
-                    let done = transfers
+                    let done = admission_of
                         .iter()
                         .enumerate()
-                        .any(|(t, x)| x.channel == channel && x.way == way && waited.contains(&t));
+                        .any(|(t, &a)| a == admission && waited.contains(&t));
                     if !done {
                         return refuse(op, format!("the command stream hands a record of %{} on when its DMA transfer completes; this {} has no waited copy of the record before it", value_name(self.channels[channel].value), name.trim_start_matches("channel.")));
                     }
@@ -808,8 +842,9 @@ impl<'p> Plan<'p> {
         for t in &self.transfers {
             let tile = self.channels[t.channel].tile;
             let ingress = t.way == Way::Ingress;
+            let ring = t.ring_slots(&self.channels[t.channel]);
             for (at, bd, channel, s2mm) in [
-                (tile, t.tile_bd, t.tile_channel, ingress),
+                (tile, t.tile_bd + ring - 1, t.tile_channel, ingress),
                 (t.shim, t.shim_bd, t.shim_channel, !ingress),
             ] {
                 let entry = per_tile.entry(at).or_insert((0, 0, 0, t.copy));
@@ -860,39 +895,126 @@ fn coordinates(op: MlirOperation, name: &str) -> Result<Tile, Refusal> {
 
 /// The function's ops in execution order, when its blocks form one
 /// unconditional chain from the entry (the command-stream rule).
-fn straight_line(function: MlirOperation) -> Result<Vec<MlirOperation>, Refusal> {
+/// One operation of the command stream as it runs: the operation and the
+/// integer values of its operands at that point.
+struct Step {
+    op: MlirOperation,
+    operands: Vec<Option<i64>>,
+}
+
+/// The most operations a command stream runs once its loops are unrolled.
+const STREAM_STEPS: usize = 1 << 16;
+
+/// The integer value of an `index.cmp` of `a` and `b`.
+fn compare(predicate: &str, a: i64, b: i64) -> Option<bool> {
+    let (ua, ub) = (a as u64, b as u64);
+    Some(match predicate {
+        "eq" => a == b,
+        "ne" => a != b,
+        "slt" => a < b,
+        "sle" => a <= b,
+        "sgt" => a > b,
+        "sge" => a >= b,
+        "ult" => ua < ub,
+        "ule" => ua <= ub,
+        "ugt" => ua > ub,
+        "uge" => ua >= ub,
+        _ => return None,
+    })
+}
+
+/// The command stream's operations in the order they run: its control flow
+/// is evaluated when it is compiled (loops over records, the branches that
+/// depend on record numbers), which needs every branch condition to be
+/// known then. `known` gives the values of the strand's parameters.
+fn evaluate(
+    function: MlirOperation,
+    known: impl Fn(MlirValue) -> Option<i64>,
+) -> Result<Vec<Step>, Refusal> {
+    let key = |v: MlirValue| v.ptr as usize;
+    let mut env: std::collections::HashMap<usize, i64> = std::collections::HashMap::new();
     // SAFETY: a function has one region.
     let region = unsafe { mlirOperationGetRegion(function, 0) };
     let mut block = blocks(region).first().copied();
-    let mut seen: Vec<MlirBlock> = Vec::new();
-    let mut sequence = Vec::new();
+    let mut steps = Vec::new();
     while let Some(b) = block.take() {
-        if seen.iter().any(|&s| s.ptr == b.ptr) {
-            let at = terminator(*seen.last().expect("a block")).unwrap_or(function);
-            return refuse(at, "the transfer strand loops; the command stream runs an acyclic unconditional sequence (a bounded ingress loop needs the DMA-engine realization, not implemented yet)".into());
-        }
-        seen.push(b);
         for op in ops_of(b) {
-            match op_name(op).as_str() {
-                "cfg.br" => {
-                    // SAFETY: a branch has one successor.
-                    block = Some(unsafe { mlirOperationGetSuccessor(op, 0) });
-                }
-                "cfg.cond_br" | "cfg.switch" if in_cycle(b) => {
-                    return refuse(op, "the transfer strand loops; the command stream runs an acyclic unconditional sequence (a bounded ingress loop needs the DMA-engine realization, not implemented yet)".into());
-                }
-                "cfg.cond_br" | "cfg.switch" => {
-                    return refuse(op, "a conditional transfer strand: the command stream runs an acyclic unconditional sequence, so its transfers cannot depend on a branch".into());
-                }
-                _ => {}
+            if steps.len() == STREAM_STEPS {
+                return refuse(op, format!("the command stream runs more than {STREAM_STEPS} operations once its loops are unrolled"));
             }
-            sequence.push(op);
+            let value = |v: MlirValue| {
+                constant_int(v)
+                    .or_else(|| env.get(&key(v)).copied())
+                    .or_else(|| known(v))
+            };
+            let all = operands(op);
+            let values: Vec<Option<i64>> = all.iter().map(|&v| value(v)).collect();
+            let name = op_name(op);
+            let int = |i: usize| values.get(i).copied().flatten();
+            let computed = match name.as_str() {
+                "index.assume" | "index.cast" => int(0),
+                "index.add" => int(0).zip(int(1)).map(|(a, b)| a.wrapping_add(b)),
+                "index.sub" => int(0).zip(int(1)).map(|(a, b)| a.wrapping_sub(b)),
+                "index.mul" => int(0).zip(int(1)).map(|(a, b)| a.wrapping_mul(b)),
+                "index.min" => int(0).zip(int(1)).map(|(a, b)| a.min(b)),
+                "index.max" => int(0).zip(int(1)).map(|(a, b)| a.max(b)),
+                "index.cmp" => {
+                    let predicate = string_attribute(op, "predicate").unwrap_or_default();
+                    int(0)
+                        .zip(int(1))
+                        .and_then(|(a, b)| compare(&predicate, a, b))
+                        .map(i64::from)
+                }
+                _ => None,
+            };
+            if let (Some(v), Some(&r)) = (computed, results(op).first()) {
+                env.insert(key(r), v);
+            }
+            let next = match name.as_str() {
+                "cfg.br" => Some((0, values.clone())),
+                "cfg.cond_br" => {
+                    let Some(condition) = int(0) else {
+                        return refuse(op, "the transfer strand branches on a value that is not known when it is compiled; the command stream's transfers must be fixed then".into());
+                    };
+                    let sizes =
+                        attribute(op, "operandSegmentSizes").expect("cond_br has operand segments");
+                    // SAFETY: a dense i32 array of three segment sizes.
+                    let taken = unsafe { mlirDenseI32ArrayGetElement(sizes, 1) } as usize;
+                    Some(if condition != 0 {
+                        (0, values[1..1 + taken].to_vec())
+                    } else {
+                        (1, values[1 + taken..].to_vec())
+                    })
+                }
+                "cfg.switch" => {
+                    return refuse(op, "a transfer strand that switches: the command stream runs a sequence fixed when it is compiled".into());
+                }
+                _ => None,
+            };
+            steps.push(Step {
+                op,
+                operands: values,
+            });
+            if let Some((successor, arguments)) = next {
+                // SAFETY: a branch has this successor.
+                let dest = unsafe { mlirOperationGetSuccessor(op, successor) };
+                for (parameter, argument) in loom_dialects::ir::arguments(dest)
+                    .into_iter()
+                    .zip(arguments)
+                {
+                    match argument {
+                        Some(v) => env.insert(key(parameter), v),
+                        None => env.remove(&key(parameter)),
+                    };
+                }
+                block = Some(dest);
+                break;
+            }
         }
     }
-    Ok(sequence)
+    Ok(steps)
 }
 
-/// Whether `block` lies on a cycle of its function's control flow.
 fn in_cycle(block: MlirBlock) -> bool {
     let successors = |b: MlirBlock| -> Vec<MlirBlock> {
         terminator(b)

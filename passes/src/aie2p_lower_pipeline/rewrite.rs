@@ -437,21 +437,31 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     Way::Egress => (channel.published_lock, channel.free_lock),
                 };
                 let slot = plan.placed[channel.storage].offset + channel.base;
-                put(tile_op(
-                    "aie2p.dma.bd",
-                    loc,
-                    "tile",
-                    channel.tile,
-                    &[
-                        ("bd", t.tile_bd),
-                        ("offset", slot),
-                        ("length", t.bytes),
-                        ("acquire_lock", take),
-                        ("acquire_value", 1),
-                        ("release_lock", give),
-                        ("release_value", 1),
-                    ],
-                ));
+                // One descriptor per slot of a ring of records (chained, in
+                // slot order), else one for slot 0.
+                let ring = t.ring_slots(channel);
+                for i in 0..ring {
+                    let mut bd = tile_op(
+                        "aie2p.dma.bd",
+                        loc,
+                        "tile",
+                        channel.tile,
+                        &[
+                            ("bd", t.tile_bd + i),
+                            ("offset", slot + i * channel.slot_bytes),
+                            ("length", t.bytes),
+                            ("acquire_lock", take),
+                            ("acquire_value", 1),
+                            ("release_lock", give),
+                            ("release_value", 1),
+                        ],
+                    );
+                    if i + 1 < ring {
+                        bd.attributes
+                            .push(("next", i64_attr(ctx, t.tile_bd + i + 1)));
+                    }
+                    put(bd);
+                }
                 let ingress = t.way == Way::Ingress;
                 let mut start = tile_op(
                     "aie2p.dma.start",
@@ -460,6 +470,11 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     channel.tile,
                     &[("channel", t.tile_channel), ("bd", t.tile_bd)],
                 );
+                if t.records > 1 {
+                    start
+                        .attributes
+                        .push(("repeat", i64_attr(ctx, t.records / ring)));
+                }
                 start.attributes.push(("direction", direction(ingress)));
                 put(start);
                 let mut shim = tile_op(
@@ -470,7 +485,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     &[
                         ("bd", t.shim_bd),
                         ("offset", t.argument_offset),
-                        ("length", t.bytes),
+                        ("length", t.bytes * t.records),
                     ],
                 );
                 shim.operands = vec![args[t.argument]];

@@ -32,7 +32,7 @@
 //! an invocation; a memory tile's even channels take BDs 0-23 and its odd
 //! ones 24-47 (aie-rt `_XAieMl_MemTileDmaCheckBdChValidity`).
 
-use super::plan::{refuse, tile_kind, Command, Refusal, Tile, Transfer, Way};
+use super::plan::{refuse, tile_kind, Channel, Command, Refusal, Tile, Transfer, Way};
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::DeviceProfile;
 use mlir_sys::MlirOperation;
@@ -54,12 +54,13 @@ struct Link {
 /// `shared`: the channel endpoints (channel, reserve side) workers admit.
 pub(super) fn schedule(
     profile: &DeviceProfile,
+    channels: &[Channel],
     transfers: &mut [Transfer],
     program: &[Command],
     shared: &BTreeSet<(usize, bool)>,
 ) -> Result<Vec<Command>, Refusal> {
     let commands = order(profile, transfers, program, shared);
-    number_descriptors(profile, transfers, &commands)?;
+    number_descriptors(profile, channels, transfers, &commands)?;
     Ok(commands)
 }
 
@@ -74,8 +75,8 @@ fn channels(profile: &DeviceProfile, tile: Tile, s2mm: bool) -> i64 {
 /// Whether two transfers touch the same caller bytes, one of them writing.
 fn conflict(a: &Transfer, b: &Transfer) -> bool {
     let writes = a.way == Way::Egress || b.way == Way::Egress;
-    let overlap = a.argument_offset < b.argument_offset + b.bytes
-        && b.argument_offset < a.argument_offset + a.bytes;
+    let overlap = a.argument_offset < b.argument_offset + b.bytes * b.records
+        && b.argument_offset < a.argument_offset + a.bytes * a.records;
     writes && a.argument == b.argument && overlap
 }
 
@@ -222,9 +223,10 @@ fn order(
 }
 
 /// Gives each transfer its tile and shim buffer descriptors, in start
-/// order.
+/// order (a ring takes one tile descriptor per slot, consecutive).
 fn number_descriptors(
     profile: &DeviceProfile,
+    channels: &[Channel],
     transfers: &mut [Transfer],
     commands: &[Command],
 ) -> Result<(), Refusal> {
@@ -235,6 +237,7 @@ fn number_descriptors(
             continue;
         };
         let t = &mut transfers[*t];
+        let ring = t.ring_slots(&channels[t.channel]);
         let (half, half_size) = if tile_kind(profile, t.tile) == Ok(TileKind::Memory) {
             let half_size = i64::from(profile.memory_tile.buffer_descriptors / 2);
             (t.tile_channel % 2, half_size)
@@ -242,14 +245,14 @@ fn number_descriptors(
             (0, i64::MAX)
         };
         let next = tile_next.entry((t.tile, half)).or_insert(0);
-        if *next >= half_size {
+        if *next + ring > half_size {
             return refuse(t.copy, format!(
                 "tile [{}, {}] (memory tile) runs out of buffer descriptors for its {} channels: the command stream's transfers need {}; those channels have {half_size}",
-                t.tile.0, t.tile.1, if half == 0 { "even" } else { "odd" }, *next + 1
+                t.tile.0, t.tile.1, if half == 0 { "even" } else { "odd" }, *next + ring
             ));
         }
         t.tile_bd = if half == 1 { half_size + *next } else { *next };
-        *next += 1;
+        *next += ring;
         let shim = shim_next.entry(t.shim).or_insert(0);
         t.shim_bd = *shim;
         *shim += 1;

@@ -355,6 +355,9 @@ pub struct Array {
     /// writing (not waiting).
     control: u64,
     control_busy: u64,
+    /// Buffer descriptors the MM2S channels of core and memory tiles
+    /// completed: the records the array sent out.
+    sent: u64,
 }
 
 impl Array {
@@ -389,6 +392,7 @@ impl Array {
             tokens: HashMap::new(),
             control: 0,
             control_busy: 0,
+            sent: 0,
         }
     }
 
@@ -532,6 +536,12 @@ impl Array {
     /// The cycles the command processor spent writing registers.
     pub fn control_busy(&self) -> u64 {
         self.control_busy
+    }
+
+    /// Records sent out of core and memory tiles so far (one per buffer
+    /// descriptor an MM2S channel completed there).
+    pub fn records_sent(&self) -> u64 {
+        self.sent
     }
 
     /// The modelled cycle every DMA channel is done, and the channel that
@@ -1287,6 +1297,9 @@ impl Array {
                     .map_err(|m| id.error(op, bd, m))?;
             }
             moved = true;
+            if id.direction == Direction::Mm2s && id.kind != TileKind::Shim {
+                self.sent += 1;
+            }
             let completed = self.channel_mut(id).map_or(0, |c| {
                 c.completed += 1;
                 c.completed

@@ -9,7 +9,6 @@ use super::array::{Effect, SimError, Tile, TokenKey};
 use crate::interp::machine::{argument_address, Cores};
 use crate::interp::program::Program;
 use loom_targets::xdna::elf::Artifact;
-use loom_targets::xdna::regs::{Direction, TileKind};
 use loom_targets::xdna::txn::Txn;
 use std::rc::Rc;
 
@@ -29,7 +28,9 @@ pub struct Outcome {
 pub struct Timing {
     /// Modelled cycles from the first control word to the last completion.
     pub cycles: u64,
-    /// Records the invocation wrote back to the caller (shim S2MM waits).
+    /// Records the invocation sent back (buffer descriptors completed by the
+    /// MM2S channels of core and memory tiles; the lowering sends every one
+    /// of them to the caller).
     pub records: u64,
     /// What limits it: the busiest resource and its busy cycles, or a lock
     /// chain when no resource is busy half the time.
@@ -85,7 +86,6 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
     let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
     let mut cores = Cores::new(program, profile, args);
     let mut started = 0;
-    let mut records = 0;
     let mut next = 0;
     let mut waiting: Option<(usize, TokenKey)> = None;
     loop {
@@ -98,11 +98,6 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
                     started += 1;
                 }
                 Effect::Wait(key) => {
-                    if key.direction == Direction::S2mm
-                        && profile.tile_kind(key.tile.0, key.tile.1) == Some(TileKind::Shim)
-                    {
-                        records += 1;
-                    }
                     waiting = Some((next, key));
                 }
             }
@@ -133,6 +128,7 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
             return Err(hang(&mut cores, waiting.as_ref(), done));
         }
     }
+    let records = cores.array().records_sent();
     let timing = timing(&mut cores, records);
     Ok(Outcome {
         txn_ops: txn.ops.len(),

@@ -1,0 +1,158 @@
+//! The DMA-engine realization of a channel endpoint the command stream
+//! admits more than once (the walkthrough's bounded ingress loops): "the DMA
+//! engine itself can reserve a free channel slot, copy the next record, and
+//! publish it".
+//!
+//! The stream's records of one endpoint become one transfer: the shim moves
+//! them as one run of the caller's buffer, and the tile goes round the
+//! channel's slots with a chain of one buffer descriptor per slot (each
+//! taking and handing on one lock credit, as a single transfer's does) that
+//! its task runs records / slots times. A worker admitting the other side
+//! goes round the slots in the same order from slot 0 (its slot cursor).
+//!
+//! The run starts where the first record's copy starts and is waited for
+//! where the program waits for the last record: the records in between
+//! move as the slots' credits allow, ahead of the program's order, so the
+//! realization is refused when that order could be seen: records that are
+//! not consecutive in the caller's buffer, a record count that is not whole
+//! rounds of the slots, an endpoint a worker also admits, or a run over
+//! caller bytes another transfer touches (one of them writing).
+
+use super::plan::{refuse, Channel, Command, Refusal, Transfer, Way};
+use loom_dialects::ir::value_name;
+use loom_targets::DeviceProfile;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// `transfers` and `program` (the command stream in program order) with
+/// each endpoint's records merged into one transfer. `shared`: the
+/// endpoints (channel, reserve side) workers admit.
+pub(super) fn rings(
+    profile: &DeviceProfile,
+    channels: &[Channel],
+    transfers: Vec<Transfer>,
+    program: Vec<Command>,
+    shared: &BTreeSet<(usize, bool)>,
+) -> Result<(Vec<Transfer>, Vec<Command>), Refusal> {
+    let mut endpoints: BTreeMap<(usize, bool), Vec<usize>> = BTreeMap::new();
+    for (t, x) in transfers.iter().enumerate() {
+        endpoints
+            .entry((x.channel, x.way == Way::Ingress))
+            .or_default()
+            .push(t);
+    }
+    // Old transfer -> the merged transfer it belongs to, and whether it is
+    // its run's first record (where the run starts) and last (where it is
+    // waited for).
+    let mut merged: Vec<(usize, bool, bool)> = vec![(0, true, true); transfers.len()];
+    let mut kept: Vec<usize> = Vec::new();
+    for t in 0..transfers.len() {
+        let x = &transfers[t];
+        let records = &endpoints[&(x.channel, x.way == Way::Ingress)];
+        if records[0] != t {
+            continue;
+        }
+        let n = records.len();
+        if n > 1 {
+            check(profile, channels, &transfers, records, shared)?;
+        }
+        for (k, &r) in records.iter().enumerate() {
+            merged[r] = (kept.len(), k == 0, k + 1 == n);
+        }
+        kept.push(t);
+    }
+    let counts: Vec<i64> = kept
+        .iter()
+        .map(|&t| endpoints[&(transfers[t].channel, transfers[t].way == Way::Ingress)].len() as i64)
+        .collect();
+    let mut out: Vec<Transfer> = Vec::with_capacity(kept.len());
+    for (t, mut x) in transfers.into_iter().enumerate() {
+        // `kept` is in increasing order.
+        if let Ok(i) = kept.binary_search(&t) {
+            x.records = counts[i];
+            out.push(x);
+        }
+    }
+    for (i, x) in out.iter().enumerate() {
+        for y in &out[i + 1..] {
+            if x.records == 1 && y.records == 1 {
+                continue;
+            }
+            let (ring, other) = if x.records > 1 { (x, y) } else { (y, x) };
+            let overlap = x.argument_offset < y.argument_offset + y.bytes * y.records
+                && y.argument_offset < x.argument_offset + x.bytes * x.records;
+            let writes = x.way == Way::Egress || y.way == Way::Egress;
+            if x.argument == y.argument && overlap && writes {
+                return refuse(ring.copy, format!(
+                    "the DMA-engine realization moves %{}'s {} records ahead of the program's order, and the transfer of %{} touches the same bytes of the caller's buffer",
+                    value_name(channels[ring.channel].value), ring.records, value_name(channels[other.channel].value)
+                ));
+            }
+        }
+    }
+    let program = program
+        .into_iter()
+        .filter_map(|command| match command {
+            Command::Start(t) => {
+                let (to, first, _) = merged[t];
+                first.then_some(Command::Start(to))
+            }
+            Command::Wait(op, members) => {
+                let members: Vec<usize> = members
+                    .into_iter()
+                    .filter_map(|m| {
+                        let (to, _, last) = merged[m];
+                        last.then_some(to)
+                    })
+                    .collect();
+                (!members.is_empty()).then_some(Command::Wait(op, members))
+            }
+        })
+        .collect();
+    Ok((out, program))
+}
+
+/// Refuses an endpoint's `records` (transfer indices, in program order)
+/// that one ring cannot move.
+fn check(
+    profile: &DeviceProfile,
+    channels: &[Channel],
+    transfers: &[Transfer],
+    records: &[usize],
+    shared: &BTreeSet<(usize, bool)>,
+) -> Result<(), Refusal> {
+    let first = &transfers[records[0]];
+    let channel = &channels[first.channel];
+    let name = value_name(channel.value);
+    let ingress = first.way == Way::Ingress;
+    let side = if ingress { "reserve" } else { "acquire" };
+    let n = records.len() as i64;
+    let second = &transfers[records[1]];
+    if shared.contains(&(first.channel, ingress)) {
+        return refuse(second.copy, format!(
+            "the command stream admits %{name}'s {side} side {n} times and a worker admits it too; the DMA-engine realization of repeated admissions needs the endpoint to itself"
+        ));
+    }
+    for (k, &r) in records.iter().enumerate() {
+        let x = &transfers[r];
+        let expected = first.argument_offset + k as i64 * first.bytes;
+        if x.argument != first.argument || x.argument_offset != expected {
+            return refuse(x.copy, format!(
+                "record {k} of %{name} is not where one consecutive run of records puts it (byte {expected} of the buffer record 0 comes from); the DMA-engine realization moves a channel's records as one run of the caller's buffer"
+            ));
+        }
+    }
+    let capacity = channel.capacity;
+    if n % capacity != 0 {
+        return refuse(second.copy, format!(
+            "the command stream moves {n} records of %{name} through its {capacity} slots; the DMA-engine realization goes round the slots whole times"
+        ));
+    }
+    let rounds = n / capacity;
+    let most = i64::from(profile.limits.bd_repeat_count_max);
+    if rounds > most {
+        return refuse(second.copy, format!(
+            "the command stream moves {n} records of %{name}: {rounds} rounds of its {capacity} slots, but a DMA task runs at most {most}"
+        ));
+    }
+    Ok(())
+}
