@@ -6,14 +6,22 @@ use crate::Failure;
 use std::io::Write;
 use std::path::Path;
 
+/// Writes `bytes` to standard output. A reader that went away (a closed
+/// pipe, as under `| head`) ends the tool quietly with status 141, as
+/// SIGPIPE ends a C tool, rather than with a panic or an error report.
+pub fn say(bytes: &[u8]) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
+        Err(e) => Err(Failure(format!("<stdout>: error: cannot write: {e}"))),
+    }
+}
+
 /// Write `bytes` to `path` (`-` is standard output) atomically.
 pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
     if path == "-" {
-        let mut stdout = std::io::stdout().lock();
-        return stdout
-            .write_all(bytes)
-            .and_then(|()| stdout.flush())
-            .map_err(|e| Failure(format!("<stdout>: error: cannot write: {e}")));
+        return say(bytes);
     }
     let target = Path::new(path);
     // A device, pipe or socket (`-o /dev/null`) is written in place: renaming

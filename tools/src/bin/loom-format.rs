@@ -58,12 +58,12 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         let original = String::from_utf8_lossy(&bytes);
         let formatted = String::from_utf8_lossy(&canonical);
         let diff = similar::TextDiff::from_lines(original.as_ref(), formatted.as_ref());
-        print!(
-            "{}",
-            diff.unified_diff()
-                .context_radius(3)
-                .header(name, &format!("{name} (formatted)"))
-        );
+        let shown = diff
+            .unified_diff()
+            .context_radius(3)
+            .header(name, &format!("{name} (formatted)"))
+            .to_string();
+        loom_driver::output::say(shown.as_bytes())?;
         return Ok(ExitCode::from(1));
     }
     let target = if args.in_place {

@@ -132,10 +132,12 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
             let interpreter_options =
                 args.each_pass || args.max_steps.is_some() || args.schedule != "deterministic";
             if interpreter_options {
-                println!("device: interp (auto: {npu}; interpreter options given)");
+                say(&format!(
+                    "device: interp (auto: {npu}; interpreter options given)\n"
+                ))?;
                 return Ok(Mode::Interp);
             }
-            println!("device: sim (auto: {npu}; a scenario whose module does not compile for xdna runs on the interpreter)");
+            say(&format!("device: sim (auto: {npu}; a scenario whose module does not compile for xdna runs on the interpreter)\n"))?;
             Ok(Mode::SimElseInterp)
         }
         Device::Xdna => match hal::device::discover_system() {
@@ -150,11 +152,11 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
                         npu.node.display()
                     ))
                 })?;
-                println!(
-                    "device: xdna ({}, {}; {info})",
+                say(&format!(
+                    "device: xdna ({}, {}; {info})\n",
                     npu.node.display(),
                     npu.profile.name
-                );
+                ))?;
                 Ok(Mode::Xdna(npu.node.clone()))
             }
         },
@@ -581,7 +583,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                 },
             );
             let result = verdict(scenario, ran, |_| Ok(String::new()));
-            report(&scenario.name, result, &mut passed, &mut failed);
+            report(&scenario.name, result, &mut passed, &mut failed)?;
             continue;
         }
         let mut fallback = None;
@@ -651,9 +653,9 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             }),
             None => result,
         };
-        report(&scenario.name, result, &mut passed, &mut failed);
+        report(&scenario.name, result, &mut passed, &mut failed)?;
     }
-    println!("{passed} passed, {failed} failed");
+    say(&format!("{passed} passed, {failed} failed\n"))?;
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -748,18 +750,26 @@ fn run_npu(
 const NPU_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Print one scenario's verdict and count it.
-fn report(name: &str, result: Result<String, String>, passed: &mut usize, failed: &mut usize) {
+fn report(
+    name: &str,
+    result: Result<String, String>,
+    passed: &mut usize,
+    failed: &mut usize,
+) -> Result<(), Failure> {
     match result {
         Ok(summary) => {
             *passed += 1;
-            println!("PASS {name} ({summary})");
+            say(&format!("PASS {name} ({summary})\n"))
         }
         Err(report) => {
             *failed += 1;
-            println!("FAIL {name}");
-            print!("{report}");
+            say(&format!("FAIL {name}\n{report}"))
         }
     }
+}
+
+fn say(text: &str) -> Result<(), Failure> {
+    loom_driver::output::say(text.as_bytes())
 }
 
 fn main() -> ExitCode {
