@@ -242,6 +242,9 @@ const CORE_ENABLE: u32 = 1;
 /// the model calls its work endless (e.g. two DMAs handing lock credits to
 /// each other forever): work bounded by data or by a core's locks stops far
 /// sooner, and the limit keeps `step` from never returning.
+/// Bytes of a stream that arrive together: a descriptor's data reaches its
+/// destination in chunks of this size, each when its last byte is sent.
+const ARRIVAL_CHUNK: usize = 256;
 const STEP_BD_LIMIT: u32 = 1 << 16;
 
 /// A task as the start queue holds it.
@@ -1475,6 +1478,18 @@ impl Array {
     ) -> Result<u64, String> {
         let data = self.memory_of(id, descriptor, memory)?.to_vec();
         let latency = self.profile.timing.stream_switch_latency_cycles;
+        // The bytes leave at the channel's rate from `start`: each chunk
+        // arrives when its last byte has been sent (plus the switches), so
+        // the head of a long descriptor is there before its tail.
+        let rate = self.profile.timing.dma_bytes_per_cycle.max(1);
+        let start = end - (data.len() as u64).div_ceil(rate);
+        let chunks: Vec<(usize, u64)> = (0..data.len())
+            .step_by(ARRIVAL_CHUNK)
+            .map(|at| {
+                let bytes = ARRIVAL_CHUNK.min(data.len() - at);
+                (bytes, start + ((at + bytes) as u64).div_ceil(rate))
+            })
+            .collect();
         for (tile, channel) in self.trace(id)? {
             // Every stream switch on the way (one per tile) adds its latency.
             let switches = u64::from(id.tile.0.abs_diff(tile.0) + id.tile.1.abs_diff(tile.1)) + 1;
@@ -1489,8 +1504,11 @@ impl Array {
                     )
                 })?;
             to.incoming.extend(&data);
-            to.arrivals
-                .push_back((data.len(), end + switches * latency));
+            to.arrivals.extend(
+                chunks
+                    .iter()
+                    .map(|&(bytes, sent)| (bytes, sent + switches * latency)),
+            );
         }
         Ok(end)
     }
