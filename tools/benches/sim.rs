@@ -1,9 +1,11 @@
 //! Array simulator throughput and modelled performance (`make bench`,
-//! docs/PERFORMANCE.md): for the gated projection at K = 512 and 4096, the
-//! simulated array cycles per second of host time, the modelled cycles per
-//! record, and the roofline bound the profile gives: the cycles the column's
-//! shim MM2S channels need to bring in the input and weights at their full
-//! rate (`timing.dma_bytes_per_cycle` each, all channels in parallel).
+//! docs/PERFORMANCE.md): for the gated projection at K = 512 and 4096 (one
+//! record) and at K = 4096 with eight records (the command stream's loops
+//! realized as DMA rings), the simulated array cycles per second of host
+//! time, the modelled cycles per record, and the roofline bound per record
+//! the profile gives: the cycles the column's shim MM2S channels need to
+//! bring in the inputs and weights at their full rate
+//! (`timing.dma_bytes_per_cycle` each, all channels in parallel).
 //!
 //! cargo bench -p loom-tools --bench sim [-- SECONDS]
 
@@ -24,14 +26,22 @@ fn main() {
             .unwrap_or(3.0),
     );
     loom_passes::register_all();
-    let path = concat!(
+    let example = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/gated-projection.loom"
     );
-    let source = std::fs::read(path).expect("the example exists");
-    println!("| K | host runs/s | simulated cycles/s of host time | modelled cycles/record | roofline (cycles) | modelled / roofline | bound |");
-    println!("| ---: | ---: | ---: | ---: | ---: | ---: | --- |");
-    for k in [512usize, 4096] {
+    let eight = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../test/interp/Inputs/eight-records.loom"
+    );
+    println!("| K | records | host runs/s | simulated cycles/s of host time | modelled cycles/record | roofline (cycles/record) | modelled / roofline | bound |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    for (path, k, records) in [
+        (example, 512usize, 1usize),
+        (example, 4096, 1),
+        (eight, 4096, 8),
+    ] {
+        let source = std::fs::read(path).expect("the module exists");
         let session = Session::new();
         let mut module = session.parse(&source, path).expect("verifies").module;
         let config = vec![("ffn_gate_up.input_size".to_string(), k.to_string())];
@@ -56,7 +66,13 @@ fn main() {
             .parse(images.as_bytes(), "<tile images>")
             .expect("parses");
         let program = interp::translate(images.module.as_operation().to_raw()).expect("translates");
-        let args = || vec![vec![0u8; 2 * k], vec![0u8; 4 * k], vec![0u8; 4]];
+        let args = || {
+            vec![
+                vec![0u8; 2 * k * records],
+                vec![0u8; 4 * k],
+                vec![0u8; 4 * records],
+            ]
+        };
         let outcome = run::run(&artifact, &program, args()).expect("runs");
         let runs = |limit: Duration| {
             let start = Instant::now();
@@ -69,14 +85,16 @@ fn main() {
         };
         let seconds = runs(budget);
         let profile = built.profile;
-        // The invocation's external input: K bf16 inputs and 2 x K weights.
-        let input_bytes = (2 * k + 4 * k) as u64;
+        // The invocation's external input: K bf16 inputs per record and
+        // 2 x K weights once.
+        let input_bytes = (2 * k * records + 4 * k) as u64;
         let channels = u64::from(profile.shim_tile.dma_mm2s_channels);
-        let roofline = input_bytes.div_ceil(profile.timing.dma_bytes_per_cycle * channels);
+        let roofline =
+            input_bytes.div_ceil(profile.timing.dma_bytes_per_cycle * channels) / records as u64;
         let t = &outcome.timing;
         let per_record = t.cycles / t.records.max(1);
         println!(
-            "| {k} | {:.0} | {:.2e} | {per_record} | {roofline} | {:.2} | {} |",
+            "| {k} | {records} | {:.0} | {:.2e} | {per_record} | {roofline} | {:.2} | {} |",
             1.0 / seconds,
             t.cycles as f64 / seconds,
             per_record as f64 / roofline as f64,
