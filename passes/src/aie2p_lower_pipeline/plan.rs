@@ -338,6 +338,7 @@ impl<'p> Plan<'p> {
             .iter()
             .flat_map(|w| w.endpoints.iter().copied())
             .collect();
+        plan.check_shared_sides()?;
         let program = std::mem::take(&mut plan.commands);
         let transfers = std::mem::take(&mut plan.transfers);
         let (mut transfers, program) =
@@ -348,6 +349,39 @@ impl<'p> Plan<'p> {
         plan.place_memory()?;
         plan.check_resources()?;
         Ok(plan)
+    }
+
+    /// Refuses a channel side (reserve or acquire) that two strands admit
+    /// when the channel has more than one slot: each strand goes round the
+    /// slots in its own order (a worker with its slot cursor, the command
+    /// stream's DMA ring from slot 0), which only agree on one slot.
+    fn check_shared_sides(&self) -> Result<(), Refusal> {
+        let mut strands: BTreeMap<(usize, bool), usize> = BTreeMap::new();
+        let stream: BTreeSet<(usize, bool)> = self
+            .transfers
+            .iter()
+            .map(|t| (t.channel, t.way == Way::Ingress))
+            .collect();
+        for side in self
+            .workers
+            .iter()
+            .flat_map(|w| w.endpoints.iter())
+            .chain(&stream)
+        {
+            *strands.entry(*side).or_insert(0) += 1;
+        }
+        for (&(c, reserve), &n) in &strands {
+            let channel = &self.channels[c];
+            if n > 1 && channel.capacity > 1 {
+                return refuse(channel.bind, format!(
+                    "{n} strands admit %{}'s {} side; each goes round the channel's {} slots in its own order, so a side that strands share must have one slot",
+                    value_name(channel.value),
+                    if reserve { "reserve" } else { "acquire" },
+                    channel.capacity
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn bind_channel(
@@ -607,6 +641,9 @@ impl<'p> Plan<'p> {
         let mut admissions = 0;
         // The admission each transfer fills or drains.
         let mut admission_of: Vec<usize> = Vec::new();
+        // Per ingress endpoint (channel), its admissions not published yet,
+        // oldest first: records are published in the order reserved.
+        let mut unpublished: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         // Fixed external endpoints: view value -> (argument, byte offset).
         let mut external: Vec<(MlirValue, usize, i64)> = Vec::new();
         let mut pending: Vec<(MlirValue, usize)> = Vec::new(); // token -> transfer
@@ -646,6 +683,9 @@ impl<'p> Plan<'p> {
                     };
                     let ingress = name == "channel.reserve";
                     let r = results(op);
+                    if ingress {
+                        unpublished.entry(channel).or_default().push(admissions);
+                    }
                     admitted.retain(|a| !same_value(a.0, r[0]));
                     admitted.push((
                         r[0],
@@ -667,6 +707,9 @@ impl<'p> Plan<'p> {
                             (_, _, Some(p), Some(e)) if p.3 == Way::Egress => (Way::Egress, p.2, p.4, (e.1, e.2)),
                             _ => return refuse(op, "the command stream copies between a caller's buffer at a fixed offset and a reserved (to fill) or acquired (to drain) channel slot; this copy has another endpoint".into()),
                         };
+                    if admission_of.contains(&admission) {
+                        return refuse(op, format!("a second copy of one record of %{}: the command stream moves each record it admits with one copy (its buffer descriptor carries the record's lock credits)", value_name(self.channels[channel].value)));
+                    }
                     let bytes = view_bytes(op, source, &resolve)?;
                     let slot = self.channels[channel].slot_bytes;
                     if bytes != slot {
@@ -699,7 +742,9 @@ impl<'p> Plan<'p> {
                     let t = transfers.len() - 1;
                     program.push(Command::Start(t));
                     let token = results(op)[0];
-                    pending.retain(|p| !same_value(p.0, token));
+                    if pending.iter().any(|p| same_value(p.0, token)) {
+                        return refuse(op, "the copy's previous run (an earlier pass of the loop) was never grouped; the command stream must join every transfer".into());
+                    }
                     pending.push((token, t));
                 }
                 "kernel.async.group" => {
@@ -722,7 +767,7 @@ impl<'p> Plan<'p> {
                         );
                     }
                     let group = operands(op)[0];
-                    let Some(i) = groups.iter().position(|g| same_value(g.0, group)) else {
+                    let Some(i) = groups.iter().rposition(|g| same_value(g.0, group)) else {
                         // Completed already, by a wait for a younger group.
                         if completed.iter().any(|&g| same_value(g, group)) {
                             continue;
@@ -739,7 +784,7 @@ impl<'p> Plan<'p> {
                 }
                 "channel.publish" | "channel.release" => {
                     let obligation = operands(op)[0];
-                    let Some(&(_, _, channel, _, admission)) =
+                    let Some(&(_, _, channel, way, admission)) =
                         admitted.iter().find(|a| same_value(a.0, obligation))
                     else {
                         return refuse(
@@ -747,6 +792,15 @@ impl<'p> Plan<'p> {
                             "the obligation must come from this strand's reserve or acquire".into(),
                         );
                     };
+                    // The DMA publishes its records in the order they were
+                    // reserved; the channel hands them on in publish order.
+                    if way == Way::Ingress {
+                        let waiting = unpublished.entry(channel).or_default();
+                        if waiting.first() != Some(&admission) {
+                            return refuse(op, format!("the command stream publishes records of %{} in another order than it reserved them; its DMA publishes each record when its copy lands, in the order reserved", value_name(self.channels[channel].value)));
+                        }
+                        waiting.remove(0);
+                    }
                     // The DMA hands the credit on when its transfer completes:
                     // the copy of this record must already be waited for.
                     let done = admission_of
@@ -956,8 +1010,13 @@ fn evaluate(
                 "index.add" => int(0).zip(int(1)).map(|(a, b)| a.wrapping_add(b)),
                 "index.sub" => int(0).zip(int(1)).map(|(a, b)| a.wrapping_sub(b)),
                 "index.mul" => int(0).zip(int(1)).map(|(a, b)| a.wrapping_mul(b)),
-                "index.min" => int(0).zip(int(1)).map(|(a, b)| a.min(b)),
-                "index.max" => int(0).zip(int(1)).map(|(a, b)| a.max(b)),
+                // Unsigned, as docs/semantics.md defines them.
+                "index.min" => int(0)
+                    .zip(int(1))
+                    .map(|(a, b)| (a as u64).min(b as u64) as i64),
+                "index.max" => int(0)
+                    .zip(int(1))
+                    .map(|(a, b)| (a as u64).max(b as u64) as i64),
                 "index.cmp" => {
                     let predicate = string_attribute(op, "predicate").unwrap_or_default();
                     int(0)
@@ -967,6 +1026,10 @@ fn evaluate(
                 }
                 _ => None,
             };
+            // A result a loop computed before is stale until recomputed.
+            for r in results(op) {
+                env.remove(&key(r));
+            }
             if let (Some(v), Some(&r)) = (computed, results(op).first()) {
                 env.insert(key(r), v);
             }

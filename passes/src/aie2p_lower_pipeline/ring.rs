@@ -40,6 +40,40 @@ pub(super) fn rings(
             .or_default()
             .push(t);
     }
+    // Where each transfer starts and is waited for in the program.
+    let mut started = vec![usize::MAX; transfers.len()];
+    let mut waited = vec![usize::MAX; transfers.len()];
+    for (at, command) in program.iter().enumerate() {
+        match command {
+            Command::Start(t) => started[*t] = at,
+            Command::Wait(_, members) => {
+                for &m in members {
+                    waited[m] = waited[m].min(at);
+                }
+            }
+        }
+    }
+    // A transfer at an endpoint a worker admits too keeps its place after
+    // the program's earlier waits (stream.rs); a ring around it would start
+    // later records before those waits.
+    for records in endpoints.values().filter(|r| r.len() > 1) {
+        let (first, last) = (records[0], records[records.len() - 1]);
+        let own = (transfers[first].channel, transfers[first].way);
+        let around = (0..transfers.len()).find(|&s| {
+            let x = &transfers[s];
+            (x.channel, x.way) != own
+                && shared.contains(&(x.channel, x.way == Way::Ingress))
+                && started[first] < started[s]
+                && started[s] < waited[last]
+        });
+        if let Some(s) = around {
+            let ring = &transfers[first];
+            return refuse(transfers[s].copy, format!(
+                "this transfer's endpoint is admitted by a worker too, and it comes between records of %{}, which the DMA-engine realization would move ahead of the waits that order this admission",
+                value_name(channels[ring.channel].value)
+            ));
+        }
+    }
     // Old transfer -> the merged transfer it belongs to, and whether it is
     // its run's first record (where the run starts) and last (where it is
     // waited for).
