@@ -112,6 +112,10 @@ step "loom-test $EXAMPLE --device=sim   (compile to .xdna, run it on the AIE2P a
 "$BIN/loom-test" $EXAMPLE --device=sim | sed 's/^/  /'
 step "loom-test projection.xdna --device=sim --scenario-file=$EXAMPLE   (the walkthrough's artifact itself)"
 "$BIN/loom-test" "$OUT/projection.xdna" --device=sim --scenario-file=$EXAMPLE | sed 's/^/  /'
+step "loom-test test/interp/Inputs/eight-records.loom --device=sim   (eight records: the command stream's loops become DMA rings)"
+python3 scripts/reference/gated_projection.py --k 4096 --records 8 --seed 4 --out "$OUT/r8" >/dev/null
+"$BIN/loom-test" test/interp/Inputs/eight-records.loom --device=sim \
+  --scenario-file=test/interp/Inputs/eight-scenarios.loom --data-dir="$OUT" | sed 's/^/  /'
 step "the same artifact with the worker's output publication removed (a fault)"
 grep -v 'aie2p.lock.release \[0, 3\] lock 5 add 1' "$OUT/trajectory/09-aie2p-lower-pipeline.loom" > "$OUT/faulty.loom"
 "$BIN/loom-test" "$OUT/faulty.loom" --device=sim --scenario-file=$EXAMPLE | sed 's/^/  /' || true
