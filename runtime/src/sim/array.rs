@@ -290,6 +290,43 @@ struct Channel {
     busy: u64,
 }
 
+/// When each credit of a lock was released, oldest first: an acquire takes
+/// the oldest credits, so a consumer waits for the release that made its
+/// record, not for a later one. The lock's value is authoritative; credits
+/// it holds beyond the stamps (its initial value, or a value the control
+/// code wrote) date from cycle 0.
+#[derive(Debug, Clone, Default)]
+struct Credits(VecDeque<u64>);
+
+impl Credits {
+    /// Takes `n` of the `held` credits: the cycle the last of them was
+    /// released at.
+    fn take(&mut self, held: u32, n: u32) -> u64 {
+        self.fit(held);
+        let unstamped = (held as usize).saturating_sub(self.0.len());
+        let stamped = (n as usize).saturating_sub(unstamped);
+        self.0.drain(..stamped.min(self.0.len())).max().unwrap_or(0)
+    }
+
+    /// Adds `n` credits released at `at` to the `held` ones.
+    fn give(&mut self, held: u32, n: u32, at: u64) {
+        self.fit(held);
+        self.0.extend(std::iter::repeat_n(at, n as usize));
+    }
+
+    /// Drops stamps the lock no longer holds (a value written lower).
+    fn fit(&mut self, held: u32) {
+        while self.0.len() > held as usize {
+            self.0.pop_front();
+        }
+    }
+
+    /// The latest release.
+    fn last(&self) -> u64 {
+        self.0.iter().copied().max().unwrap_or(0)
+    }
+}
+
 #[derive(Debug)]
 struct TileState {
     kind: TileKind,
@@ -297,8 +334,9 @@ struct TileState {
     /// values live in `locks`).
     registers: BTreeMap<u32, u32>,
     locks: Vec<u32>,
-    /// The modelled cycle of each lock's last release.
-    lock_times: Vec<u64>,
+    /// Per lock, the modelled cycles its credits were released at, oldest
+    /// first (see `Credits`).
+    lock_times: Vec<Credits>,
     s2mm: Vec<Channel>,
     mm2s: Vec<Channel>,
     core_enabled: bool,
@@ -380,7 +418,7 @@ impl Array {
                             kind,
                             registers: BTreeMap::new(),
                             locks: vec![0; budget.locks as usize],
-                            lock_times: vec![0; budget.locks as usize],
+                            lock_times: vec![Credits::default(); budget.locks as usize],
                             s2mm: channels(budget.s2mm),
                             mm2s: channels(budget.mm2s),
                             core_enabled: false,
@@ -604,7 +642,8 @@ impl Array {
     /// `aie2p.lock.acquire [c, r] lock N ge V` names it) if its value is at
     /// least that much.
     /// `now` is the core's modelled cycle; on success, the cycle it holds
-    /// the credit (after the lock's last release and the handoff).
+    /// the credit (after the release of the credit it takes, and the
+    /// handoff).
     pub fn try_acquire(
         &mut self,
         tile: Tile,
@@ -614,7 +653,6 @@ impl Array {
     ) -> Result<Option<u64>, SimError> {
         let max = self.profile.limits.lock_value_max;
         let handoff = self.profile.timing.lock_handoff_cycles;
-        let released = self.lock_time(tile, lock);
         let value = self.core_lock(tile, lock)?;
         if at_least > max {
             return Err(SimError::new(format!(
@@ -623,31 +661,37 @@ impl Array {
             .tile(tile)
             .register(format!("lock[{lock}]")));
         }
-        if *value >= at_least {
-            *value -= at_least;
-            Ok(Some(now.max(released + handoff)))
-        } else {
-            Ok(None)
+        if *value < at_least {
+            return Ok(None);
         }
+        let held = *value;
+        *value -= at_least;
+        let released = self
+            .tiles
+            .get_mut(&tile)
+            .and_then(|state| state.lock_times.get_mut(lock as usize))
+            .map_or(0, |credits| credits.take(held, at_least));
+        Ok(Some(now.max(released + handoff)))
     }
 
+    #[cfg(test)]
     fn lock_time(&self, tile: Tile, lock: u32) -> u64 {
         self.tiles
             .get(&tile)
             .and_then(|state| state.lock_times.get(lock as usize))
-            .copied()
-            .unwrap_or(0)
+            .map_or(0, Credits::last)
     }
 
     /// Core side: add `add` to a lock of `tile`; past `lock_value_max` is an error.
     /// `now` is the core's modelled cycle.
     pub fn release(&mut self, tile: Tile, lock: u32, add: u32, now: u64) -> Result<(), SimError> {
-        if let Some(time) = self
+        let held = *self.core_lock(tile, lock)?;
+        if let Some(credits) = self
             .tiles
             .get_mut(&tile)
             .and_then(|state| state.lock_times.get_mut(lock as usize))
         {
-            *time = (*time).max(now);
+            credits.give(held, add, now);
         }
         let max = self.profile.limits.lock_value_max;
         let value = self.core_lock(tile, lock)?;
@@ -1258,15 +1302,14 @@ impl Array {
                 let clock = self.channel_mut(id).map_or(0, |c| c.clock);
                 running.ready = running.ready.max(clock);
                 if let Some((lock, value)) = running.descriptor.acquire {
-                    if !self
+                    let Some(released) = self
                         .dma_acquire(id, lock, value)
                         .map_err(|m| id.error(op, bd, m))?
-                    {
+                    else {
                         self.put_back(id, running);
                         return Ok(moved);
-                    }
-                    // The credit came from the lock's last release.
-                    let released = self.dma_lock_time(id, lock);
+                    };
+                    // The credit's own release, plus the handoff.
                     running.ready = running
                         .ready
                         .max(released + self.profile.timing.lock_handoff_cycles);
@@ -1373,38 +1416,46 @@ impl Array {
         }
     }
 
-    fn dma_acquire(&mut self, id: ChannelId, lock: u32, value: i32) -> Result<bool, String> {
+    /// Takes the descriptor's credit if the lock allows it: the cycle the
+    /// credit was released at, or None while the lock does not allow it.
+    fn dma_acquire(&mut self, id: ChannelId, lock: u32, value: i32) -> Result<Option<u64>, String> {
         let current = self.dma_lock(id, lock)?;
-        if value < 0 {
-            let need = value.unsigned_abs();
-            if *current >= need {
-                *current -= need;
-                return Ok(true);
+        let held = *current;
+        let need = value.unsigned_abs();
+        let taken = if value < 0 {
+            if held < need {
+                return Ok(None);
             }
-            Ok(false)
+            *current -= need;
+            need
+        } else if held == need {
+            // Acquire-equal takes nothing: the credits stay.
+            0
         } else {
-            Ok(*current == value.unsigned_abs())
-        }
+            return Ok(None);
+        };
+        let credits = self.dma_credits(id, lock);
+        Ok(Some(credits.map_or(0, |c| {
+            if taken == 0 {
+                c.last()
+            } else {
+                c.take(held, taken)
+            }
+        })))
     }
 
-    /// The modelled cycle of a buffer descriptor lock's last release.
-    fn dma_lock_time(&self, id: ChannelId, lock: u32) -> u64 {
+    /// The credit stamps of a buffer descriptor's lock.
+    fn dma_credits(&mut self, id: ChannelId, lock: u32) -> Option<&mut Credits> {
         let base = self.profile.tile_registers(id.kind).dma_own_lock_id_base;
         self.tiles
-            .get(&id.tile)
-            .and_then(|state| state.lock_times.get(lock.wrapping_sub(base) as usize))
-            .copied()
-            .unwrap_or(0)
+            .get_mut(&id.tile)
+            .and_then(|state| state.lock_times.get_mut(lock.wrapping_sub(base) as usize))
     }
 
     fn dma_release(&mut self, id: ChannelId, lock: u32, value: i32, at: u64) -> Result<(), String> {
-        let base = self.profile.tile_registers(id.kind).dma_own_lock_id_base;
-        if let Some(time) = self
-            .tiles
-            .get_mut(&id.tile)
-            .and_then(|state| state.lock_times.get_mut(lock.wrapping_sub(base) as usize))
-        {
-            *time = (*time).max(at);
+        let held = *self.dma_lock(id, lock)?;
+        if let (Some(credits), Ok(add)) = (self.dma_credits(id, lock), u32::try_from(value)) {
+            credits.give(held, add, at);
         }
         let max = self.profile.limits.lock_value_max;
         let current = self.dma_lock(id, lock)?;
@@ -2197,6 +2248,26 @@ mod tests {
             "TXN op 12: tile [0, 3] core.dma.s2mm[0] bd[0]: lock 1 overflow: release of +1 on \
              value 63 leaves 0..=63"
         );
+    }
+
+    /// A consumer waits for the release of its own record's credit, not for
+    /// the latest release: records a producer ran ahead with are queued.
+    #[test]
+    fn an_acquire_takes_the_oldest_credit() {
+        let mut credits = Credits::default();
+        // Two initial credits (value 2, no releases yet), then releases at
+        // cycles 10 and 30.
+        credits.give(2, 1, 10);
+        credits.give(3, 1, 30);
+        assert_eq!(credits.take(4, 1), 0);
+        assert_eq!(credits.take(3, 1), 0);
+        assert_eq!(credits.take(2, 1), 10);
+        assert_eq!(credits.last(), 30);
+        assert_eq!(credits.take(1, 1), 30);
+        // A value written lower drops the oldest stamps.
+        credits.give(0, 3, 50);
+        assert_eq!(credits.take(1, 1), 50);
+        assert_eq!(credits.take(0, 0), 0);
     }
 
     #[test]
