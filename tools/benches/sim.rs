@@ -9,7 +9,6 @@
 //!
 //! cargo bench -p loom-tools --bench sim [-- SECONDS]
 
-use loom_driver::compile::{self, Request, Step};
 use loom_driver::{xdna, Session};
 use loom_runtime::interp;
 use loom_runtime::sim::run;
@@ -45,17 +44,14 @@ fn main() {
         let session = Session::new();
         let mut module = session.parse(&source, path).expect("verifies").module;
         let config = vec![("ffn_gate_up.input_size".to_string(), k.to_string())];
-        let request = Request {
-            root: "@ffn_gate_up_quadratic_bf16",
-            target: Some(TARGET),
-            config: &config,
-            lower: true,
-        };
-        let steps: Vec<Step> = compile::plan(&request, &module);
-        compile::run(&session, &mut module, &steps, &mut |_, _| Ok(())).expect("compiles");
-        let built = xdna::build(module.as_operation().to_raw(), "ffn_gate_up_quadratic_bf16")
-            .expect("builds");
-        let bytes = xdna::elf_bytes(&built).expect("writes");
+        let bytes = xdna::compile(
+            &session,
+            &mut module,
+            "@ffn_gate_up_quadratic_bf16",
+            TARGET,
+            &config,
+        )
+        .expect("compiles");
         let artifact = elf::read(&bytes).expect("reads back");
         let images: String = artifact
             .tile_images
@@ -84,7 +80,10 @@ fn main() {
             start.elapsed().as_secs_f64() / f64::from(n)
         };
         let seconds = runs(budget);
-        let profile = built.profile;
+        let profile = loom_targets::profiles()
+            .iter()
+            .find(|p| p.name == artifact.profile)
+            .expect("the artifact's profile");
         // The invocation's external input: K bf16 inputs per record and
         // 2 x K weights once.
         let input_bytes = (2 * k * records + 4 * k) as u64;

@@ -383,6 +383,27 @@ pub fn elf_bytes(built: &Built) -> Result<Vec<u8>, Failure> {
         .map_err(|e| Failure(format!("loom-compile: error: writing the .xdna ELF: {e}\n")))
 }
 
+/// The `.xdna` bytes `module` compiles to for `root` on `target`
+/// (TARGET:PROFILE) with the `config` values: the whole compile pipeline,
+/// then the artifact (what loom-test's devices and the simulator bench run).
+pub fn compile(
+    session: &crate::Session,
+    module: &mut melior::ir::Module,
+    root: &str,
+    target: &str,
+    config: &[(String, String)],
+) -> Result<Vec<u8>, Failure> {
+    let request = crate::compile::Request {
+        root,
+        target: Some(target),
+        config,
+        lower: true,
+    };
+    let steps = crate::compile::plan(&request, module);
+    crate::compile::run(session, module, &steps, &mut |_, _| Ok(()))?;
+    elf_bytes(&build(module.as_operation().to_raw(), root)?)
+}
+
 fn report(
     profile: &DeviceProfile,
     tiles: &BTreeMap<(u32, u32), TileUse>,
@@ -453,7 +474,6 @@ fn report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::{self, Request};
     use crate::Session;
     use loom_runtime::hal::device::{Device, FakeDevice};
     use loom_runtime::hal::invoke::DDR_AIE_ADDR_OFFSET;
@@ -472,16 +492,15 @@ mod tests {
         let source = std::fs::read(path).unwrap();
         let mut module = session.parse(&source, path).unwrap().module;
         let config = vec![("ffn_gate_up.input_size".to_string(), "512".to_string())];
-        let request = Request {
-            root: "@ffn_gate_up_quadratic_bf16",
-            target: Some("amd.xdna.aie2p:amd.xdna.strix.17f0_10"),
-            config: &config,
-            lower: true,
-        };
-        let steps = compile::plan(&request, &module);
-        compile::run(&session, &mut module, &steps, &mut |_, _| Ok(())).unwrap();
-        let built = build(module.as_operation().to_raw(), "ffn_gate_up_quadratic_bf16").unwrap();
-        elf::read(&elf_bytes(&built).unwrap()).unwrap()
+        let bytes = compile(
+            &session,
+            &mut module,
+            "@ffn_gate_up_quadratic_bf16",
+            "amd.xdna.aie2p:amd.xdna.strix.17f0_10",
+            &config,
+        )
+        .unwrap();
+        elf::read(&bytes).unwrap()
     }
 
     fn word(code: &[u8], at: usize) -> u32 {

@@ -192,22 +192,17 @@ fn compile_artifact(
 ) -> Result<elf::Artifact, String> {
     let mut parsed = session.parse(source, name).map_err(|f| f.0)?;
     let config = scenario.config_values();
-    let request = Request {
-        root: &scenario.entry,
-        target: Some(target),
-        config: &config,
-        lower: true,
-    };
-    let steps = compile::plan(&request, &parsed.module);
-    compile::run(session, &mut parsed.module, &steps, &mut |_, _| Ok(())).map_err(|f| f.0)?;
-    let built =
-        xdna::build(parsed.module.as_operation().to_raw(), &scenario.entry).map_err(|f| f.0)?;
-    let bytes = xdna::elf_bytes(&built).map_err(|f| f.0)?;
+    let bytes = xdna::compile(
+        session,
+        &mut parsed.module,
+        &scenario.entry,
+        target,
+        &config,
+    )
+    .map_err(|f| f.0)?;
     elf::read(&bytes).map_err(|e| format!("loom-test: error: reading the .xdna back: {e}\n"))
 }
 
-/// Run `scenario` on the array simulator: the `.xdna` artifact `source` is,
-/// or the one it compiles to.
 /// The artifact `source` is, or the one it compiles to for `target`.
 fn artifact_for(
     session: &Session,
