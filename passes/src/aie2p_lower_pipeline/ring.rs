@@ -19,6 +19,7 @@
 //! caller bytes another transfer touches (one of them writing).
 
 use super::plan::{refuse, Channel, Command, Refusal, Transfer, Way};
+use super::stream::conflict;
 use loom_dialects::ir::value_name;
 use loom_targets::DeviceProfile;
 use std::collections::{BTreeMap, BTreeSet};
@@ -112,10 +113,7 @@ pub(super) fn rings(
                 continue;
             }
             let (ring, other) = if x.records > 1 { (x, y) } else { (y, x) };
-            let overlap = x.argument_offset < y.argument_offset + y.bytes * y.records
-                && y.argument_offset < x.argument_offset + x.bytes * x.records;
-            let writes = x.way == Way::Egress || y.way == Way::Egress;
-            if x.argument == y.argument && overlap && writes {
+            if conflict(x, y) {
                 return refuse(ring.copy, format!(
                     "the DMA-engine realization moves %{}'s {} records ahead of the program's order, and the transfer of %{} touches the same bytes of the caller's buffer",
                     value_name(channels[ring.channel].value), ring.records, value_name(channels[other.channel].value)

@@ -73,7 +73,7 @@ fn channels(profile: &DeviceProfile, tile: Tile, s2mm: bool) -> i64 {
 }
 
 /// Whether two transfers touch the same caller bytes, one of them writing.
-fn conflict(a: &Transfer, b: &Transfer) -> bool {
+pub(super) fn conflict(a: &Transfer, b: &Transfer) -> bool {
     let writes = a.way == Way::Egress || b.way == Way::Egress;
     let overlap = a.argument_offset < b.argument_offset + b.bytes * b.records
         && b.argument_offset < a.argument_offset + a.bytes * a.records;
