@@ -10,7 +10,6 @@
 //! cargo bench -p loom-tools --bench sim [-- SECONDS]
 
 use loom_driver::{xdna, Session};
-use loom_runtime::interp;
 use loom_runtime::sim::run;
 use loom_targets::xdna::elf;
 use std::time::{Duration, Instant};
@@ -53,15 +52,7 @@ fn main() {
         )
         .expect("compiles");
         let artifact = elf::read(&bytes).expect("reads back");
-        let images: String = artifact
-            .tile_images
-            .iter()
-            .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
-            .collect();
-        let images = session
-            .parse(images.as_bytes(), "<tile images>")
-            .expect("parses");
-        let program = interp::translate(images.module.as_operation().to_raw()).expect("translates");
+        let program = xdna::tile_program(&session, &artifact).expect("translates");
         let args = || {
             vec![
                 vec![0u8; 2 * k * records],

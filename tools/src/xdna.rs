@@ -383,6 +383,22 @@ pub fn elf_bytes(built: &Built) -> Result<Vec<u8>, Failure> {
         .map_err(|e| Failure(format!("loom-compile: error: writing the .xdna ELF: {e}\n")))
 }
 
+/// The program of an artifact's tile images (their Low IR), for the cores
+/// of the array simulator.
+pub fn tile_program(
+    session: &crate::Session,
+    artifact: &Artifact,
+) -> Result<loom_runtime::interp::Program, Failure> {
+    let images: String = artifact
+        .tile_images
+        .iter()
+        .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
+        .collect();
+    let parsed = session.parse(images.as_bytes(), "<tile images>")?;
+    loom_runtime::interp::translate(parsed.module.as_operation().to_raw())
+        .map_err(|e| Failure(crate::diagnostic::render(&e.loc, "error", &e.message, &[])))
+}
+
 /// The `.xdna` bytes `module` compiles to for `root` on `target`
 /// (TARGET:PROFILE) with the `config` values: the whole compile pipeline,
 /// then the artifact (what loom-test's devices and the simulator bench run).

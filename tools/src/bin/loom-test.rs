@@ -230,16 +230,7 @@ fn execute_sim(
     scenario: &Scenario,
     directives: &Directives,
 ) -> Result<(Buffers, String), String> {
-    let images: String = artifact
-        .tile_images
-        .iter()
-        .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
-        .collect();
-    let images_module = session
-        .parse(images.as_bytes(), "<tile images>")
-        .map_err(|f| f.0)?;
-    let program = interp::translate(images_module.module.as_operation().to_raw())
-        .map_err(|e| diagnostic::render(&e.loc, "error", &e.message, &[]))?;
+    let program = xdna::tile_program(session, artifact).map_err(|f| f.0)?;
     let (names, args) = bind_entry(artifact, scenario, directives)?;
     // Faults of the control code or the array have no source location: they
     // are reported at the artifact.
