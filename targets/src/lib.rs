@@ -4,6 +4,8 @@
 //! here too (the xdna target issue).
 
 mod profile;
+mod tile;
 pub mod xdna;
 
 pub use profile::{profiles, targets, DeviceProfile};
+pub use tile::Tile;
