@@ -2,6 +2,9 @@
 //! (dialect, type, op and interface declarations and definitions), then the
 //! hand-written C++ next to it is compiled against the generated code into one
 //! static library linked with the same static MLIR that `mlir-sys` links.
+//! The op names the generated declarations define become Rust constants
+//! (`names.rs` in OUT_DIR, included by `src/names.rs`), so Rust code names
+//! an op through them and a renamed op fails to compile.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -69,6 +72,7 @@ fn main() {
     );
 
     let mut build = cc::Build::new();
+    let mut names = String::new();
     for (dir, stem, name, has_types) in DIALECTS {
         println!("cargo:rerun-if-changed={dir}");
         let td = manifest.join(dir).join(format!("{stem}.td"));
@@ -85,6 +89,7 @@ fn main() {
             &out("Dialect.cpp.inc"),
         );
         run(&td, &["-gen-op-decls"], &out("Ops.h.inc"));
+        names.push_str(&op_name_constants(name, &out("Ops.h.inc")));
         run(&td, &["-gen-op-defs"], &out("Ops.cpp.inc"));
         if *has_types {
             let types_flag = format!("-typedefs-dialect={name}");
@@ -115,6 +120,9 @@ fn main() {
         build.file(manifest.join("common").join(file));
     }
 
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    std::fs::write(out_dir.join("names.rs"), names).unwrap();
+
     build
         .cpp(true)
         .std("c++17")
@@ -128,4 +136,23 @@ fn main() {
         .flag_if_supported("-Wno-comment")
         .warnings(false)
         .compile("loom_dialects");
+}
+
+/// `pub mod DIALECT { pub const OP: &str = "dialect.op"; ... }` for every op
+/// the generated declarations in `decls` name (`getOperationName`).
+fn op_name_constants(dialect: &str, decls: &Path) -> String {
+    let text = std::fs::read_to_string(decls).unwrap();
+    let marker = "getOperationName() {\n    return ::llvm::StringLiteral(\"";
+    let mut out = format!("/// The `{dialect}` dialect's op names.\npub mod {dialect} {{\n");
+    for (at, _) in text.match_indices(marker) {
+        let rest = &text[at + marker.len()..];
+        let full = &rest[..rest.find('"').expect("a closed string literal")];
+        let op = full
+            .strip_prefix(&format!("{dialect}."))
+            .unwrap_or_else(|| panic!("{full} is not an op of {dialect}"));
+        let constant = op.replace('.', "_").to_uppercase();
+        out.push_str(&format!("    pub const {constant}: &str = \"{full}\";\n"));
+    }
+    out.push_str("}\n");
+    out
 }

@@ -2,33 +2,19 @@
 //! to C++ by `build.rs`, registered into an MLIR context through melior
 //! dialect handles.
 
-pub mod ffi;
+#![deny(unsafe_code)]
+
+// The one audited FFI module: safe helpers over MLIR's and Loom's C API.
+#[allow(unsafe_code)]
 pub mod ir;
+pub mod names;
 pub mod ops;
 
-use melior::dialect::{DialectHandle, DialectRegistry};
+pub use ir::capi as ffi;
 
-/// The handles of every Loom dialect, in dependency-free order.
-pub fn handles() -> [DialectHandle; 13] {
-    // SAFETY: each function returns a static registration-hooks table.
-    unsafe {
-        [
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_buffer__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_pipeline__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_view__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_channel__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_kernel__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_aie2p__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_func__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_scf__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_cfg__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_index__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_scalar__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_vector__()),
-            DialectHandle::from_raw(ffi::mlirGetDialectHandle__loom_config__()),
-        ]
-    }
-}
+use melior::dialect::DialectRegistry;
+
+pub use ir::capi::handles;
 
 /// Insert every Loom dialect into `registry`.
 pub fn register(registry: &DialectRegistry) {

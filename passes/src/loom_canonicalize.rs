@@ -17,9 +17,10 @@
 
 use crate::diagnostics::error;
 use crate::PassInfo;
+use loom_dialects::ir::rewrite::{apply_greedily, Pattern, Rewriter};
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
-use std::ffi::c_void;
 
 inventory::submit! {
     PassInfo {
@@ -29,9 +30,6 @@ inventory::submit! {
         run,
     }
 }
-
-const SUCCESS: MlirLogicalResult = MlirLogicalResult { value: 1 };
-const FAILURE: MlirLogicalResult = MlirLogicalResult { value: 0 };
 
 /// How many times an `scf.for` with constant bounds runs. The bounds are
 /// signed 64-bit values whose difference may not fit in 64 bits (from
@@ -63,127 +61,65 @@ fn passes_values_on(body: MlirBlock) -> bool {
     yielded.len() == carried.len() && yielded.iter().zip(carried).all(|(&a, &b)| same_value(a, b))
 }
 
-unsafe extern "C" fn simplify_for(
-    _: MlirRewritePattern,
-    op: MlirOperation,
-    rewriter: MlirPatternRewriter,
-    _: *mut c_void,
-) -> MlirLogicalResult {
-    // SAFETY: the driver hands over a live scf.for and its rewriter; every
-    // change goes through the rewriter so the driver sees it.
-    unsafe {
-        let rewriter = mlirPatternRewriterAsBase(rewriter);
-        let body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
-        let all = operands(op);
-        let inits = &all[3..];
-        let trips = trip_count(op);
-        if trips == Some(0) || passes_values_on(body) {
-            mlirRewriterBaseReplaceOpWithValues(rewriter, op, inits.len() as isize, inits.as_ptr());
-            return SUCCESS;
-        }
-        if trips != Some(1) {
-            return FAILURE;
-        }
-        let mut entry = vec![all[0]];
-        entry.extend_from_slice(inits);
-        replace_with_block(rewriter, op, body, &entry)
+fn simplify_for(op: MlirOperation, rewriter: &Rewriter) -> bool {
+    let body = body(op);
+    let all = operands(op);
+    let inits = &all[3..];
+    let trips = trip_count(op);
+    if trips == Some(0) || passes_values_on(body) {
+        rewriter.replace_op(op, inits);
+        return true;
     }
+    if trips != Some(1) {
+        return false;
+    }
+    let mut entry = vec![all[0]];
+    entry.extend_from_slice(inits);
+    replace_with_block(rewriter, op, body, &entry)
 }
 
 /// Replace a structured op with the ops of one of its blocks (its
 /// arguments bound to `args`), its results with what the block yields.
-unsafe fn replace_with_block(
-    rewriter: MlirRewriterBase,
+fn replace_with_block(
+    rewriter: &Rewriter,
     op: MlirOperation,
     block: MlirBlock,
     args: &[MlirValue],
-) -> MlirLogicalResult {
+) -> bool {
     let Some(yield_op) = terminator(block) else {
-        return FAILURE;
+        return false;
     };
-    // SAFETY: the caller's rewriter and op; the yield moves with the block.
-    unsafe {
-        mlirRewriterBaseInlineBlockBefore(rewriter, block, op, args.len() as isize, args.as_ptr());
-        let yielded = operands(yield_op);
-        mlirRewriterBaseReplaceOpWithValues(rewriter, op, yielded.len() as isize, yielded.as_ptr());
-        mlirRewriterBaseEraseOp(rewriter, yield_op);
-    }
-    SUCCESS
+    // The yield moves with the block.
+    rewriter.inline_block_before(block, op, args);
+    rewriter.replace_op(op, &operands(yield_op));
+    rewriter.erase_op(yield_op);
+    true
 }
 
-unsafe extern "C" fn simplify_if(
-    _: MlirRewritePattern,
-    op: MlirOperation,
-    rewriter: MlirPatternRewriter,
-    _: *mut c_void,
-) -> MlirLogicalResult {
-    // SAFETY: as in `simplify_for`.
-    unsafe {
-        let Some(condition) = constant_int(operands(op)[0]) else {
-            return FAILURE;
-        };
-        let rewriter = mlirPatternRewriterAsBase(rewriter);
-        let taken = mlirOperationGetRegion(op, if condition != 0 { 0 } else { 1 });
-        let block = mlirRegionGetFirstBlock(taken);
-        if block.ptr.is_null() {
-            // No else branch: the op has no results and does nothing.
-            mlirRewriterBaseEraseOp(rewriter, op);
-            return SUCCESS;
-        }
-        replace_with_block(rewriter, op, block, &[])
-    }
+fn simplify_if(op: MlirOperation, rewriter: &Rewriter) -> bool {
+    let Some(condition) = constant_int(operands(op)[0]) else {
+        return false;
+    };
+    let taken = blocks(region(op, if condition != 0 { 0 } else { 1 }));
+    let Some(&block) = taken.first() else {
+        // No else branch: the op has no results and does nothing.
+        rewriter.erase_op(op);
+        return true;
+    };
+    replace_with_block(rewriter, op, block, &[])
 }
-
-type MatchAndRewrite = unsafe extern "C" fn(
-    MlirRewritePattern,
-    MlirOperation,
-    MlirPatternRewriter,
-    *mut c_void,
-) -> MlirLogicalResult;
 
 fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
-    let patterns: [(&str, MatchAndRewrite); 2] =
-        [("scf.for", simplify_for), ("scf.if", simplify_if)];
-    // SAFETY: the pattern set, frozen set and config are created, used and
-    // destroyed here; the callbacks use no user data.
-    unsafe {
-        let ctx = context(module);
-        let set = mlirRewritePatternSetCreate(ctx);
-        for (root, callback) in patterns {
-            let callbacks = MlirRewritePatternCallbacks {
-                construct: None,
-                destruct: None,
-                matchAndRewrite: Some(callback),
-            };
-            let pattern = mlirOpRewritePatternCreate(
-                string_ref(root),
-                1,
-                ctx,
-                callbacks,
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null_mut(),
-            );
-            mlirRewritePatternSetAdd(set, pattern);
-        }
-        let frozen = mlirFreezeRewritePattern(set);
-        let config = mlirGreedyRewriteDriverConfigCreate();
-        mlirGreedyRewriteDriverConfigSetUseTopDownTraversal(config, true);
-        mlirGreedyRewriteDriverConfigEnableConstantCSE(config, false);
-        mlirGreedyRewriteDriverConfigSetRegionSimplificationLevel(
-            config,
-            MlirGreedySimplifyRegionLevel_MLIR_GREEDY_SIMPLIFY_REGION_LEVEL_DISABLED,
+    let patterns: [(&str, Pattern); 2] = [
+        (names::scf::FOR, simplify_for),
+        (names::scf::IF, simplify_if),
+    ];
+    if !apply_greedily(module, &patterns) {
+        error(
+            location(module),
+            "loom-canonicalize: the rewrites did not converge within MLIR's iteration limit",
         );
-        let converged = mlirApplyPatternsAndFoldGreedilyWithOp(module, frozen, config);
-        mlirGreedyRewriteDriverConfigDestroy(config);
-        mlirFrozenRewritePatternSetDestroy(frozen);
-        if converged.value == 0 {
-            error(
-                location(module),
-                "loom-canonicalize: the rewrites did not converge within MLIR's iteration limit",
-            );
-            return Err(());
-        }
+        return Err(());
     }
     Ok(())
 }

@@ -12,6 +12,7 @@
 
 use crate::PassInfo;
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 use std::collections::HashMap;
 
@@ -38,31 +39,23 @@ fn key(op: MlirOperation) -> Option<Key> {
     if !regions(op).is_empty() || results(op).is_empty() || !is_pure(op) {
         return None;
     }
-    // SAFETY: reading a live op's attributes, operands and result types.
-    unsafe {
-        if mlirOperationGetNumSuccessors(op) != 0 {
-            return None;
-        }
-        let mut attributes: Vec<(String, usize)> = (0..mlirOperationGetNumAttributes(op))
-            .map(|i| {
-                let named = mlirOperationGetAttribute(op, i);
-                (
-                    text(mlirIdentifierStr(named.name)),
-                    named.attribute.ptr as usize,
-                )
-            })
-            .collect();
-        attributes.sort();
-        Some(Key {
-            name: op_name(op),
-            operands: operands(op).iter().map(|v| v.ptr as usize).collect(),
-            attributes,
-            results: results(op)
-                .iter()
-                .map(|&v| value_type(v).ptr as usize)
-                .collect(),
-        })
+    if !successors(op).is_empty() {
+        return None;
     }
+    let mut attributes: Vec<(String, usize)> = attributes(op)
+        .into_iter()
+        .map(|(name, attr)| (name, attr.ptr as usize))
+        .collect();
+    attributes.sort();
+    Some(Key {
+        name: op_name(op),
+        operands: operands(op).iter().map(|v| v.ptr as usize).collect(),
+        attributes,
+        results: results(op)
+            .iter()
+            .map(|&v| value_type(v).ptr as usize)
+            .collect(),
+    })
 }
 
 /// Known ops, innermost scope last.
@@ -82,7 +75,7 @@ impl Scopes {
 fn is_scope_boundary(op: MlirOperation) -> bool {
     matches!(
         op_name(op).as_str(),
-        "pipeline.strand" | "pipeline.def" | "func.def"
+        names::pipeline::STRAND | names::pipeline::DEF | names::func::DEF
     )
 }
 
@@ -104,8 +97,7 @@ fn simplify_op(op: MlirOperation, scopes: &mut Scopes) {
             for (later, first) in results(op).into_iter().zip(results(earlier)) {
                 replace_all_uses(later, first);
             }
-            // SAFETY: the op has no uses left and is destroyed once.
-            unsafe { mlirOperationDestroy(op) };
+            erase(op);
         } else {
             scopes
                 .stack

@@ -22,6 +22,7 @@
 use crate::diagnostics::error;
 use crate::PassInfo;
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,9 +39,8 @@ inventory::submit! {
 fn inline_functions(module: MlirOperation) -> BTreeMap<String, MlirOperation> {
     top_level_ops(module)
         .into_iter()
-        .filter(|&op| op_name(op) == "func.def" && attribute(op, "inline_hint").is_some())
-        // SAFETY: a func.def has one region.
-        .filter(|&op| blocks(unsafe { mlirOperationGetRegion(op, 0) }).len() == 1)
+        .filter(|&op| op_name(op) == names::func::DEF && attribute(op, "inline_hint").is_some())
+        .filter(|&op| blocks(region(op, 0)).len() == 1)
         .filter_map(|op| symbol_name(op).map(|name| (name, op)))
         .collect()
 }
@@ -49,7 +49,7 @@ fn inline_functions(module: MlirOperation) -> BTreeMap<String, MlirOperation> {
 fn callees_of(function: MlirOperation, inline: &BTreeMap<String, MlirOperation>) -> Vec<String> {
     walk(function)
         .into_iter()
-        .filter(|&op| op_name(op) == "func.call")
+        .filter(|&op| op_name(op) == names::func::CALL)
         .filter_map(|op| symbol_ref(op, "callee"))
         .filter(|callee| inline.contains_key(callee))
         .collect()
@@ -109,29 +109,26 @@ fn find_cycle<'a>(
 
 /// Replace `call` with a copy of `callee`'s single-block body.
 fn inline_call(call: MlirOperation, callee: MlirOperation) {
-    // SAFETY: raw C API calls on live IR; the clone is owned here until it
-    // is destroyed, after its ops have been moved out.
-    unsafe {
-        let copy = mlirOperationClone(callee);
-        let entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(copy, 0));
-        let actuals = operands(call);
-        for (index, formal) in arguments(entry).into_iter().enumerate() {
-            replace_all_uses(formal, actuals[index]);
-        }
-        let mut returned = Vec::new();
-        for op in ops_of(entry) {
-            if op_name(op) == "func.return" {
-                returned = operands(op);
-            } else {
-                mlirOperationMoveBefore(op, call);
-            }
-        }
-        for (result, value) in results(call).into_iter().zip(returned) {
-            replace_all_uses(result, value);
-        }
-        mlirOperationDestroy(call);
-        mlirOperationDestroy(copy);
+    // The clone is owned here until it is erased, after its ops moved out.
+    let copy = clone_op(callee);
+    let entry = body(copy);
+    let actuals = operands(call);
+    for (index, formal) in arguments(entry).into_iter().enumerate() {
+        replace_all_uses(formal, actuals[index]);
     }
+    let mut returned = Vec::new();
+    for op in ops_of(entry) {
+        if op_name(op) == names::func::RETURN {
+            returned = operands(op);
+        } else {
+            move_before(op, call);
+        }
+    }
+    for (result, value) in results(call).into_iter().zip(returned) {
+        replace_all_uses(result, value);
+    }
+    erase(call);
+    erase(copy);
 }
 
 fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
@@ -142,7 +139,7 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
     loop {
         let calls: Vec<(MlirOperation, String)> = walk(module)
             .into_iter()
-            .filter(|&op| op_name(op) == "func.call")
+            .filter(|&op| op_name(op) == names::func::CALL)
             .filter_map(|op| symbol_ref(op, "callee").map(|callee| (op, callee)))
             .filter(|(_, callee)| inline.contains_key(callee))
             .collect();

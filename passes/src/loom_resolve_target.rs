@@ -16,6 +16,7 @@
 use crate::diagnostics::error;
 use crate::{options, PassInfo};
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 use std::collections::BTreeSet;
 
@@ -65,7 +66,7 @@ pub fn fresh_context_name(taken: &mut BTreeSet<String>, level: u32) -> String {
 
 /// A detached `aie2p.target<KIND> @NAME {device_profile = PROFILE}`.
 pub fn context_op(ctx: MlirContext, kind: &str, name: &str, profile: &str) -> MlirOperation {
-    let mut spec = OpSpec::new("aie2p.target", unknown_location(ctx));
+    let mut spec = OpSpec::new(names::aie2p::TARGET, unknown_location(ctx));
     spec.attributes = vec![
         ("sym_name", string_attr(ctx, name)),
         ("kind", string_attr(ctx, kind)),
@@ -95,7 +96,10 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
     let symbols = symbols(module);
     let mut taken: BTreeSet<String> = symbols.keys().cloned().collect();
     for user in top {
-        if !matches!(op_name(user).as_str(), "pipeline.def" | "func.def") {
+        if !matches!(
+            op_name(user).as_str(),
+            names::pipeline::DEF | names::func::DEF
+        ) {
             continue;
         }
         let Some(target) = symbol_ref(user, "target") else {
@@ -104,7 +108,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
         let Some(&declaration) = symbols.get(&target) else {
             continue;
         };
-        if op_name(declaration) != "aie2p.target" {
+        if op_name(declaration) != names::aie2p::TARGET {
             continue;
         }
         if let Some(bound) = string_attribute(declaration, "device_profile") {
@@ -121,10 +125,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
         let level = if kind == "array" { 0 } else { 1 };
         let name = fresh_context_name(&mut taken, level);
         let context_op = context_op(ctx, &kind, &name, &profile);
-        // SAFETY: the new op is detached; the user is a top-level op.
-        unsafe {
-            mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(user), user, context_op)
-        };
+        insert_after(user, context_op);
         set_attribute(user, "target", flat_symbol_ref_attr(ctx, &name));
     }
     Ok(())

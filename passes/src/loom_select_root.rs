@@ -9,6 +9,7 @@
 use crate::diagnostics::error;
 use crate::{options, PassInfo};
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 use std::collections::BTreeSet;
 
@@ -25,15 +26,11 @@ inventory::submit! {
 fn references(op: MlirOperation) -> Vec<String> {
     let mut found = Vec::new();
     for nested in walk(op) {
-        // SAFETY: iterating a live op's attributes.
-        unsafe {
-            for i in 0..mlirOperationGetNumAttributes(nested) {
-                let attr = mlirOperationGetAttribute(nested, i).attribute;
-                if mlirAttributeIsAFlatSymbolRef(attr) {
-                    found.push(text(mlirFlatSymbolRefAttrGetValue(attr)));
-                }
-            }
-        }
+        found.extend(
+            attributes(nested)
+                .into_iter()
+                .filter_map(|(_, attr)| flat_symbol_ref_value(attr)),
+        );
     }
     found
 }
@@ -68,7 +65,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
     let public_pipelines: Vec<String> = symbols
         .iter()
         .filter(|(_, &op)| {
-            op_name(op) == "pipeline.def"
+            op_name(op) == names::pipeline::DEF
                 && string_attribute(op, "sym_visibility").as_deref() == Some("public")
         })
         .map(|(name, _)| format!("@{name}"))
@@ -107,8 +104,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
     }
     for (name, op) in symbols {
         if !reached.contains(&name) {
-            // SAFETY: an unreferenced top-level op, destroyed once.
-            unsafe { mlirOperationDestroy(op) };
+            erase(op);
         }
     }
     Ok(())

@@ -19,12 +19,8 @@
 
 use crate::diagnostics::error;
 use crate::{options, PassInfo};
-use loom_dialects::ir::{attribute, int_attribute, op_name, walk};
-use loom_dialects::ops;
-use melior::ir::attribute::IntegerAttribute;
-use melior::ir::r#type::IntegerType;
-use melior::ir::{Location, Type};
-use melior::ContextRef;
+use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 use std::collections::BTreeMap;
 
@@ -72,99 +68,93 @@ fn parse_values(options: &str) -> Result<BTreeMap<String, i64>, String> {
 }
 
 fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
-    // SAFETY: raw C API calls on live IR owned by the running pass manager.
-    unsafe {
-        let module_loc = mlirOperationGetLocation(module);
-        let values = parse_values(options).map_err(|message| {
-            error(module_loc, &format!("loom-specialize-config: {message}"));
-        })?;
-        let all = walk(module);
-        let mut declarations = BTreeMap::new();
-        for &op in &all {
-            if op_name(op) == "config.def" {
-                let Some(name) = loom_dialects::ir::symbol_name(op) else {
-                    continue;
-                };
-                let range = attribute(op, "range").map(|range| {
-                    (
-                        mlirDenseI64ArrayGetElement(range, 0),
-                        mlirDenseI64ArrayGetElement(range, 1),
-                    )
-                });
-                let multiple_of = int_attribute(op, "multiple_of");
-                declarations.insert(
-                    name,
-                    Declaration {
-                        op,
-                        range,
-                        multiple_of,
-                    },
-                );
-            }
+    let module_loc = location(module);
+    let values = parse_values(options).map_err(|message| {
+        error(module_loc, &format!("loom-specialize-config: {message}"));
+    })?;
+    let all = walk(module);
+    let mut declarations = BTreeMap::new();
+    for &op in &all {
+        if op_name(op) == names::config::DEF {
+            let Some(name) = loom_dialects::ir::symbol_name(op) else {
+                continue;
+            };
+            let range = attribute(op, "range")
+                .map(dense_i64_values)
+                .and_then(|range| Some((*range.first()?, *range.get(1)?)));
+            let multiple_of = int_attribute(op, "multiple_of");
+            declarations.insert(
+                name,
+                Declaration {
+                    op,
+                    range,
+                    multiple_of,
+                },
+            );
         }
-        // Check every given value before changing anything.
-        for (name, &value) in &values {
-            let Some(declaration) = declarations.get(name) else {
-                let known: Vec<_> = declarations.keys().map(|k| format!("@{k}")).collect();
+    }
+    // Check every given value before changing anything.
+    for (name, &value) in &values {
+        let Some(declaration) = declarations.get(name) else {
+            let known: Vec<_> = declarations.keys().map(|k| format!("@{k}")).collect();
+            error(
+                module_loc,
+                &format!(
+                    "loom-specialize-config: no config.def declares @{name}; declared: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            );
+            return Err(());
+        };
+        let loc = location(declaration.op);
+        if let Some((low, high)) = declaration.range {
+            if value < low || value > high {
                 error(
-                    module_loc,
+                    loc,
                     &format!(
-                        "loom-specialize-config: no config.def declares @{name}; declared: {}",
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        }
+                        "value {value} for @{name} is outside its declared range [{low}, {high}]"
                     ),
                 );
                 return Err(());
-            };
-            let loc = mlirOperationGetLocation(declaration.op);
-            if let Some((low, high)) = declaration.range {
-                if value < low || value > high {
-                    error(loc, &format!("value {value} for @{name} is outside its declared range [{low}, {high}]"));
-                    return Err(());
-                }
-            }
-            if let Some(divisor) = declaration.multiple_of {
-                if value % divisor != 0 {
-                    error(
-                        loc,
-                        &format!("value {value} for @{name} is not a multiple of {divisor}"),
-                    );
-                    return Err(());
-                }
             }
         }
-        let context_ref = ContextRef::from_raw(mlirOperationGetContext(module));
-        let context = context_ref.to_ref();
-        for &op in &all {
-            if op_name(op) != "config.get" {
-                continue;
+        if let Some(divisor) = declaration.multiple_of {
+            if value % divisor != 0 {
+                error(
+                    loc,
+                    &format!("value {value} for @{name} is not a multiple of {divisor}"),
+                );
+                return Err(());
             }
-            let Some(name) = loom_dialects::ir::symbol_ref(op, "name") else {
-                continue;
-            };
-            let Some(&value) = values.get(&name) else {
-                continue;
-            };
-            let location = Location::from_raw(mlirOperationGetLocation(op));
-            let result_type = Type::from_raw(mlirValueGetType(mlirOperationGetResult(op, 0)));
-            let literal = IntegerAttribute::new(IntegerType::new(context, 64).into(), value);
-            let constant: melior::ir::Operation =
-                ops::index::constant(context, result_type, literal, location).into();
-            let constant = constant.into_raw();
-            mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(op), op, constant);
-            mlirValueReplaceAllUsesOfWith(
-                mlirOperationGetResult(op, 0),
-                mlirOperationGetResult(constant, 0),
-            );
-            mlirOperationDestroy(op);
         }
-        for name in values.keys() {
-            if let Some(declaration) = declarations.get(name) {
-                mlirOperationDestroy(declaration.op);
-            }
+    }
+    let ctx = context(module);
+    for &op in &all {
+        if op_name(op) != names::config::GET {
+            continue;
+        }
+        let Some(name) = loom_dialects::ir::symbol_ref(op, "name") else {
+            continue;
+        };
+        let Some(&value) = values.get(&name) else {
+            continue;
+        };
+        let result = results(op)[0];
+        let mut spec = OpSpec::new(names::index::CONSTANT, location(op));
+        spec.attributes = vec![("value", i64_attr(ctx, value))];
+        spec.results = vec![value_type(result)];
+        let constant = spec.build();
+        insert_before(op, constant);
+        replace_all_uses(result, results(constant)[0]);
+        erase(op);
+    }
+    for name in values.keys() {
+        if let Some(declaration) = declarations.get(name) {
+            erase(declaration.op);
         }
     }
     Ok(())

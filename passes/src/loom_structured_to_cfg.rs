@@ -26,6 +26,7 @@
 
 use crate::PassInfo;
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 
 inventory::submit! {
@@ -40,60 +41,29 @@ inventory::submit! {
 /// Branches take the location of the structured op they realize, so
 /// diagnostics about control flow point at the source's loop or `scf.if`.
 fn branch(at: MlirLocation, dest: MlirBlock, args: Vec<MlirValue>) -> MlirOperation {
-    let mut spec = OpSpec::new("cfg.br", at);
+    let mut spec = OpSpec::new(names::cfg::BR, at);
     spec.operands = args;
     spec.successors = vec![dest];
     spec.build()
 }
 
 fn cond_branch(at: MlirLocation, cond: MlirValue, yes: MlirBlock, no: MlirBlock) -> MlirOperation {
-    // SAFETY: a live location.
-    let ctx = unsafe { mlirLocationGetContext(at) };
-    let mut spec = OpSpec::new("cfg.cond_br", at);
+    let ctx = location_context(at);
+    let mut spec = OpSpec::new(names::cfg::COND_BR, at);
     spec.operands = vec![cond];
     spec.successors = vec![yes, no];
     spec.attributes = vec![("operandSegmentSizes", dense_i32_attr(ctx, &[1, 0, 0]))];
     spec.build()
 }
 
-/// Move the ops after `op` into a new block placed right after `op`'s block.
-fn split_after(op: MlirOperation) -> MlirBlock {
-    // SAFETY: ops are detached one by one and appended to the new block,
-    // which the region owns from the start.
-    unsafe {
-        let block = mlirOperationGetBlock(op);
-        let region = mlirBlockGetParentRegion(block);
-        let rest = mlirBlockCreate(0, std::ptr::null(), std::ptr::null());
-        mlirRegionInsertOwnedBlockAfter(region, block, rest);
-        let mut next = mlirOperationGetNextInBlock(op);
-        while !next.ptr.is_null() {
-            let moving = next;
-            next = mlirOperationGetNextInBlock(next);
-            mlirOperationRemoveFromParent(moving);
-            mlirBlockAppendOwnedOperation(rest, moving);
-        }
-        rest
-    }
-}
-
 /// Give a strand block left without a terminator its `func.return`.
 fn close_strand_block(block: MlirBlock) {
-    // SAFETY: a live block.
-    let owner = unsafe { mlirBlockGetParentOperation(block) };
-    if terminator(block).is_none() && op_name(owner) == "pipeline.strand" {
+    let owner = block_parent_op(block);
+    if terminator(block).is_none() && op_name(owner) == names::pipeline::STRAND {
         append(
             block,
-            OpSpec::new("func.return", unknown_location(context(owner))).build(),
+            OpSpec::new(names::func::RETURN, unknown_location(context(owner))).build(),
         );
-    }
-}
-
-/// Move `block` out of its op's region to just after `after`.
-fn move_block_after(block: MlirBlock, after: MlirBlock) {
-    // SAFETY: `block` is detached before the region takes it.
-    unsafe {
-        mlirBlockDetach(block);
-        mlirRegionInsertOwnedBlockAfter(mlirBlockGetParentRegion(after), after, block);
     }
 }
 
@@ -103,8 +73,7 @@ fn yield_to(yield_op: MlirOperation, dest: MlirBlock, extra: Vec<MlirValue>) {
     let mut args = extra;
     args.extend(operands(yield_op));
     insert_before(yield_op, branch(location(yield_op), dest, args));
-    // SAFETY: the yield is replaced and destroyed once.
-    unsafe { mlirOperationDestroy(yield_op) };
+    erase(yield_op);
 }
 
 /// The facts constant bounds prove about the induction value.
@@ -127,129 +96,119 @@ fn lower_for(for_op: MlirOperation) {
     let all = operands(for_op);
     let (low, high, step) = (all[0], all[1], all[2]);
     let inits = all[3..].to_vec();
-    // SAFETY: raw C API calls on live IR; blocks are owned by regions once
-    // inserted, and each replaced op is destroyed once.
-    unsafe {
-        let body = mlirRegionGetFirstBlock(mlirOperationGetRegion(for_op, 0));
-        let body_args = arguments(body);
-        let induction = body_args[0];
-        let known = facts(low, high, step);
-        let exit = split_after(for_op);
-        close_strand_block(exit);
-        let before = mlirOperationGetBlock(for_op);
+    let body = body(for_op);
+    let body_args = arguments(body);
+    let induction = body_args[0];
+    let known = facts(low, high, step);
+    let exit = split_block_after(for_op);
+    close_strand_block(exit);
+    let before = parent_block(for_op);
 
-        // Header: the induction value (unnamed when an assume takes its
-        // name) and the loop-carried values.
-        let mut types = vec![index_type(ctx)];
-        let mut locations = vec![if known.is_some() {
-            unknown_location(ctx)
-        } else {
-            named_location(ctx, &value_name(induction))
-        }];
-        for &carried in &body_args[1..] {
-            types.push(value_type(carried));
-            locations.push(named_location(ctx, &value_name(carried)));
-        }
-        let header = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
-        mlirRegionInsertOwnedBlockAfter(mlirBlockGetParentRegion(before), before, header);
-        let header_args = arguments(header);
-        let mut compare = OpSpec::new("index.cmp", unknown_location(ctx));
-        compare.operands = vec![header_args[0], high];
-        compare.results = vec![i1_type(ctx)];
-        compare.attributes = vec![("predicate", string_attr(ctx, "slt"))];
-        let compare = compare.build();
-        append(header, compare);
-        append(
-            header,
-            cond_branch(
-                location(for_op),
-                mlirOperationGetResult(compare, 0),
-                body,
-                exit,
-            ),
-        );
-
-        move_block_after(body, header);
-        let position = match known {
-            Some((first, last, divisor)) => {
-                let mut assume =
-                    OpSpec::new("index.assume", named_location(ctx, &value_name(induction)));
-                assume.operands = vec![header_args[0]];
-                assume.results = vec![index_type(ctx)];
-                assume.attributes = vec![("range", dense_i64_attr(ctx, &[first, last]))];
-                if let Some(divisor) = divisor {
-                    assume
-                        .attributes
-                        .push(("multiple_of", i64_attr(ctx, divisor)));
-                }
-                let assume = assume.build();
-                mlirBlockInsertOwnedOperation(body, 0, assume);
-                mlirOperationGetResult(assume, 0)
-            }
-            None => header_args[0],
-        };
-        replace_all_uses(induction, position);
-        for (&carried, &arg) in body_args[1..].iter().zip(&header_args[1..]) {
-            replace_all_uses(carried, arg);
-        }
-        for index in (0..body_args.len()).rev() {
-            mlirBlockEraseArgument(body, index as u32);
-        }
-        if let Some(yield_op) = terminator(body) {
-            let mut add = OpSpec::new("index.add", unknown_location(ctx));
-            add.operands = vec![position, step];
-            add.results = vec![index_type(ctx)];
-            let add = add.build();
-            insert_before(yield_op, add);
-            yield_to(yield_op, header, vec![mlirOperationGetResult(add, 0)]);
-        }
-
-        let mut entry = vec![low];
-        entry.extend(inits);
-        insert_before(for_op, branch(location(for_op), header, entry));
-        for (result, &arg) in results(for_op).into_iter().zip(&header_args[1..]) {
-            replace_all_uses(result, arg);
-        }
-        mlirOperationDestroy(for_op);
+    // Header: the induction value (unnamed when an assume takes its
+    // name) and the loop-carried values.
+    let mut types = vec![index_type(ctx)];
+    let mut locations = vec![if known.is_some() {
+        unknown_location(ctx)
+    } else {
+        named_location(ctx, &value_name(induction))
+    }];
+    for &carried in &body_args[1..] {
+        types.push(value_type(carried));
+        locations.push(named_location(ctx, &value_name(carried)));
     }
+    let header = insert_block_after(before, &types, &locations);
+    let header_args = arguments(header);
+    let mut compare = OpSpec::new(names::index::CMP, unknown_location(ctx));
+    compare.operands = vec![header_args[0], high];
+    compare.results = vec![i1_type(ctx)];
+    compare.attributes = vec![("predicate", string_attr(ctx, "slt"))];
+    let compare = compare.build();
+    append(header, compare);
+    append(
+        header,
+        cond_branch(location(for_op), results(compare)[0], body, exit),
+    );
+
+    move_block_after(body, header);
+    let position = match known {
+        Some((first, last, divisor)) => {
+            let mut assume = OpSpec::new(
+                names::index::ASSUME,
+                named_location(ctx, &value_name(induction)),
+            );
+            assume.operands = vec![header_args[0]];
+            assume.results = vec![index_type(ctx)];
+            assume.attributes = vec![("range", dense_i64_attr(ctx, &[first, last]))];
+            if let Some(divisor) = divisor {
+                assume
+                    .attributes
+                    .push(("multiple_of", i64_attr(ctx, divisor)));
+            }
+            let assume = assume.build();
+            insert_at(body, 0, assume);
+            results(assume)[0]
+        }
+        None => header_args[0],
+    };
+    replace_all_uses(induction, position);
+    for (&carried, &arg) in body_args[1..].iter().zip(&header_args[1..]) {
+        replace_all_uses(carried, arg);
+    }
+    for index in (0..body_args.len()).rev() {
+        erase_block_argument(body, index as u32);
+    }
+    if let Some(yield_op) = terminator(body) {
+        let mut add = OpSpec::new(names::index::ADD, unknown_location(ctx));
+        add.operands = vec![position, step];
+        add.results = vec![index_type(ctx)];
+        let add = add.build();
+        insert_before(yield_op, add);
+        yield_to(yield_op, header, vec![results(add)[0]]);
+    }
+
+    let mut entry = vec![low];
+    entry.extend(inits);
+    insert_before(for_op, branch(location(for_op), header, entry));
+    for (result, &arg) in results(for_op).into_iter().zip(&header_args[1..]) {
+        replace_all_uses(result, arg);
+    }
+    erase(for_op);
 }
 
 fn lower_if(if_op: MlirOperation) {
     let ctx = context(if_op);
-    // SAFETY: as in `lower_for`.
-    unsafe {
-        let exit = split_after(if_op);
-        close_strand_block(exit);
-        for result in results(if_op) {
-            let arg = mlirBlockAddArgument(
-                exit,
-                value_type(result),
-                named_location(ctx, &value_name(result)),
-            );
-            replace_all_uses(result, arg);
-        }
-        let before = mlirOperationGetBlock(if_op);
-        let then_block = mlirRegionGetFirstBlock(mlirOperationGetRegion(if_op, 0));
-        let else_block = mlirRegionGetFirstBlock(mlirOperationGetRegion(if_op, 1));
-        move_block_after(then_block, before);
-        let otherwise = if else_block.ptr.is_null() {
-            exit
-        } else {
+    let exit = split_block_after(if_op);
+    close_strand_block(exit);
+    for result in results(if_op) {
+        let arg = add_block_argument(
+            exit,
+            value_type(result),
+            named_location(ctx, &value_name(result)),
+        );
+        replace_all_uses(result, arg);
+    }
+    let before = parent_block(if_op);
+    let then_block = body(if_op);
+    let else_block = blocks(region(if_op, 1)).first().copied();
+    move_block_after(then_block, before);
+    let otherwise = match else_block {
+        None => exit,
+        Some(else_block) => {
             move_block_after(else_block, then_block);
             else_block
-        };
-        for block in [then_block, else_block] {
-            if let Some(yield_op) = (!block.ptr.is_null()).then(|| terminator(block)).flatten() {
-                yield_to(yield_op, exit, Vec::new());
-            }
         }
-        let condition = operands(if_op)[0];
-        insert_before(
-            if_op,
-            cond_branch(location(if_op), condition, then_block, otherwise),
-        );
-        mlirOperationDestroy(if_op);
+    };
+    for block in std::iter::once(then_block).chain(else_block) {
+        if let Some(yield_op) = terminator(block) {
+            yield_to(yield_op, exit, Vec::new());
+        }
     }
+    let condition = operands(if_op)[0];
+    insert_before(
+        if_op,
+        cond_branch(location(if_op), condition, then_block, otherwise),
+    );
+    erase(if_op);
 }
 
 /// Whether `op` sits in a function or strand body, which may become a graph
@@ -259,8 +218,8 @@ fn in_block_graph(op: MlirOperation) -> bool {
     let mut current = parent_op(op);
     while let Some(parent) = current {
         match op_name(parent).as_str() {
-            "func.def" | "pipeline.strand" => return true,
-            "pipeline.def" => return false,
+            names::func::DEF | names::pipeline::STRAND => return true,
+            names::pipeline::DEF => return false,
             _ => current = parent_op(parent),
         }
     }
@@ -275,8 +234,8 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
         .into_iter()
         .filter(|&op| in_block_graph(op))
         .filter_map(|op| match op_name(op).as_str() {
-            "scf.for" => Some((op, true)),
-            "scf.if" => Some((op, false)),
+            names::scf::FOR => Some((op, true)),
+            names::scf::IF => Some((op, false)),
             _ => None,
         })
         .collect();

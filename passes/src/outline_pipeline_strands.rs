@@ -25,6 +25,7 @@ use crate::diagnostics::error;
 use crate::loom_resolve_target::{context_op, fresh_context_name};
 use crate::PassInfo;
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 use std::collections::BTreeSet;
 
@@ -102,8 +103,8 @@ fn unify_dimension_constants(strand: MlirOperation, dims: &DimConstants) {
         for (position, &value) in all.iter().enumerate().skip(all.len() - count) {
             let canonical = dims.canonical(value);
             if !same_value(canonical, value) {
-                // SAFETY: a live op; the replacement dominates the strand.
-                unsafe { mlirOperationSetOperand(op, position as isize, canonical) };
+                // The replacement dominates the strand.
+                set_operand(op, position, canonical);
             }
         }
     }
@@ -181,83 +182,69 @@ fn outline(strand: MlirOperation, name: &str) -> Result<MlirOperation, ()> {
         .flat_map(|&v| value_dims(v).unwrap_or_default())
         .map(|dim| known.canonical(dim))
         .collect();
-    // SAFETY: raw C API calls on live IR. The function is detached until
-    // the caller inserts it; blocks move between regions whole.
-    unsafe {
-        let signature = mlirFunctionTypeGet(
-            ctx,
-            types.len() as isize,
-            types.as_ptr(),
-            0,
-            std::ptr::null(),
-        );
-        let mut spec = OpSpec::new("func.def", unknown_location(ctx));
-        spec.attributes = vec![
-            ("sym_name", string_attr(ctx, name)),
-            ("inline_hint", unit_attr(ctx)),
-            ("function_type", mlirTypeAttrGet(signature)),
-            (
-                "arg_dims",
-                dense_i64_attr(ctx, &argument_dims(&captured, &known)),
-            ),
-        ];
-        spec.regions = 1;
-        let function = spec.build();
-        let body = mlirOperationGetRegion(function, 0);
-        let strand_body = mlirOperationGetRegion(strand, 0);
-        mlirRegionTakeBody(body, strand_body);
-        if blocks(body).is_empty() {
-            mlirRegionAppendOwnedBlock(
-                body,
-                mlirBlockCreate(0, std::ptr::null(), std::ptr::null()),
+    // The function is detached until the caller inserts it; blocks move
+    // between regions whole.
+    let signature = function_type(ctx, &types, &[]);
+    let mut spec = OpSpec::new(names::func::DEF, unknown_location(ctx));
+    spec.attributes = vec![
+        ("sym_name", string_attr(ctx, name)),
+        ("inline_hint", unit_attr(ctx)),
+        ("function_type", type_attr(signature)),
+        (
+            "arg_dims",
+            dense_i64_attr(ctx, &argument_dims(&captured, &known)),
+        ),
+    ];
+    spec.regions = 1;
+    let function = spec.build();
+    let body = region(function, 0);
+    let strand_body = region(strand, 0);
+    take_body(body, strand_body);
+    if blocks(body).is_empty() {
+        append_block(body, &[], &[]);
+    }
+    for block in blocks(body) {
+        if terminator(block).is_none() {
+            append(
+                block,
+                OpSpec::new(names::func::RETURN, unknown_location(ctx)).build(),
             );
         }
-        for block in blocks(body) {
-            if terminator(block).is_none() {
-                append(
-                    block,
-                    OpSpec::new("func.return", unknown_location(ctx)).build(),
-                );
-            }
-        }
-        let first = mlirRegionGetFirstBlock(body);
-        let entry = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
-        mlirRegionInsertOwnedBlockBefore(body, first, entry);
-        let mut enter = OpSpec::new("cfg.br", unknown_location(ctx));
-        enter.successors = vec![first];
-        append(entry, enter.build());
-        for (value, argument) in captured.iter().zip(arguments(entry)) {
-            for (user, operand) in uses(*value) {
-                if is_within(user, function) {
-                    mlirOperationSetOperand(user, operand, argument);
-                }
-            }
-        }
-
-        let call_block = mlirBlockCreate(0, std::ptr::null(), std::ptr::null());
-        mlirRegionAppendOwnedBlock(strand_body, call_block);
-        let mut call = OpSpec::new("func.call", unknown_location(ctx));
-        call.operands = captured.clone();
-        call.operands.extend(&dims);
-        call.attributes = vec![
-            ("callee", flat_symbol_ref_attr(ctx, name)),
-            (
-                "operandSegmentSizes",
-                mlirDenseI32ArrayGet(ctx, 2, [captured.len() as i32, dims.len() as i32].as_ptr()),
-            ),
-        ];
-        append(call_block, call.build());
-        Ok(function)
     }
+    let first = blocks(body)[0];
+    let entry = prepend_block(body, &types, &locations);
+    let mut enter = OpSpec::new(names::cfg::BR, unknown_location(ctx));
+    enter.successors = vec![first];
+    append(entry, enter.build());
+    for (value, argument) in captured.iter().zip(arguments(entry)) {
+        for (user, operand) in uses(*value) {
+            if is_within(user, function) {
+                set_operand(user, operand as usize, argument);
+            }
+        }
+    }
+
+    let call_block = append_block(strand_body, &[], &[]);
+    let mut call = OpSpec::new(names::func::CALL, unknown_location(ctx));
+    call.operands = captured.clone();
+    call.operands.extend(&dims);
+    call.attributes = vec![
+        ("callee", flat_symbol_ref_attr(ctx, name)),
+        (
+            "operandSegmentSizes",
+            dense_i32_attr(ctx, &[captured.len() as i32, dims.len() as i32]),
+        ),
+    ];
+    append(call_block, call.build());
+    Ok(function)
 }
 
 /// A strand whose body is a single call has nothing left to outline.
 pub fn is_outlined(strand: MlirOperation) -> bool {
-    // SAFETY: a strand has one region.
-    let body = blocks(unsafe { mlirOperationGetRegion(strand, 0) });
+    let body = blocks(region(strand, 0));
     body.len() == 1 && {
         let ops = ops_of(body[0]);
-        ops.len() == 1 && op_name(ops[0]) == "func.call"
+        ops.len() == 1 && op_name(ops[0]) == names::func::CALL
     }
 }
 
@@ -266,16 +253,18 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
     let top = top_level_ops(module);
     let symbols = symbols(module);
     let mut taken: BTreeSet<String> = symbols.keys().cloned().collect();
-    // SAFETY: the module has one block.
-    let module_block = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0)) };
+    let module_block = body(module);
     let mut contexts = Vec::new();
-    for pipeline in top.into_iter().filter(|&op| op_name(op) == "pipeline.def") {
+    for pipeline in top
+        .into_iter()
+        .filter(|&op| op_name(op) == names::pipeline::DEF)
+    {
         let profile = symbol_ref(pipeline, "target")
             .and_then(|target| symbols.get(&target).copied())
             .and_then(|target| string_attribute(target, "device_profile"));
         let strands: Vec<MlirOperation> = walk(pipeline)
             .into_iter()
-            .filter(|&op| op_name(op) == "pipeline.strand" && !is_outlined(op))
+            .filter(|&op| op_name(op) == names::pipeline::STRAND && !is_outlined(op))
             .collect();
         for strand in strands.into_iter().rev() {
             let name = fresh_symbol(&mut taken, "__pipeline_strand_");

@@ -20,6 +20,7 @@
 use crate::session::{PipelineOptions, Session};
 use crate::Failure;
 use loom_dialects::ir;
+use loom_dialects::names;
 use melior::ir::Module;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -67,7 +68,7 @@ pub const PASSES: &[&str] = &[
 pub fn is_outlined(module: &Module) -> bool {
     let strands: Vec<_> = ir::walk(module.as_operation().to_raw())
         .into_iter()
-        .filter(|&op| ir::op_name(op) == "pipeline.strand")
+        .filter(|&op| ir::op_name(op) == names::pipeline::STRAND)
         .collect();
     !strands.is_empty() && strands.into_iter().all(loom_passes::is_outlined)
 }
@@ -79,14 +80,15 @@ pub fn is_native(module: &Module) -> bool {
     let configurations: Vec<String> = top
         .iter()
         .filter(|&&op| {
-            ir::op_name(op) == "aie2p.target"
+            ir::op_name(op) == names::aie2p::TARGET
                 && ir::string_attribute(op, "kind").as_deref() == Some("configuration")
         })
         .filter_map(|&op| ir::symbol_name(op))
         .collect();
-    !top.iter().any(|&op| ir::op_name(op) == "pipeline.def")
+    !top.iter()
+        .any(|&op| ir::op_name(op) == names::pipeline::DEF)
         && top.iter().any(|&op| {
-            ir::op_name(op) == "func.def"
+            ir::op_name(op) == names::func::DEF
                 && ir::symbol_ref(op, "target").is_some_and(|t| configurations.contains(&t))
         })
 }
@@ -208,7 +210,7 @@ pub fn run(
 fn unbound_config(session: &Session, module: &Module) -> Result<(), Failure> {
     let mut any = false;
     for op in ir::walk(module.as_operation().to_raw()) {
-        if ir::op_name(op) != "config.get" {
+        if ir::op_name(op) != names::config::GET {
             continue;
         }
         let name = ir::symbol_ref(op, "name").unwrap_or_default();

@@ -117,8 +117,7 @@ pub fn build(module: MlirOperation, root: &str) -> Result<Built, Failure> {
         ));
     };
     let mut txn = Txn::new(profile).map_err(|e| fail(configuration, e.to_string()))?;
-    // SAFETY: a function's region holds its body block first.
-    let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(function, 0)) };
+    let entry = body(function);
     let run_arguments = arguments(entry);
     let mut patches = Vec::new();
     let mut patch_ops = Vec::new(); // (op index of the BD's BLOCKWRITE, argument, offset)

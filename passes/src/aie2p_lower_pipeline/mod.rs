@@ -1,7 +1,7 @@
 //! `aie2p-lower-pipeline`: the native realization of an outlined pipeline
 //! on its aie2p device profile (the walkthrough's second boundary).
 //!
-//! The plan (`plan.rs`) checks the placement against the profile: worker
+//! The plan (`plan.rs`, its vocabulary in `realization.rs`) checks the placement against the profile: worker
 //! selections and memory pools (tile kinds, direct access only to adjacent
 //! core-tile memory), each tile's data memory (channel storage, private
 //! buffers, worker stacks, alignment), locks, buffer descriptors and DMA
@@ -11,7 +11,7 @@
 //! transfer endpoints. Every refusal names the resource, the tile, what was
 //! needed and what exists. An endpoint the stream admits repeatedly becomes
 //! one ring of records (`ring.rs`: the DMA engine goes round the channel's
-//! slots itself). The command stream's schedule (`stream.rs`) picks each
+//! slots itself). The command stream's schedule (`schedule.rs`) picks each
 //! transfer's DMA channels and buffer descriptors and moves its waits as
 //! late as the program allows, so that transfers run side by side.
 //!
@@ -25,14 +25,21 @@
 //!
 //! A module without an unlowered pipeline is left as it is (resume).
 
+mod command_stream;
+mod cycles;
+mod evaluate;
+mod placement;
 mod plan;
+mod realization;
 mod rewrite;
 mod ring;
-mod stream;
+mod schedule;
+mod workers;
 
 use crate::diagnostics::error;
 use crate::PassInfo;
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use mlir_sys::*;
 
 inventory::submit! {
@@ -48,7 +55,7 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
     let symbols = symbols(module);
     let pipelines: Vec<MlirOperation> = top_level_ops(module)
         .into_iter()
-        .filter(|&op| op_name(op) == "pipeline.def")
+        .filter(|&op| op_name(op) == names::pipeline::DEF)
         .collect();
     for pipeline in pipelines {
         let context = symbol_ref(pipeline, "target").and_then(|t| symbols.get(&t).copied());
@@ -76,8 +83,8 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
             );
             return Err(());
         };
-        let realized =
-            plan::Plan::of(pipeline, profile).and_then(|plan| rewrite::realize(module, &plan));
+        let realized = realization::Plan::of(pipeline, profile)
+            .and_then(|plan| rewrite::realize(module, &plan));
         if let Err(refusal) = realized {
             error(refusal.at, &refusal.message);
             return Err(());

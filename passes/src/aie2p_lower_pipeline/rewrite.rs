@@ -4,18 +4,20 @@
 //! program loads, core enables, then the command stream's transfers and
 //! waits).
 
-use super::plan::{refuse, Command, Plan, Refusal, Tile, Way, Worker};
+use super::realization::{refuse, Command, Plan, Refusal, Way, Worker};
 use loom_dialects::ir::*;
+use loom_dialects::names;
+use loom_targets::Tile;
 use mlir_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-fn parse_type(ctx: MlirContext, text: &str) -> MlirType {
-    // SAFETY: parsing a registered dialect's type spelling.
-    unsafe { mlirTypeParseGet(ctx, string_ref(text)) }
+/// A type of a Loom dialect by its spelling (registered in every context).
+fn loom_type(ctx: MlirContext, text: &str) -> MlirType {
+    parse_type(ctx, text).expect("the Loom dialects' own type spellings parse")
 }
 
-fn tile_attr(ctx: MlirContext, (c, r): Tile) -> MlirAttribute {
-    dense_i64_attr(ctx, &[c, r])
+fn tile_attr(ctx: MlirContext, tile: Tile) -> MlirAttribute {
+    dense_i64_attr(ctx, &[i64::from(tile.column), i64::from(tile.row)])
 }
 
 /// A detached op `name` at `loc` with integer attributes and a tile.
@@ -26,7 +28,7 @@ fn tile_op(
     tile: Tile,
     ints: &[(&'static str, i64)],
 ) -> OpSpec<'static> {
-    let ctx = unsafe { mlirLocationGetContext(loc) };
+    let ctx = location_context(loc);
     let mut spec = OpSpec::new(name, loc);
     spec.attributes.push((tile_name, tile_attr(ctx, tile)));
     for &(key, value) in ints {
@@ -45,19 +47,19 @@ fn tile_buffer(
     name: &str,
 ) -> MlirOperation {
     let mut spec = tile_op(
-        "aie2p.tile.buffer",
+        names::aie2p::TILE_BUFFER,
         named_location(ctx, name),
         "tile",
         tile,
         &[("offset", offset), ("size", size)],
     );
     spec.attributes.push(("role", string_attr(ctx, role)));
-    spec.results = vec![parse_type(ctx, "!buffer.buffer")];
+    spec.results = vec![loom_type(ctx, "!buffer.buffer")];
     spec.build()
 }
 
 fn index_constant(ctx: MlirContext, value: i64, ty: MlirType, name: &str) -> MlirOperation {
-    let mut spec = OpSpec::new("index.constant", named_location(ctx, name));
+    let mut spec = OpSpec::new(names::index::CONSTANT, named_location(ctx, name));
     spec.attributes = vec![("value", i64_attr(ctx, value))];
     spec.results = vec![ty];
     spec.build()
@@ -65,7 +67,7 @@ fn index_constant(ctx: MlirContext, value: i64, ty: MlirType, name: &str) -> Mli
 
 /// `view.store %value, %view[0]` of an index.
 fn store_index(ctx: MlirContext, value: MlirValue, view: MlirValue) -> MlirOperation {
-    let mut store = OpSpec::new("view.store", unknown_location(ctx));
+    let mut store = OpSpec::new(names::view::STORE, unknown_location(ctx));
     store.operands = vec![value, view];
     store.attributes = vec![
         ("operandSegmentSizes", dense_i32_attr(ctx, &[1, 1, 0, 0])),
@@ -100,7 +102,7 @@ fn slot_from_cursor(
         spec.attributes = attrs;
         spec.build()
     };
-    let mut load = OpSpec::new("view.load", named_location(ctx, "slot"));
+    let mut load = OpSpec::new(names::view::LOAD, named_location(ctx, "slot"));
     load.operands = vec![cursor];
     load.results = vec![index];
     load.attributes = vec![
@@ -110,17 +112,17 @@ fn slot_from_cursor(
     let slot = put(load.build()).expect("a load has a result");
     let bytes = put(index_constant(ctx, slot_bytes, index, "slot_bytes")).expect("a constant");
     let start = put(index_constant(ctx, base, index, "slot_base")).expect("a constant");
-    let within = put(binary("index.mul", slot, bytes, index, vec![])).expect("a result");
-    let at_byte = put(binary("index.add", within, start, index, vec![])).expect("a result");
-    let mut cast = OpSpec::new("index.cast", named_location(ctx, "slot_offset"));
+    let within = put(binary(names::index::MUL, slot, bytes, index, vec![])).expect("a result");
+    let at_byte = put(binary(names::index::ADD, within, start, index, vec![])).expect("a result");
+    let mut cast = OpSpec::new(names::index::CAST, named_location(ctx, "slot_offset"));
     cast.operands = vec![at_byte];
-    cast.results = vec![parse_type(ctx, "!buffer.offset")];
+    cast.results = vec![loom_type(ctx, "!buffer.offset")];
     let offset = put(cast.build()).expect("a cast has a result");
     let one = put(index_constant(ctx, 1, index, "slot_step")).expect("a constant");
-    let after = put(binary("index.add", slot, one, index, vec![])).expect("a result");
+    let after = put(binary(names::index::ADD, slot, one, index, vec![])).expect("a result");
     let slots = put(index_constant(ctx, capacity, index, "slot_count")).expect("a constant");
     let wraps = put(binary(
-        "index.cmp",
+        names::index::CMP,
         after,
         slots,
         i1_type(ctx),
@@ -128,7 +130,7 @@ fn slot_from_cursor(
     ))
     .expect("a result");
     let zero = put(index_constant(ctx, 0, index, "slot_first")).expect("a constant");
-    let mut select = OpSpec::new("scf.select", named_location(ctx, "next_slot"));
+    let mut select = OpSpec::new(names::scf::SELECT, named_location(ctx, "next_slot"));
     select.operands = vec![wraps, zero, after];
     select.results = vec![index];
     let next = put(select.build()).expect("a select has a result");
@@ -142,8 +144,7 @@ fn slot_from_cursor(
 fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusal> {
     let function = worker.function;
     let ctx = context(function);
-    // SAFETY: a function's region holds its entry block first.
-    let entry = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(function, 0)) };
+    let entry = body(function);
     let params = arguments(entry);
     let first = ops_of(entry)[0];
     for (i, &param) in params.iter().enumerate() {
@@ -172,7 +173,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
     // Slot cursors: one index cell per repeatedly admitted endpoint, reset
     // to slot 0 when the worker starts.
     let index = index_type(ctx);
-    let offset_type = parse_type(ctx, "!buffer.offset");
+    let offset_type = loom_type(ctx, "!buffer.offset");
     let mut cursor_views = BTreeMap::new();
     for (&(channel, reserve), &placed) in &worker.cursors {
         let cell = &plan.placed[placed];
@@ -185,9 +186,12 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         insert_before(first, storage);
         let origin = index_constant(ctx, 0, offset_type, "cursor_origin");
         insert_before(first, origin);
-        let mut view = OpSpec::new("buffer.view", named_location(ctx, &format!("{name}_view")));
+        let mut view = OpSpec::new(
+            names::buffer::VIEW,
+            named_location(ctx, &format!("{name}_view")),
+        );
         view.operands = vec![results(storage)[0], results(origin)[0]];
-        view.results = vec![parse_type(ctx, "!view.view<1xindex>")];
+        view.results = vec![loom_type(ctx, "!view.view<1xindex>")];
         let view = view.build();
         insert_before(first, view);
         let zero = index_constant(ctx, 0, index, "slot_zero");
@@ -199,10 +203,15 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
     // release, which a walk would visit later.
     let admissions: Vec<MlirOperation> = walk(function)
         .into_iter()
-        .filter(|&op| matches!(op_name(op).as_str(), "channel.reserve" | "channel.acquire"))
+        .filter(|&op| {
+            matches!(
+                op_name(op).as_str(),
+                names::channel::RESERVE | names::channel::ACQUIRE
+            )
+        })
         .collect();
     for op in admissions {
-        let reserve = op_name(op) == "channel.reserve";
+        let reserve = op_name(op) == names::channel::RESERVE;
         let Some(i) = params.iter().position(|&p| same_value(p, operands(op)[0])) else {
             return refuse(op, "the channel must be a parameter of the strand".into());
         };
@@ -217,7 +226,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         insert_before(
             op,
             tile_op(
-                "aie2p.lock.acquire",
+                names::aie2p::LOCK_ACQUIRE,
                 loc,
                 "tile",
                 channel.tile,
@@ -254,7 +263,10 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         };
         let r = results(op);
         let (obligation, payload) = (r[0], r[1]);
-        let mut view = OpSpec::new("buffer.view", named_location(ctx, &value_name(payload)));
+        let mut view = OpSpec::new(
+            names::buffer::VIEW,
+            named_location(ctx, &value_name(payload)),
+        );
         view.operands = vec![results(storage)[0], offset];
         view.operands
             .extend(value_dims(payload).unwrap_or_default());
@@ -264,7 +276,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         replace_all_uses(payload, results(view)[0]);
         for (user, _) in uses(obligation) {
             let user_name = op_name(user);
-            if user_name != "channel.publish" && user_name != "channel.release" {
+            if user_name != names::channel::PUBLISH && user_name != names::channel::RELEASE {
                 return refuse(user, format!(
                     "the record obligation %{} flows into `{user_name}`; this lowering follows an obligation straight to its publish or release",
                     value_name(obligation)
@@ -273,7 +285,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
             insert_before(
                 user,
                 tile_op(
-                    "aie2p.lock.release",
+                    names::aie2p::LOCK_RELEASE,
                     location(user),
                     "tile",
                     channel.tile,
@@ -281,11 +293,9 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
                 )
                 .build(),
             );
-            // SAFETY: the publish/release has no results.
-            unsafe { mlirOperationDestroy(user) };
+            erase(user);
         }
-        // SAFETY: every use of the op's results was replaced or destroyed.
-        unsafe { mlirOperationDestroy(op) };
+        erase(op);
     }
     for &(alloca, index) in &worker.private {
         let placed = &plan.placed[index];
@@ -300,8 +310,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         );
         insert_before(alloca, storage);
         replace_all_uses(results(alloca)[0], results(storage)[0]);
-        // SAFETY: its result has no uses left.
-        unsafe { mlirOperationDestroy(alloca) };
+        erase(alloca);
     }
     for (i, &param) in params.iter().enumerate().rev() {
         if !uses(param).is_empty() {
@@ -312,19 +321,13 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
                 op_name(user)
             ));
         }
-        // SAFETY: the argument has no uses.
-        unsafe { mlirBlockEraseArgument(entry, i as u32) };
+        erase_block_argument(entry, i as u32);
     }
-    // SAFETY: plain type construction.
-    let signature = unsafe { mlirFunctionTypeGet(ctx, 0, std::ptr::null(), 0, std::ptr::null()) };
-    // SAFETY: a type attribute of a live type.
-    set_attribute(function, "function_type", unsafe {
-        mlirTypeAttrGet(signature)
-    });
+    let signature = function_type(ctx, &[], &[]);
+    set_attribute(function, "function_type", type_attr(signature));
     set_attribute(function, "arg_dims", dense_i64_attr(ctx, &[]));
     set_attribute(function, "sym_name", string_attr(ctx, name));
-    // SAFETY: removing an attribute the op may carry.
-    unsafe { mlirOperationRemoveAttributeByName(function, string_ref("inline_hint")) };
+    remove_attribute(function, "inline_hint");
     Ok(())
 }
 
@@ -339,27 +342,19 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
         .iter()
         .map(|&a| named_location(ctx, &value_name(a)))
         .collect();
-    // SAFETY: raw construction of a detached function with one block.
-    let (function, entry) = unsafe {
-        let signature = mlirFunctionTypeGet(
-            ctx,
-            types.len() as isize,
-            types.as_ptr(),
-            0,
-            std::ptr::null(),
-        );
-        let mut spec = OpSpec::new("func.def", location(pipeline));
+    let (function, entry) = {
+        let signature = function_type(ctx, &types, &[]);
+        let mut spec = OpSpec::new(names::func::DEF, location(pipeline));
         spec.attributes = vec![
             ("sym_name", string_attr(ctx, name)),
             ("sym_visibility", string_attr(ctx, "public")),
             ("target", flat_symbol_ref_attr(ctx, context_name)),
-            ("function_type", mlirTypeAttrGet(signature)),
+            ("function_type", type_attr(signature)),
             ("arg_dims", dense_i64_attr(ctx, &[])),
         ];
         spec.regions = 1;
         let function = spec.build();
-        let entry = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
-        mlirRegionAppendOwnedBlock(mlirOperationGetRegion(function, 0), entry);
+        let entry = append_block(region(function, 0), &types, &locations);
         (function, entry)
     };
     let args = arguments(entry);
@@ -381,14 +376,14 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
     for channel in &plan.channels {
         let loc = location(channel.bind);
         put(tile_op(
-            "aie2p.lock.init",
+            names::aie2p::LOCK_INIT,
             loc,
             "tile",
             channel.tile,
             &[("lock", channel.free_lock), ("value", channel.capacity)],
         ));
         put(tile_op(
-            "aie2p.lock.init",
+            names::aie2p::LOCK_INIT,
             loc,
             "tile",
             channel.tile,
@@ -406,7 +401,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
         if !routed.insert((from, from_channel, to, to_channel)) {
             continue;
         }
-        let mut route = OpSpec::new("aie2p.route", location(t.copy));
+        let mut route = OpSpec::new(names::aie2p::ROUTE, location(t.copy));
         route.attributes = vec![
             ("source", tile_attr(ctx, from)),
             ("source_channel", i64_attr(ctx, from_channel)),
@@ -417,13 +412,19 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
     }
     for (worker, image) in plan.workers.iter().zip(workers) {
         let loc = location(worker.strand);
-        let mut load = OpSpec::new("aie2p.program.load", loc);
+        let mut load = OpSpec::new(names::aie2p::PROGRAM_LOAD, loc);
         load.attributes = vec![
             ("coordinates", tile_attr(ctx, worker.tile)),
             ("image", flat_symbol_ref_attr(ctx, image)),
         ];
         put(load);
-        put(tile_op("aie2p.core.enable", loc, "tile", worker.tile, &[]));
+        put(tile_op(
+            names::aie2p::CORE_ENABLE,
+            loc,
+            "tile",
+            worker.tile,
+            &[],
+        ));
     }
     let direction = |s2mm: bool| string_attr(ctx, if s2mm { "s2mm" } else { "mm2s" });
     for command in &plan.commands {
@@ -442,7 +443,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 let ring = t.ring_slots(channel);
                 for i in 0..ring {
                     let mut bd = tile_op(
-                        "aie2p.dma.bd",
+                        names::aie2p::DMA_BD,
                         loc,
                         "tile",
                         channel.tile,
@@ -464,7 +465,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 }
                 let ingress = t.way == Way::Ingress;
                 let mut start = tile_op(
-                    "aie2p.dma.start",
+                    names::aie2p::DMA_START,
                     loc,
                     "tile",
                     channel.tile,
@@ -478,7 +479,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 start.attributes.push(("direction", direction(ingress)));
                 put(start);
                 let mut shim = tile_op(
-                    "aie2p.shim.bd",
+                    names::aie2p::SHIM_BD,
                     loc,
                     "tile",
                     t.shim,
@@ -491,7 +492,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 shim.operands = vec![args[t.argument]];
                 put(shim);
                 let mut start = tile_op(
-                    "aie2p.dma.start",
+                    names::aie2p::DMA_START,
                     loc,
                     "tile",
                     t.shim,
@@ -505,7 +506,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 for &m in members {
                     let t = &plan.transfers[m];
                     let mut wait = tile_op(
-                        "aie2p.dma.wait",
+                        names::aie2p::DMA_WAIT,
                         location(*op),
                         "tile",
                         t.shim,
@@ -518,7 +519,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
             }
         }
     }
-    put(OpSpec::new("func.return", location(pipeline)));
+    put(OpSpec::new(names::func::RETURN, location(pipeline)));
     function
 }
 
@@ -530,7 +531,7 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
     for worker in &plan.workers {
         let name = fresh_symbol(
             &mut taken,
-            &format!("__loom_worker_{}_{}_", worker.tile.0, worker.tile.1),
+            &format!("__loom_worker_{}_{}_", worker.tile.column, worker.tile.row),
         );
         realize_worker(plan, worker, &name)?;
         images.push(name);
@@ -539,7 +540,7 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
     let context_name = fresh_symbol(&mut taken, "__loom_target_configuration_");
     let profile = &plan.profile.name;
     let function = configuration(plan, &pipeline_name, &context_name, &images);
-    let mut context = OpSpec::new("aie2p.target", unknown_location(ctx));
+    let mut context = OpSpec::new(names::aie2p::TARGET, unknown_location(ctx));
     context.attributes = vec![
         ("sym_name", string_attr(ctx, &context_name)),
         ("kind", string_attr(ctx, "configuration")),
@@ -551,13 +552,11 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
     let command_context = plan
         .command_strand
         .and_then(|(_, function)| symbol_ref(function, "target"));
-    // SAFETY: the pipeline and the command-stream function are replaced;
-    // nothing refers to them any more.
-    unsafe {
-        mlirOperationDestroy(plan.pipeline);
-        if let Some((_, function)) = plan.command_strand {
-            mlirOperationDestroy(function);
-        }
+    // The pipeline and the command-stream function are replaced; nothing
+    // refers to them any more.
+    erase(plan.pipeline);
+    if let Some((_, function)) = plan.command_strand {
+        erase(function);
     }
     // The generated contexts of the pipeline and of the command-stream
     // strand have no user left.
@@ -567,8 +566,7 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
             continue;
         }
         if let Some(&op) = symbols(module).get(&name) {
-            // SAFETY: only the destroyed ops named it.
-            unsafe { mlirOperationDestroy(op) };
+            erase(op);
         }
     }
     Ok(())

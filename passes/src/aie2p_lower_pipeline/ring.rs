@@ -18,8 +18,8 @@
 //! rounds of the slots, an endpoint a worker also admits, or a run over
 //! caller bytes another transfer touches (one of them writing).
 
-use super::plan::{refuse, Channel, Command, Refusal, Transfer, Way};
-use super::stream::conflict;
+use super::realization::{refuse, Channel, Command, Refusal, Transfer, Way};
+use super::schedule::conflict;
 use loom_dialects::ir::value_name;
 use loom_targets::DeviceProfile;
 use std::collections::{BTreeMap, BTreeSet};
@@ -55,7 +55,7 @@ pub(super) fn rings(
         }
     }
     // A transfer at an endpoint a worker admits too keeps its place after
-    // the program's earlier waits (stream.rs); a ring around it would start
+    // the program's earlier waits (schedule.rs); a ring around it would start
     // later records before those waits.
     for records in endpoints.values().filter(|r| r.len() > 1) {
         let (first, last) = (records[0], records[records.len() - 1]);

@@ -4,6 +4,7 @@
 //! dumps after named passes and a JSON compile report.
 
 use clap::{Parser, ValueEnum};
+use loom_dialects::names;
 use loom_driver::compile::{self, Record, Request, Step};
 use loom_driver::{output, read_input, xdna, Failure, Format, Session};
 use melior::ir::Module;
@@ -200,10 +201,10 @@ fn report(
         "seconds": seconds,
         "module": {
             "ops": counts_json(final_counts),
-            "pipelines": count("pipeline.def"),
-            "strands": count("pipeline.strand"),
-            "functions": count("func.def"),
-            "target_contexts": count("aie2p.target"),
+            "pipelines": count(names::pipeline::DEF),
+            "strands": count(names::pipeline::STRAND),
+            "functions": count(names::func::DEF),
+            "target_contexts": count(names::aie2p::TARGET),
         },
     })
 }

@@ -92,8 +92,7 @@ impl Args {
 
 fn run(args: &Args) -> Result<(), Failure> {
     if args.list_passes {
-        // SAFETY: prints MLIR's pass registry to stdout.
-        unsafe { loom_passes::ffi::loomListPasses() };
+        loom_passes::ffi::list_passes();
         return Ok(());
     }
     let pipeline = match (&args.pass_pipeline, args.passes.is_empty()) {

@@ -32,9 +32,10 @@
 //! an invocation; a memory tile's even channels take BDs 0-23 and its odd
 //! ones 24-47 (aie-rt `_XAieMl_MemTileDmaCheckBdChValidity`).
 
-use super::plan::{refuse, tile_kind, Channel, Command, Refusal, Tile, Transfer, Way};
+use super::realization::{refuse, tile_kind, Channel, Command, Refusal, Transfer, Way};
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::DeviceProfile;
+use loom_targets::Tile;
 use mlir_sys::MlirOperation;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -248,7 +249,7 @@ fn number_descriptors(
         if *next + ring > half_size {
             return refuse(t.copy, format!(
                 "tile [{}, {}] (memory tile) runs out of buffer descriptors for its {} channels: the command stream's transfers need {}; those channels have {half_size}",
-                t.tile.0, t.tile.1, if half == 0 { "even" } else { "odd" }, *next + ring
+                t.tile.column, t.tile.row, if half == 0 { "even" } else { "odd" }, *next + ring
             ));
         }
         t.tile_bd = if half == 1 { half_size + *next } else { *next };

@@ -1,5 +1,7 @@
-//! The C interface implemented in `common/Api.cpp`.
+//! The C interface implemented in `common/Api.cpp`, and the dialect
+//! handles it exports.
 
+use melior::dialect::DialectHandle;
 use mlir_sys::{
     MlirContext, MlirDialectHandle, MlirLogicalResult, MlirModule, MlirOperation,
     MlirStringCallback, MlirStringRef, MlirValue,
@@ -46,4 +48,26 @@ extern "C" {
     pub fn loomValueName(value: MlirValue) -> MlirStringRef;
     pub fn loomValueDims(value: MlirValue, dims: *mut MlirValue, capacity: isize) -> isize;
     pub fn loomOperationIsPure(op: MlirOperation) -> bool;
+}
+
+/// The handles of every Loom dialect, in dependency-free order.
+pub fn handles() -> [DialectHandle; 13] {
+    // SAFETY: each function returns a static registration-hooks table.
+    unsafe {
+        [
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_buffer__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_pipeline__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_view__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_channel__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_kernel__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_aie2p__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_func__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_scf__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_cfg__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_index__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_scalar__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_vector__()),
+            DialectHandle::from_raw(mlirGetDialectHandle__loom_config__()),
+        ]
+    }
 }

@@ -4,7 +4,11 @@
 //! Every function takes live IR handles owned by the running pass manager;
 //! that is the one invariant their `unsafe` blocks rely on.
 
-use crate::ffi;
+use crate::names;
+pub mod capi;
+pub mod rewrite;
+
+use capi as ffi;
 use mlir_sys::*;
 use std::ffi::c_void;
 
@@ -310,7 +314,7 @@ pub fn constant_int(value: MlirValue) -> Option<i64> {
             return None;
         }
         let def = mlirOpResultGetOwner(value);
-        if op_name(def) != "index.constant" {
+        if op_name(def) != names::index::CONSTANT {
             return None;
         }
         int_attribute(def, "value")
@@ -501,4 +505,273 @@ pub fn view_type_shape(ty: MlirType) -> Option<(Vec<Option<usize>>, String)> {
         .collect::<Result<Vec<_>, _>>()
         .ok()?;
     Some((shape, name.to_string()))
+}
+
+/// The entry block of `op`'s first region (a function's, a strand's, a
+/// pipeline's or a module's body).
+pub fn body(op: MlirOperation) -> MlirBlock {
+    // SAFETY: a live operation with at least one region.
+    unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)) }
+}
+
+/// `op`'s region `index`.
+pub fn region(op: MlirOperation, index: isize) -> MlirRegion {
+    // SAFETY: a live operation with that many regions.
+    unsafe { mlirOperationGetRegion(op, index) }
+}
+
+/// Whether `value` is an op's result (not a block argument).
+pub fn is_op_result(value: MlirValue) -> bool {
+    // SAFETY: a live value.
+    unsafe { mlirValueIsAOpResult(value) }
+}
+
+/// The successor blocks of a terminator, in operand order.
+pub fn successors(op: MlirOperation) -> Vec<MlirBlock> {
+    // SAFETY: a live operation and its successor positions.
+    unsafe {
+        (0..mlirOperationGetNumSuccessors(op))
+            .map(|i| mlirOperationGetSuccessor(op, i))
+            .collect()
+    }
+}
+
+/// Element `index` of a dense i32 array attribute (e.g. operand segments).
+pub fn dense_i32_element(attr: MlirAttribute, index: isize) -> i32 {
+    // SAFETY: a live dense i32 array attribute with that many elements.
+    unsafe { mlirDenseI32ArrayGetElement(attr, index) }
+}
+
+/// The block that holds `op`.
+pub fn parent_block(op: MlirOperation) -> MlirBlock {
+    // SAFETY: a live operation.
+    unsafe { mlirOperationGetBlock(op) }
+}
+
+/// The op whose region holds `block`.
+pub fn block_parent_op(block: MlirBlock) -> MlirOperation {
+    // SAFETY: a live block.
+    unsafe { mlirBlockGetParentOperation(block) }
+}
+
+/// Remove `op` from its block and destroy it; it must have no uses left.
+pub fn erase(op: MlirOperation) {
+    // SAFETY: a live operation the caller no longer uses.
+    unsafe { mlirOperationDestroy(op) }
+}
+
+/// Replace operand `position` of `op` with `value`.
+pub fn set_operand(op: MlirOperation, position: usize, value: MlirValue) {
+    // SAFETY: a live operation with that operand.
+    unsafe { mlirOperationSetOperand(op, position as isize, value) }
+}
+
+/// Remove the attribute `name` of `op`, if present.
+pub fn remove_attribute(op: MlirOperation, name: &str) {
+    // SAFETY: a live operation.
+    unsafe {
+        mlirOperationRemoveAttributeByName(op, string_ref(name));
+    }
+}
+
+/// Erase argument `index` of `block`; it must have no uses left.
+pub fn erase_block_argument(block: MlirBlock, index: u32) {
+    // SAFETY: a live block with that argument.
+    unsafe { mlirBlockEraseArgument(block, index) }
+}
+
+/// The type `text` parses to in `ctx`, if it parses.
+pub fn parse_type(ctx: MlirContext, text: &str) -> Option<MlirType> {
+    // SAFETY: a live context; a null type when the text does not parse.
+    let ty = unsafe { mlirTypeParseGet(ctx, string_ref(text)) };
+    (!ty.ptr.is_null()).then_some(ty)
+}
+
+/// `(inputs) -> (results)`.
+pub fn function_type(ctx: MlirContext, inputs: &[MlirType], results: &[MlirType]) -> MlirType {
+    // SAFETY: a live context; MLIR copies both type lists.
+    unsafe {
+        mlirFunctionTypeGet(
+            ctx,
+            inputs.len() as isize,
+            inputs.as_ptr(),
+            results.len() as isize,
+            results.as_ptr(),
+        )
+    }
+}
+
+/// A type attribute holding `ty`.
+pub fn type_attr(ty: MlirType) -> MlirAttribute {
+    // SAFETY: a live type.
+    unsafe { mlirTypeAttrGet(ty) }
+}
+
+/// A new block at the end of `region` with arguments of `types` at
+/// `locations` (one each).
+pub fn append_block(
+    region: MlirRegion,
+    types: &[MlirType],
+    locations: &[MlirLocation],
+) -> MlirBlock {
+    assert_eq!(
+        types.len(),
+        locations.len(),
+        "one location per block argument"
+    );
+    // SAFETY: a live region; the region owns the block from here on.
+    unsafe {
+        let block = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
+        mlirRegionAppendOwnedBlock(region, block);
+        block
+    }
+}
+
+/// The context `loc` lives in.
+pub fn location_context(loc: MlirLocation) -> MlirContext {
+    // SAFETY: a live location.
+    unsafe { mlirLocationGetContext(loc) }
+}
+
+/// `op` as MLIR prints it (its custom syntax).
+pub fn op_text(op: MlirOperation) -> String {
+    // SAFETY: printing a live op.
+    printed(|f, d| unsafe { mlirOperationPrint(op, f, d) })
+}
+
+/// Emit `message` as an error at `location` through MLIR's diagnostics, so
+/// that it shows the source line like every other Loom diagnostic.
+pub fn emit_error(location: MlirLocation, message: &str) {
+    let text =
+        std::ffi::CString::new(message.replace('\0', " ")).expect("no NUL after replacement");
+    // SAFETY: a live location and a NUL-terminated message.
+    unsafe { mlirEmitError(location, text.as_ptr()) }
+}
+
+/// `op`'s attributes: each name and value, in the op's order.
+pub fn attributes(op: MlirOperation) -> Vec<(String, MlirAttribute)> {
+    // SAFETY: a live operation and its attribute positions.
+    unsafe {
+        (0..mlirOperationGetNumAttributes(op))
+            .map(|i| {
+                let named = mlirOperationGetAttribute(op, i);
+                (text(mlirIdentifierStr(named.name)), named.attribute)
+            })
+            .collect()
+    }
+}
+
+/// The symbol a flat symbol reference attribute names, if `attr` is one.
+pub fn flat_symbol_ref_value(attr: MlirAttribute) -> Option<String> {
+    // SAFETY: a live attribute, checked before it is read as a reference.
+    unsafe {
+        mlirAttributeIsAFlatSymbolRef(attr).then(|| text(mlirFlatSymbolRefAttrGetValue(attr)))
+    }
+}
+
+/// A detached copy of `op` with everything nested in it.
+pub fn clone_op(op: MlirOperation) -> MlirOperation {
+    // SAFETY: a live operation; the caller owns the copy.
+    unsafe { mlirOperationClone(op) }
+}
+
+/// Move `op` to just before `anchor` (in `anchor`'s block).
+pub fn move_before(op: MlirOperation, anchor: MlirOperation) {
+    // SAFETY: two live operations.
+    unsafe { mlirOperationMoveBefore(op, anchor) }
+}
+
+/// Insert the detached `op` just after `anchor`.
+pub fn insert_after(anchor: MlirOperation, op: MlirOperation) {
+    // SAFETY: a live anchor in a block; the block takes ownership of `op`.
+    unsafe { mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(anchor), anchor, op) }
+}
+
+/// Move the ops after `op` into a new block right after `op`'s block, and
+/// return that block.
+pub fn split_block_after(op: MlirOperation) -> MlirBlock {
+    // SAFETY: ops are detached one by one and appended to the new block,
+    // which the region owns from the start.
+    unsafe {
+        let block = mlirOperationGetBlock(op);
+        let region = mlirBlockGetParentRegion(block);
+        let rest = mlirBlockCreate(0, std::ptr::null(), std::ptr::null());
+        mlirRegionInsertOwnedBlockAfter(region, block, rest);
+        let mut next = mlirOperationGetNextInBlock(op);
+        while !next.ptr.is_null() {
+            let moving = next;
+            next = mlirOperationGetNextInBlock(next);
+            mlirOperationRemoveFromParent(moving);
+            mlirBlockAppendOwnedOperation(rest, moving);
+        }
+        rest
+    }
+}
+
+/// Move `block` out of its region to just after `after`.
+pub fn move_block_after(block: MlirBlock, after: MlirBlock) {
+    // SAFETY: `block` is detached before the region takes it.
+    unsafe {
+        mlirBlockDetach(block);
+        mlirRegionInsertOwnedBlockAfter(mlirBlockGetParentRegion(after), after, block);
+    }
+}
+
+/// A new block right after `after`, with arguments of `types` at
+/// `locations` (one each).
+pub fn insert_block_after(
+    after: MlirBlock,
+    types: &[MlirType],
+    locations: &[MlirLocation],
+) -> MlirBlock {
+    assert_eq!(
+        types.len(),
+        locations.len(),
+        "one location per block argument"
+    );
+    // SAFETY: a live block; its region owns the new block from here on.
+    unsafe {
+        let block = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
+        mlirRegionInsertOwnedBlockAfter(mlirBlockGetParentRegion(after), after, block);
+        block
+    }
+}
+
+/// A new last argument of `block`.
+pub fn add_block_argument(block: MlirBlock, ty: MlirType, loc: MlirLocation) -> MlirValue {
+    // SAFETY: a live block, type and location.
+    unsafe { mlirBlockAddArgument(block, ty, loc) }
+}
+
+/// Insert the detached `op` at `position` of `block`.
+pub fn insert_at(block: MlirBlock, position: isize, op: MlirOperation) {
+    // SAFETY: a live block; it takes ownership of `op`.
+    unsafe { mlirBlockInsertOwnedOperation(block, position, op) }
+}
+
+/// Move every block of `from` into `into` (which must be empty).
+pub fn take_body(into: MlirRegion, from: MlirRegion) {
+    // SAFETY: two live regions; the blocks move whole.
+    unsafe { mlirRegionTakeBody(into, from) }
+}
+
+/// A new block at the start of `region`, with arguments of `types` at
+/// `locations` (one each).
+pub fn prepend_block(
+    region: MlirRegion,
+    types: &[MlirType],
+    locations: &[MlirLocation],
+) -> MlirBlock {
+    assert_eq!(
+        types.len(),
+        locations.len(),
+        "one location per block argument"
+    );
+    // SAFETY: a live region; it owns the new block from here on (before its
+    // first block, or as its only one).
+    unsafe {
+        let block = mlirBlockCreate(types.len() as isize, types.as_ptr(), locations.as_ptr());
+        mlirRegionInsertOwnedBlockBefore(region, mlirRegionGetFirstBlock(region), block);
+        block
+    }
 }

@@ -1,0 +1,137 @@
+//! The compile-time evaluation of the command stream: its control flow is
+//! run when it is compiled (loops over records unrolled, branches on record
+//! numbers taken), so the stream becomes a fixed sequence of operations with
+//! the integer values of their operands.
+
+use super::realization::{refuse, Refusal};
+use loom_dialects::ir::*;
+use loom_dialects::names;
+use mlir_sys::*;
+
+/// The function's ops in execution order, when its blocks form one
+/// unconditional chain from the entry (the command-stream rule).
+/// One operation of the command stream as it runs: the operation and the
+/// integer values of its operands at that point.
+pub(super) struct Step {
+    pub op: MlirOperation,
+    pub operands: Vec<Option<i64>>,
+}
+
+/// The most operations a command stream runs once its loops are unrolled.
+const STREAM_STEPS: usize = 1 << 16;
+
+/// The integer value of an `index.cmp` of `a` and `b`.
+fn compare(predicate: &str, a: i64, b: i64) -> Option<bool> {
+    let (ua, ub) = (a as u64, b as u64);
+    Some(match predicate {
+        "eq" => a == b,
+        "ne" => a != b,
+        "slt" => a < b,
+        "sle" => a <= b,
+        "sgt" => a > b,
+        "sge" => a >= b,
+        "ult" => ua < ub,
+        "ule" => ua <= ub,
+        "ugt" => ua > ub,
+        "uge" => ua >= ub,
+        _ => return None,
+    })
+}
+
+/// The command stream's operations in the order they run: its control flow
+/// is evaluated when it is compiled (loops over records, the branches that
+/// depend on record numbers), which needs every branch condition to be
+/// known then. `known` gives the values of the strand's parameters.
+pub(super) fn evaluate(
+    function: MlirOperation,
+    known: impl Fn(MlirValue) -> Option<i64>,
+) -> Result<Vec<Step>, Refusal> {
+    let key = |v: MlirValue| v.ptr as usize;
+    let mut env: std::collections::HashMap<usize, i64> = std::collections::HashMap::new();
+    let region = region(function, 0);
+    let mut block = blocks(region).first().copied();
+    let mut steps = Vec::new();
+    while let Some(b) = block.take() {
+        for op in ops_of(b) {
+            if steps.len() == STREAM_STEPS {
+                return refuse(op, format!("the command stream runs more than {STREAM_STEPS} operations once its loops are unrolled"));
+            }
+            let value = |v: MlirValue| {
+                constant_int(v)
+                    .or_else(|| env.get(&key(v)).copied())
+                    .or_else(|| known(v))
+            };
+            let all = operands(op);
+            let values: Vec<Option<i64>> = all.iter().map(|&v| value(v)).collect();
+            let name = op_name(op);
+            let int = |i: usize| values.get(i).copied().flatten();
+            let computed = match name.as_str() {
+                names::index::ASSUME | names::index::CAST => int(0),
+                names::index::ADD => int(0).zip(int(1)).map(|(a, b)| a.wrapping_add(b)),
+                names::index::SUB => int(0).zip(int(1)).map(|(a, b)| a.wrapping_sub(b)),
+                names::index::MUL => int(0).zip(int(1)).map(|(a, b)| a.wrapping_mul(b)),
+                // Unsigned, as docs/semantics.md defines them.
+                names::index::MIN => int(0)
+                    .zip(int(1))
+                    .map(|(a, b)| (a as u64).min(b as u64) as i64),
+                names::index::MAX => int(0)
+                    .zip(int(1))
+                    .map(|(a, b)| (a as u64).max(b as u64) as i64),
+                names::index::CMP => {
+                    let predicate = string_attribute(op, "predicate").unwrap_or_default();
+                    int(0)
+                        .zip(int(1))
+                        .and_then(|(a, b)| compare(&predicate, a, b))
+                        .map(i64::from)
+                }
+                _ => None,
+            };
+            // A result a loop computed before is stale until recomputed.
+            for r in results(op) {
+                env.remove(&key(r));
+            }
+            if let (Some(v), Some(&r)) = (computed, results(op).first()) {
+                env.insert(key(r), v);
+            }
+            let next = match name.as_str() {
+                names::cfg::BR => Some((0, values.clone())),
+                names::cfg::COND_BR => {
+                    let Some(condition) = int(0) else {
+                        return refuse(op, "the transfer strand branches on a value that is not known when it is compiled; the command stream's transfers must be fixed then".into());
+                    };
+                    let sizes =
+                        attribute(op, "operandSegmentSizes").expect("cond_br has operand segments");
+                    let taken = dense_i32_element(sizes, 1) as usize;
+                    Some(if condition != 0 {
+                        (0, values[1..1 + taken].to_vec())
+                    } else {
+                        (1, values[1 + taken..].to_vec())
+                    })
+                }
+                "cfg.switch" => {
+                    return refuse(op, "a transfer strand that switches: the command stream runs a sequence fixed when it is compiled".into());
+                }
+                _ => None,
+            };
+            steps.push(Step {
+                op,
+                operands: values,
+            });
+            if let Some((successor, arguments)) = next {
+                let dest = successors(op)[successor];
+                for (parameter, argument) in loom_dialects::ir::arguments(dest)
+                    .into_iter()
+                    .zip(arguments)
+                {
+                    match argument {
+                        Some(v) => env.insert(key(parameter), v),
+                        None => env.remove(&key(parameter)),
+                    };
+                }
+                block = Some(dest);
+                break;
+            }
+        }
+    }
+    Ok(steps)
+}

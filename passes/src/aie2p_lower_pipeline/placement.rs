@@ -1,0 +1,192 @@
+//! Placement and resource checks: every placed allocation gets its offset
+//! in its tile's data memory, and each tile's memory, locks, buffer
+//! descriptors and DMA channels are checked against the profile; a refusal
+//! names the tile, the resource, what the placement needs and what exists.
+
+use super::realization::{refuse, tile_kind, Placed, Plan, Refusal, Way};
+use loom_dialects::ir::*;
+use loom_targets::Tile;
+use mlir_sys::*;
+use std::collections::BTreeMap;
+
+/// A `buffer.alloca` of constant size in `tile`, not placed yet.
+pub(super) fn placed_alloca(
+    op: MlirOperation,
+    tile: Tile,
+    role: &'static str,
+) -> Result<Placed, Refusal> {
+    let size = operands(op).last().copied();
+    let size = match size.and_then(constant_int) {
+        Some(size) => size,
+        None => {
+            return refuse(
+                op,
+                "the allocation size must be a constant once the pipeline is specialized".into(),
+            )
+        }
+    };
+    Ok(Placed {
+        op,
+        tile,
+        role,
+        align: int_attribute(op, "alignment").unwrap_or(1),
+        offset: 0,
+        size,
+    })
+}
+
+fn round_up(value: i64, alignment: i64) -> i64 {
+    if alignment <= 1 {
+        value
+    } else {
+        (value + alignment - 1) / alignment * alignment
+    }
+}
+
+/// Bytes of one element of the type named `name`.
+fn element_bytes(name: &str) -> Option<i64> {
+    Some(match name {
+        "i1" | "i8" => 1,
+        "bf16" | "f16" | "i16" => 2,
+        "f32" | "i32" => 4,
+        "f64" | "i64" | "index" => 8,
+        _ => return None,
+    })
+}
+
+/// Bytes of a view value: `resolve` gives each dynamic dimension's
+/// constant.
+pub fn view_bytes(
+    op: MlirOperation,
+    value: MlirValue,
+    resolve: &dyn Fn(MlirValue) -> Option<i64>,
+) -> Result<i64, Refusal> {
+    let unknown = || {
+        refuse(
+            op,
+            "the view's shape must be constant once the pipeline is specialized".into(),
+        )
+    };
+    let Some((shape, element)) = view_type_shape(value_type(value)) else {
+        return unknown();
+    };
+    let Some(mut bytes) = element_bytes(&element) else {
+        return unknown();
+    };
+    let mut dynamic = value_dims(value).unwrap_or_default().into_iter();
+    for dim in shape {
+        let extent = match dim {
+            Some(extent) => extent as i64,
+            None => match dynamic.next().and_then(resolve) {
+                Some(extent) => extent,
+                None => return unknown(),
+            },
+        };
+        bytes *= extent;
+    }
+    Ok(bytes)
+}
+
+impl Plan<'_> {
+    /// Give every placed allocation its offset in its tile (in order,
+    /// aligned), and check each tile's data memory.
+    pub(super) fn place_memory(&mut self) -> Result<(), Refusal> {
+        let mut ends: BTreeMap<Tile, i64> = BTreeMap::new();
+        for placed in &mut self.placed {
+            let end = ends.entry(placed.tile).or_insert(0);
+            placed.offset = round_up(*end, placed.align);
+            *end = placed.offset + placed.size;
+        }
+        for (&tile, &end) in &ends {
+            let kind = tile_kind(self.profile, tile).map_err(|why| Refusal {
+                at: location(self.pipeline),
+                message: why,
+            })?;
+            let capacity = self.profile.budget(kind).memory as i64;
+            if end > capacity {
+                let on_tile: Vec<&Placed> = self.placed.iter().filter(|p| p.tile == tile).collect();
+                let sum = |role: &str| {
+                    on_tile
+                        .iter()
+                        .filter(|p| p.role == role)
+                        .map(|p| p.size)
+                        .sum::<i64>()
+                };
+                let used: i64 = on_tile.iter().map(|p| p.size).sum();
+                let first = on_tile
+                    .iter()
+                    .find(|p| p.offset + p.size > capacity)
+                    .map_or(self.pipeline, |p| p.op);
+                return refuse(first, format!(
+                    "tile [{}, {}] ({} tile) data memory overflows: the placement needs {end} bytes (channel storage {}, private buffers {}, worker stack {}, slot cursors {}, alignment {}); the tile has {capacity}",
+                    tile.column, tile.row, kind.name(), sum("channel"), sum("private"), sum("stack"), sum("cursor"), end - used
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Locks, buffer descriptors and DMA channels per tile.
+    pub(super) fn check_resources(&mut self) -> Result<(), Refusal> {
+        let mut locks: BTreeMap<Tile, i64> = BTreeMap::new();
+        for channel in &mut self.channels {
+            let next = locks.entry(channel.tile).or_insert(0);
+            channel.free_lock = *next;
+            channel.published_lock = *next + 1;
+            *next += 2;
+        }
+        for (&tile, &used) in &locks {
+            let kind = tile_kind(self.profile, tile).expect("placed tiles are in the array");
+            let available = self.profile.budget(kind).locks as i64;
+            if used > available {
+                let at = self
+                    .channels
+                    .iter()
+                    .rev()
+                    .find(|c| c.tile == tile)
+                    .map_or(self.pipeline, |c| c.bind);
+                return refuse(at, format!(
+                    "tile [{}, {}] ({} tile) runs out of locks: its {} channels need {used} (a free-slot and a published-record lock each); the tile has {available}",
+                    tile.column, tile.row, kind.name(), used / 2
+                ));
+            }
+        }
+        let mut per_tile: BTreeMap<Tile, (i64, i64, i64, MlirOperation)> = BTreeMap::new();
+        for t in &self.transfers {
+            let tile = self.channels[t.channel].tile;
+            let ingress = t.way == Way::Ingress;
+            let ring = t.ring_slots(&self.channels[t.channel]);
+            for (at, bd, channel, s2mm) in [
+                (tile, t.tile_bd + ring - 1, t.tile_channel, ingress),
+                (t.shim, t.shim_bd, t.shim_channel, !ingress),
+            ] {
+                let entry = per_tile.entry(at).or_insert((0, 0, 0, t.copy));
+                entry.0 = entry.0.max(bd + 1);
+                if s2mm {
+                    entry.1 = entry.1.max(channel + 1);
+                } else {
+                    entry.2 = entry.2.max(channel + 1);
+                }
+                entry.3 = t.copy;
+            }
+        }
+        for (&tile, &(bds, s2mm, mm2s, at)) in &per_tile {
+            let kind = tile_kind(self.profile, tile).expect("placed tiles are in the array");
+            let b = self.profile.budget(kind);
+            let what = [
+                ("buffer descriptors", bds, b.bds as i64),
+                ("S2MM DMA channels", s2mm, b.s2mm as i64),
+                ("MM2S DMA channels", mm2s, b.mm2s as i64),
+            ];
+            for (resource, used, available) in what {
+                if used > available {
+                    return refuse(at, format!(
+                        "tile [{}, {}] ({} tile) runs out of {resource}: the command stream's transfers need {used}; the tile has {available}",
+                        tile.column, tile.row, kind.name()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,168 @@
+//! The realization's vocabulary: what the plan decides and the rewrite
+//! builds from. A channel's slots and locks in one tile, the command
+//! stream's transfers and commands, the workers, the storage placed in each
+//! tile's data memory, and the refusal that names what the profile cannot
+//! hold.
+
+use loom_dialects::ir::*;
+use loom_targets::xdna::regs::TileKind;
+use loom_targets::{DeviceProfile, Tile};
+use mlir_sys::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Bytes the lowering reserves in a worker's tile for its stack (the size
+/// mlir-aie's cores default to).
+pub const WORKER_STACK_BYTES: i64 = 1024;
+pub(super) const STACK_ALIGNMENT: i64 = 16;
+/// A slot cursor: one index.
+pub(super) const CURSOR_BYTES: i64 = 8;
+
+/// A refusal: where, and why (the resource, the tile, what was needed and
+/// what exists).
+pub struct Refusal {
+    pub at: MlirLocation,
+    pub message: String,
+}
+
+pub(super) fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal> {
+    Err(Refusal {
+        at: location(at),
+        message,
+    })
+}
+
+/// The tile at `[c, r]` of `profile`'s array, or why there is none.
+pub fn tile_at(profile: &DeviceProfile, (c, r): (i64, i64)) -> Result<Tile, String> {
+    let tile = u32::try_from(c).ok().zip(u32::try_from(r).ok());
+    match tile.map(|(c, r)| Tile::new(c, r)) {
+        Some(tile) if profile.tile_kind(tile.column, tile.row).is_some() => Ok(tile),
+        _ => Err(outside(profile, c, r)),
+    }
+}
+
+/// The kind of `tile` in `profile`'s array, or why there is none.
+pub fn tile_kind(profile: &DeviceProfile, tile: Tile) -> Result<TileKind, String> {
+    profile
+        .tile_kind(tile.column, tile.row)
+        .ok_or_else(|| outside(profile, i64::from(tile.column), i64::from(tile.row)))
+}
+
+fn outside(profile: &DeviceProfile, c: i64, r: i64) -> String {
+    format!(
+        "tile [{c}, {r}] is outside the array of {} columns x {} rows of {}",
+        profile.array.columns, profile.array.rows, profile.name
+    )
+}
+
+/// Storage placed in a tile's data memory.
+pub struct Placed {
+    /// The op the storage realizes (`buffer.alloca`), for its name.
+    pub op: MlirOperation,
+    pub tile: Tile,
+    pub role: &'static str,
+    pub align: i64,
+    /// Set when the tile's memory is laid out.
+    pub offset: i64,
+    pub size: i64,
+}
+
+/// A channel: its slots in the storage of one tile, and two locks there:
+/// free-slot credits (initially the capacity) and published-record credits.
+pub struct Channel {
+    pub bind: MlirOperation,
+    pub value: MlirValue,
+    pub tile: Tile,
+    /// Index into `Plan::placed` of the channel's storage.
+    pub storage: usize,
+    /// Byte offset of slot 0 inside the storage.
+    pub base: i64,
+    pub slot_bytes: i64,
+    pub capacity: i64,
+    pub free_lock: i64,
+    pub published_lock: i64,
+}
+
+/// Which way a command-stream transfer moves data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// Caller's buffer -> channel slot (reserve, copy, wait, publish).
+    Ingress,
+    /// Channel slot -> caller's buffer (acquire, copy, wait, release).
+    Egress,
+}
+
+/// One DMA transfer of the command stream; `schedule.rs` picks its channels
+/// and buffer descriptors.
+pub struct Transfer {
+    pub copy: MlirOperation,
+    pub way: Way,
+    pub channel: usize,
+    /// The tile of the channel's slots.
+    pub tile: Tile,
+    /// Which `run` argument of the pipeline, and the byte offset in it.
+    pub argument: usize,
+    pub argument_offset: i64,
+    /// Bytes of one record (a channel slot).
+    pub bytes: i64,
+    /// Records it moves: more than one for the DMA-engine realization of an
+    /// endpoint the stream admits repeatedly (`rings`), whose records are
+    /// consecutive in the caller's buffer and go round the channel's slots.
+    pub records: i64,
+    pub tile_channel: i64,
+    pub tile_bd: i64,
+    pub shim: Tile,
+    pub shim_channel: i64,
+    pub shim_bd: i64,
+}
+
+impl Transfer {
+    /// The tile buffer descriptors it takes: one per channel slot for a
+    /// ring of records, else one.
+    pub fn ring_slots(&self, channel: &Channel) -> i64 {
+        if self.records > 1 {
+            channel.capacity
+        } else {
+            1
+        }
+    }
+}
+
+/// What the command stream does, in order.
+pub enum Command {
+    Start(usize),
+    /// Wait for the transfers' shim channels (a `kernel.async.wait`).
+    Wait(MlirOperation, Vec<usize>),
+}
+
+/// A compute strand realized as tile code on its core.
+pub struct Worker {
+    pub strand: MlirOperation,
+    pub function: MlirOperation,
+    pub tile: Tile,
+    /// Call operands, one per function parameter.
+    pub arguments: Vec<MlirValue>,
+    /// Channel (index into `Plan::channels`) of each channel parameter.
+    pub channels: BTreeMap<usize, usize>,
+    /// `buffer.alloca<private>` ops of the function -> index into `placed`.
+    pub private: Vec<(MlirOperation, usize)>,
+    /// Slot cursors (index into `placed`) of the channel endpoints
+    /// (channel, reserve side) the worker admits more than once or in a
+    /// loop; every other endpoint always takes slot 0.
+    pub cursors: BTreeMap<(usize, bool), usize>,
+    /// Every channel endpoint (channel, reserve side) the worker admits.
+    pub endpoints: BTreeSet<(usize, bool)>,
+}
+
+pub struct Plan<'p> {
+    pub profile: &'p DeviceProfile,
+    pub pipeline: MlirOperation,
+    pub placed: Vec<Placed>,
+    pub channels: Vec<Channel>,
+    pub workers: Vec<Worker>,
+    /// The command-stream strand and its function.
+    pub command_strand: Option<(MlirOperation, MlirOperation)>,
+    pub transfers: Vec<Transfer>,
+    pub commands: Vec<Command>,
+    /// The pipeline's `run` arguments (construction-region arguments).
+    pub run_arguments: Vec<MlirValue>,
+}

@@ -1,0 +1,147 @@
+//! Worker planning: each compute strand becomes a worker on its core, with
+//! the channels it reaches directly, its private buffers, its slot cursors
+//! and its stack placed in its tile.
+
+use super::cycles::in_cycle;
+use super::placement::placed_alloca;
+use super::realization::{
+    refuse, tile_at, tile_kind, Placed, Plan, Refusal, Worker, CURSOR_BYTES, STACK_ALIGNMENT,
+    WORKER_STACK_BYTES,
+};
+use loom_dialects::ir::*;
+use loom_dialects::names;
+use loom_targets::xdna::regs::TileKind;
+use loom_targets::Tile;
+use mlir_sys::*;
+use std::collections::BTreeMap;
+
+impl Plan<'_> {
+    /// The strand's single worker.
+    pub(super) fn worker_tile(&self, strand: MlirOperation) -> Result<(i64, i64), Refusal> {
+        let origins = attribute(strand, "origins")
+            .map(dense_i64_values)
+            .unwrap_or_default();
+        let counts = attribute(strand, "counts")
+            .map(dense_i64_values)
+            .unwrap_or_default();
+        if origins.len() != 2 || counts != [1, 1] {
+            return refuse(strand, format!("aie2p-lower-pipeline needs an explicit singleton worker selection workers([c, r], [1, 1], [1, 1]); got counts {counts:?}"));
+        }
+        Ok((origins[0], origins[1]))
+    }
+
+    pub(super) fn plan_worker(
+        &mut self,
+        strand: MlirOperation,
+        function: MlirOperation,
+        at: (i64, i64),
+        arguments: Vec<MlirValue>,
+    ) -> Result<(), Refusal> {
+        let tile = match tile_at(self.profile, at) {
+            Ok(tile) => tile,
+            Err(why) => return refuse(strand, why),
+        };
+        match tile_kind(self.profile, tile) {
+            Err(why) => return refuse(strand, why),
+            Ok(TileKind::Core) => {}
+            Ok(kind) => {
+                return refuse(
+                    strand,
+                    format!(
+                        "the strand computes, so it needs a core; its worker [{}, {}] is a {} tile",
+                        tile.column,
+                        tile.row,
+                        kind.name()
+                    ),
+                )
+            }
+        }
+        let mut channels = BTreeMap::new();
+        for (i, &value) in arguments.iter().enumerate() {
+            let Some(channel) = self.channel_of(value) else {
+                continue;
+            };
+            let storage = self.channels[channel].tile;
+            if !reaches(tile, storage) || tile_kind(self.profile, storage) != Ok(TileKind::Core) {
+                return refuse(strand, format!(
+                    "the strand's core [{}, {}] cannot access channel %{}'s storage in tile [{}, {}] directly: a core reaches the data memory of its own tile and of its south, west and north core-tile neighbours only",
+                    tile.column, tile.row, value_name(value), storage.column, storage.row
+                ));
+            }
+            channels.insert(i, channel);
+        }
+        let mut private = Vec::new();
+        for op in walk(function) {
+            if op_name(op) == names::buffer::ALLOCA {
+                self.placed.push(placed_alloca(op, tile, "private")?);
+                private.push((op, self.placed.len() - 1));
+            }
+        }
+        // Endpoints admitted repeatedly rotate through their slots with a
+        // cursor the worker keeps in its tile (reset when it starts).
+        let entry = body(function);
+        let params = loom_dialects::ir::arguments(entry);
+        let mut admissions: BTreeMap<(usize, bool), (usize, bool)> = BTreeMap::new();
+        for op in walk(function) {
+            let name = op_name(op);
+            if name != names::channel::RESERVE && name != names::channel::ACQUIRE {
+                continue;
+            }
+            let Some(&channel) = params
+                .iter()
+                .position(|&p| same_value(p, operands(op)[0]))
+                .and_then(|i| channels.get(&i))
+            else {
+                return refuse(op, "the channel must be a parameter of the strand".into());
+            };
+            let looped = in_cycle(parent_block(op));
+            let seen = admissions
+                .entry((channel, name == names::channel::RESERVE))
+                .or_insert((0, false));
+            seen.0 += 1;
+            seen.1 |= looped;
+        }
+        let mut cursors = BTreeMap::new();
+        for (&key, &(count, looped)) in &admissions {
+            if (count > 1 || looped) && self.channels[key.0].capacity > 1 {
+                self.placed.push(Placed {
+                    op: function,
+                    tile,
+                    role: "cursor",
+                    align: CURSOR_BYTES,
+                    offset: 0,
+                    size: CURSOR_BYTES,
+                });
+                cursors.insert(key, self.placed.len() - 1);
+            }
+        }
+        self.placed.push(Placed {
+            op: function,
+            tile,
+            role: "stack",
+            align: STACK_ALIGNMENT,
+            offset: 0,
+            size: WORKER_STACK_BYTES,
+        });
+        self.workers.push(Worker {
+            strand,
+            function,
+            tile,
+            arguments,
+            channels,
+            private,
+            cursors,
+            endpoints: admissions.keys().copied().collect(),
+        });
+        Ok(())
+    }
+}
+
+/// Whether a core at `core` reaches `storage`'s data memory directly: its
+/// own tile, south, west and north (facts: the core's view of data memory).
+fn reaches(core: Tile, storage: Tile) -> bool {
+    let (c, r) = (core.column, core.row);
+    storage == core
+        || (storage.column == c && (storage.row + 1 == r || storage.row == r + 1))
+        || (storage.row == r && storage.column + 1 == c)
+}
