@@ -5,8 +5,9 @@
 
 use super::evaluate::evaluate;
 use super::placement::view_bytes;
-use super::plan::{argument_index, run_argument};
-use super::realization::{refuse, Command, Plan, Refusal, Transfer, Way};
+use super::realization::{
+    argument_index, refuse, run_argument, Command, Plan, Refusal, Transfer, Way,
+};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::Tile;

@@ -10,7 +10,7 @@
 //! realization from it.
 
 use super::placement::{placed_alloca, view_bytes};
-use super::realization::{refuse, tile_at, tile_kind, Channel, Plan, Refusal, Way};
+use super::realization::{refuse, run_argument, tile_at, tile_kind, Channel, Plan, Refusal, Way};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -245,28 +245,6 @@ fn constant_of(op: MlirOperation, value: MlirValue, what: &str) -> Result<i64, R
         },
         Ok,
     )
-}
-
-/// The block argument `value` is, if it is one of `args`.
-pub(super) fn argument_index(value: MlirValue, args: &[MlirValue]) -> Option<usize> {
-    args.iter().position(|&a| same_value(a, value))
-}
-
-/// Look through `buffer.assume.alignment` to a construction-region argument.
-pub(super) fn run_argument(value: MlirValue, run: &[MlirValue]) -> Option<usize> {
-    if let Some(i) = argument_index(value, run) {
-        return Some(i);
-    }
-    let is_result = is_op_result(value);
-    if !is_result {
-        return None;
-    }
-    let def = owner_op(value);
-    if op_name(def) != names::buffer::ASSUME_ALIGNMENT {
-        return None;
-    }
-    let position = results(def).iter().position(|&r| same_value(r, value))?;
-    argument_index(operands(def)[position], run)
 }
 
 /// `[c, r]` from an array attribute.

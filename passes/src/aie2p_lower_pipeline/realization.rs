@@ -5,6 +5,7 @@
 //! hold.
 
 use loom_dialects::ir::*;
+use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::{DeviceProfile, Tile};
 use mlir_sys::*;
@@ -165,4 +166,26 @@ pub struct Plan<'p> {
     pub commands: Vec<Command>,
     /// The pipeline's `run` arguments (construction-region arguments).
     pub run_arguments: Vec<MlirValue>,
+}
+
+/// The block argument `value` is, if it is one of `args`.
+pub(super) fn argument_index(value: MlirValue, args: &[MlirValue]) -> Option<usize> {
+    args.iter().position(|&a| same_value(a, value))
+}
+
+/// Look through `buffer.assume.alignment` to a construction-region argument.
+pub(super) fn run_argument(value: MlirValue, run: &[MlirValue]) -> Option<usize> {
+    if let Some(i) = argument_index(value, run) {
+        return Some(i);
+    }
+    let is_result = is_op_result(value);
+    if !is_result {
+        return None;
+    }
+    let def = owner_op(value);
+    if op_name(def) != names::buffer::ASSUME_ALIGNMENT {
+        return None;
+    }
+    let position = results(def).iter().position(|&r| same_value(r, value))?;
+    argument_index(operands(def)[position], run)
 }
