@@ -87,6 +87,31 @@ pub enum TxnOp {
     },
 }
 
+/// The two ops that give a shim DMA channel a buffer descriptor over a
+/// caller's buffer: the descriptor's words, written with its address zero
+/// (BLOCKWRITE at `bd_address`), then the DDR_PATCH that adds the address of
+/// argument `arg_index` plus `arg_offset` to its address (word 1) once the
+/// buffer is known. The compiler's command stream and the HAL's transaction
+/// builder both hand shim channels their transfers this way.
+pub fn shim_descriptor(
+    bd_address: u32,
+    words: Vec<u32>,
+    arg_index: u32,
+    arg_offset: u64,
+) -> [TxnOp; 2] {
+    [
+        TxnOp::BlockWrite {
+            address: bd_address,
+            words,
+        },
+        TxnOp::DdrPatch {
+            address: bd_address + 4,
+            arg_index,
+            arg_offset,
+        },
+    ]
+}
+
 impl TxnOp {
     fn mnemonic(&self) -> &'static str {
         match self {

@@ -6,7 +6,7 @@
 use clap::{Parser, ValueEnum};
 use loom_dialects::names;
 use loom_driver::compile::{self, Record, Request, Step};
-use loom_driver::{output, read_input, xdna, Failure, Format, Session};
+use loom_driver::{output, read_input, Failure, Format, Session};
 use melior::ir::Module;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -265,10 +265,10 @@ fn run(args: &Args) -> Result<(), Failure> {
     // The artifact and the report's target section come from the native
     // realization alone.
     let built = if compile::is_native(&source.module) {
-        Some(xdna::build(
-            source.module.as_operation().to_raw(),
-            &args.root,
-        )?)
+        Some(
+            loom_xdna_backend::emit(source.module.as_operation().to_raw(), &args.root)
+                .map_err(|d| Failure(d.render()))?,
+        )
     } else {
         None
     };
@@ -276,7 +276,9 @@ fn run(args: &Args) -> Result<(), Failure> {
         (OutputFormat::Loom, _) => session.print(&source.module, Format::Text),
         (OutputFormat::Mlir, _) => session.print(&source.module, Format::Generic),
         (OutputFormat::Bc, _) => session.print(&source.module, Format::Bytecode),
-        (OutputFormat::Xdna, Some(built)) => xdna::elf_bytes(built)?,
+        (OutputFormat::Xdna, Some(built)) => built
+            .elf()
+            .map_err(|e| Failure(format!("loom-compile: error: writing the .xdna ELF: {e}\n")))?,
         (OutputFormat::TxnText, Some(built)) => built.txn.disassemble(built.profile).into_bytes(),
         (OutputFormat::Xdna | OutputFormat::TxnText, None) => {
             return Err(usage(

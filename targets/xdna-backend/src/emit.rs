@@ -1,0 +1,354 @@
+//! The `.xdna` artifact of a native realization, rebuilt from the module
+//! alone (so a resumed compile of the dumped native module gives the same
+//! bytes), with the realization section of the compile report.
+//!
+//! The configuration function's instructions become TXN control code in
+//! order: lock initial values (WRITE), stream routes (stream-switch WRITEs),
+//! core enables, tile buffer descriptors (BLOCKWRITE) and start-queue
+//! entries, shim buffer descriptors (BLOCKWRITE, then DDR_PATCH of the
+//! caller's buffer address), shim task-queue entries with a completion
+//! token, and waits for those tokens (TCT sync). Worker images carry the
+//! worker's Low aie2p IR: there is no AIE2P code generator yet, so the
+//! artifact and the report say `device_loadable: false`.
+
+use crate::report::{place, report, TileUse};
+use loom_diagnostic::Diagnostic;
+use loom_dialects::ir::*;
+use loom_dialects::names;
+use loom_targets::xdna::elf::{
+    self, ArgKind, Artifact, ElfError, Entry, EntryArg, Patch, PatchSchema, TileImage,
+};
+use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry};
+use loom_targets::xdna::route::{self, Endpoint, Used};
+use loom_targets::xdna::txn::{shim_descriptor, Txn, TxnOp};
+use loom_targets::{DeviceProfile, Tile};
+use mlir_sys::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Why tile images cannot run on an NPU yet.
+pub const NOT_LOADABLE: &str = "worker tile images carry Low aie2p IR for the simulated devices; \
+     the AIE2P code generator does not exist yet";
+
+/// In DDR_PATCH, the xclbin flow counts the instruction buffer arguments
+/// (opcode, instructions, instruction count) before the kernel's own
+/// (xdna-hardware-facts §4); the ELF flow patches through relocations.
+pub const DDR_PATCH_ARGUMENT_BASE: u32 = 3;
+
+pub struct Built {
+    pub profile: &'static DeviceProfile,
+    pub txn: Txn,
+    pub artifact: Artifact,
+    pub report: Value,
+}
+
+fn fail(op: MlirOperation, message: String) -> Diagnostic {
+    Diagnostic::error(location_text(location(op)), message)
+}
+
+/// An integer attribute the op's verifier guarantees.
+pub(crate) fn int(op: MlirOperation, name: &str) -> i64 {
+    int_attribute(op, name).unwrap_or(0)
+}
+
+pub(crate) fn tile(op: MlirOperation, name: &str) -> Tile {
+    let t = attribute(op, name)
+        .map(dense_i64_values)
+        .unwrap_or_default();
+    Tile::new(t[0] as u32, t[1] as u32)
+}
+
+fn direction(op: MlirOperation) -> Direction {
+    match string_attribute(op, "direction").as_deref() {
+        Some("s2mm") => Direction::S2mm,
+        _ => Direction::Mm2s,
+    }
+}
+
+/// Build the artifact of the public configuration function `root`.
+pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
+    let root = root.trim_start_matches('@');
+    let symbols = symbols(module);
+    let Some(&function) = symbols.get(root) else {
+        return Err(Diagnostic::error(
+            "loom-compile",
+            format!("the native module has no @{root}"),
+        ));
+    };
+    let context = symbol_ref(function, "target").and_then(|t| symbols.get(&t).copied());
+    let configuration = context.filter(|&c| {
+        op_name(c) == names::aie2p::TARGET
+            && string_attribute(c, "kind").as_deref() == Some("configuration")
+    });
+    let Some(configuration) = configuration else {
+        return Err(fail(function, format!("@{root} is not a configuration function (a func.def targeting an aie2p.target<configuration>)")));
+    };
+    let profile_name = string_attribute(configuration, "device_profile").unwrap_or_default();
+    let Some(profile) = loom_targets::profiles()
+        .iter()
+        .find(|p| p.name == profile_name)
+    else {
+        return Err(fail(
+            configuration,
+            format!("unknown device profile `{profile_name}`"),
+        ));
+    };
+    let mut txn = Txn::new(profile).map_err(|e| fail(configuration, e.to_string()))?;
+    let entry = body(function);
+    let run_arguments = arguments(entry);
+    let mut patches = Vec::new();
+    let mut patch_ops = Vec::new(); // (op index of the BD's BLOCKWRITE, argument, offset)
+    let mut used = Used::default();
+    let mut tiles: BTreeMap<Tile, TileUse> = BTreeMap::new();
+    let mut images = Vec::new();
+    let mut command_stream = Vec::new();
+    let kind_of = |op: MlirOperation, at: Tile| {
+        profile.tile_kind(at.column, at.row).ok_or_else(|| {
+            fail(
+                op,
+                format!("tile {at} is outside the array of {}", profile.name),
+            )
+        })
+    };
+    let address = |op: MlirOperation,
+                   at: Tile,
+                   offset: Result<u32, loom_targets::xdna::regs::RegisterError>| {
+        offset
+            .map(|o| profile.tile_address(at.column, at.row, o) as u32)
+            .map_err(|e| fail(op, format!("tile {at}: {e}")))
+    };
+    for op in ops_of(entry) {
+        let name = op_name(op);
+        if name.starts_with("aie2p.") && name != names::aie2p::TILE_BUFFER {
+            command_stream.push(Value::String(op_text(op)));
+        }
+        match name.as_str() {
+            names::aie2p::TILE_BUFFER => place(&mut tiles, op),
+            names::aie2p::LOCK_INIT => {
+                let at = tile(op, "tile");
+                let kind = kind_of(op, at)?;
+                let lock = int(op, "lock");
+                txn.ops.push(TxnOp::Write {
+                    address: address(op, at, profile.lock_value(kind, lock as u32))?,
+                    value: int(op, "value") as u32,
+                });
+                tiles.entry(at).or_default().locks.push(lock);
+            }
+            names::aie2p::ROUTE => {
+                let (from, to) = (tile(op, "source"), tile(op, "destination"));
+                let source = Endpoint {
+                    column: from.column,
+                    row: from.row,
+                    channel: int(op, "source_channel") as u32,
+                };
+                let destination = Endpoint {
+                    column: to.column,
+                    row: to.row,
+                    channel: int(op, "destination_channel") as u32,
+                };
+                let settings = route::route(profile, source, destination, &mut used)
+                    .map_err(|e| fail(op, e.to_string()))?;
+                // The shim mux/demux fields of other channels must stay.
+                txn.ops.extend(settings.iter().map(|s| s.txn_op(profile)));
+            }
+            names::aie2p::PROGRAM_LOAD => {
+                let at = tile(op, "coordinates");
+                let image = symbol_ref(op, "image").unwrap_or_default();
+                let Some(&worker) = symbols.get(&image) else {
+                    return Err(fail(op, format!("@{image} is not defined")));
+                };
+                // The worker's private buffers and stack (its channel
+                // storage is the configuration's, placed once).
+                for placed in walk(worker)
+                    .into_iter()
+                    .filter(|&o| op_name(o) == names::aie2p::TILE_BUFFER)
+                {
+                    place(&mut tiles, placed);
+                }
+                // The image is a module of its own: the worker and its
+                // core context, so a device can parse it alone.
+                let mut text = String::new();
+                let context = symbol_ref(worker, "target").and_then(|t| symbols.get(&t).copied());
+                for op in context.into_iter().chain([worker]) {
+                    text.push_str(&op_text(op));
+                    text.push_str("\n\n");
+                }
+                tiles.entry(at).or_default().image = Some((image.clone(), text.len()));
+                images.push(TileImage {
+                    column: at.column,
+                    row: at.row,
+                    name: image,
+                    bytes: text.into_bytes(),
+                });
+            }
+            names::aie2p::CORE_ENABLE => {
+                let at = tile(op, "tile");
+                txn.ops.push(TxnOp::Write {
+                    address: profile.tile_address(at.column, at.row, profile.core_control()) as u32,
+                    value: 1,
+                });
+            }
+            names::aie2p::DMA_BD => {
+                let at = tile(op, "tile");
+                let kind = kind_of(op, at)?;
+                let regs = profile.tile_registers(kind);
+                let own = regs.dma_own_lock_id_base as i64;
+                let base = regs
+                    .dma_own_memory_address
+                    .as_ref()
+                    .map_or(0, |h| h.0 as u64);
+                let lock = |name: &str, value: &str, sign: i64| {
+                    attribute(op, name)
+                        .map(|_| ((own + int(op, name)) as u32, (sign * int(op, value)) as i32))
+                };
+                let bd = BufferDescriptor {
+                    address: base + int(op, "offset") as u64,
+                    length: int(op, "length") as u32,
+                    // Out of range stays out of range: the encoder refuses it.
+                    next_bd: attribute(op, "next")
+                        .map(|_| u32::try_from(int(op, "next")).unwrap_or(u32::MAX)),
+                    valid: true,
+                    // Acquire-greater-equal N is written as -N.
+                    acquire: lock("acquire_lock", "acquire_value", -1),
+                    release: lock("release_lock", "release_value", 1),
+                    burst_length: None,
+                    iteration: None,
+                };
+                let n = int(op, "bd");
+                let words = profile
+                    .encode_bd(kind, &bd)
+                    .map_err(|e| fail(op, e.to_string()))?;
+                txn.ops.push(TxnOp::BlockWrite {
+                    address: address(op, at, profile.bd(kind, n as u32))?,
+                    words,
+                });
+                tiles.entry(at).or_default().bds.push(n);
+            }
+            names::aie2p::SHIM_BD => {
+                let at = tile(op, "tile");
+                let kind = kind_of(op, at)?;
+                let buffer = operands(op)[0];
+                let Some(argument) = run_arguments.iter().position(|&a| same_value(a, buffer))
+                else {
+                    return Err(fail(op, "the buffer must be an argument of the configuration function (a caller's buffer)".into()));
+                };
+                let offset = int(op, "offset");
+                let bd = BufferDescriptor {
+                    // The caller's buffer address is added when it is known.
+                    address: 0,
+                    length: int(op, "length") as u32,
+                    next_bd: None,
+                    valid: true,
+                    acquire: None,
+                    release: None,
+                    burst_length: profile
+                        .tile_registers(kind)
+                        .bd_layout
+                        .burst_length
+                        .as_ref()
+                        .and_then(|b| b.bytes.first().copied()),
+                    iteration: None,
+                };
+                let n = int(op, "bd");
+                let words = profile
+                    .encode_bd(kind, &bd)
+                    .map_err(|e| fail(op, e.to_string()))?;
+                let bd_address = address(op, at, profile.bd(kind, n as u32))?;
+                patch_ops.push((txn.ops.len(), argument, offset));
+                txn.ops.extend(shim_descriptor(
+                    bd_address,
+                    words,
+                    argument as u32 + DDR_PATCH_ARGUMENT_BASE,
+                    offset as u64,
+                ));
+                tiles.entry(at).or_default().bds.push(n);
+            }
+            names::aie2p::DMA_START => {
+                let at = tile(op, "tile");
+                let kind = kind_of(op, at)?;
+                let dir = direction(op);
+                let channel = int(op, "channel");
+                let entry = StartQueueEntry {
+                    start_bd: int(op, "bd") as u32,
+                    runs: attribute(op, "repeat")
+                        .map_or(1, |_| u32::try_from(int(op, "repeat")).unwrap_or(u32::MAX)),
+                    token_issue: attribute(op, "token").is_some(),
+                };
+                let value = profile
+                    .encode_start_queue(kind, &entry)
+                    .map_err(|e| fail(op, e.to_string()))?;
+                txn.ops.push(TxnOp::Write {
+                    address: address(op, at, profile.start_queue(kind, dir, channel as u32))?,
+                    value,
+                });
+                let usage = tiles.entry(at).or_default();
+                match dir {
+                    Direction::S2mm => usage.s2mm.push(channel),
+                    Direction::Mm2s => usage.mm2s.push(channel),
+                }
+            }
+            names::aie2p::DMA_WAIT => {
+                let at = tile(op, "tile");
+                txn.ops.push(TxnOp::Sync {
+                    column: at.column as u8,
+                    row: at.row as u8,
+                    direction: direction(op),
+                    channel: int(op, "channel") as u8,
+                    column_count: 1,
+                    row_count: 1,
+                });
+            }
+            names::func::RETURN => {}
+            other => {
+                return Err(fail(
+                    op,
+                    format!("`{other}` is not a configuration instruction the xdna target encodes"),
+                ));
+            }
+        }
+    }
+    let offsets = txn.op_offsets();
+    for (index, argument, offset) in patch_ops {
+        // The relocation names the BLOCKWRITE's first payload word (BD word 0).
+        patches.push(Patch {
+            arg_index: argument as u32,
+            ctrltext_offset: (offsets[index] + 16) as u32,
+            schema: PatchSchema::ShimDma48,
+            addend: offset as u32,
+        });
+    }
+    let columns = tiles.keys().map(|t| t.column + 1).max().unwrap_or(1);
+    let artifact = Artifact {
+        profile: profile.name.clone(),
+        columns,
+        ctrltext: txn.encode(),
+        patches,
+        entries: vec![Entry {
+            name: root.to_string(),
+            args: run_arguments
+                .iter()
+                .map(|&a| EntryArg {
+                    name: value_name(a),
+                    kind: ArgKind::Buffer,
+                })
+                .collect(),
+        }],
+        tile_images: images,
+        device_loadable: false,
+        not_loadable_reason: Some(NOT_LOADABLE.to_string()),
+    };
+    let report = report(profile, &tiles, command_stream, &txn, &artifact);
+    Ok(Built {
+        profile,
+        txn,
+        artifact,
+        report,
+    })
+}
+
+impl Built {
+    /// The `.xdna` ELF bytes.
+    pub fn elf(&self) -> Result<Vec<u8>, ElfError> {
+        elf::write(&self.artifact)
+    }
+}
