@@ -3,6 +3,8 @@
 //! The aie2p lowering, TXN configuration code and the ELF writer will live
 //! here too (the xdna target issue).
 
+#![deny(unsafe_code)]
+
 mod profile;
 mod tile;
 pub mod xdna;

@@ -3,6 +3,8 @@
 //! with MLIR-style diagnostics, printing any output form, and writing output
 //! files atomically.
 
+#![deny(unsafe_code)]
+
 pub mod compile;
 pub mod diagnostic;
 pub mod format;
@@ -11,16 +13,32 @@ pub mod limits;
 pub mod npy;
 pub mod output;
 pub mod scenario;
+// The one audited FFI module: the MLIR session over Loom's C API.
+#[allow(unsafe_code)]
 pub mod session;
 pub mod split;
 pub mod xdna;
 
 pub use format::{Format, InputForm};
+pub use loom_diagnostic::Diagnostic;
 pub use session::{PipelineOptions, Session, SourceModule};
 
-/// A failure the tool has already reported (or will report) as text.
+/// Why a tool stops: its diagnostics, rendered as MLIR renders them
+/// (Loom's own come as `Diagnostic`s, MLIR's already rendered by its
+/// handler), printed once by `exit_with`.
 #[derive(Debug)]
 pub struct Failure(pub String);
+
+impl From<Diagnostic> for Failure {
+    fn from(diagnostic: Diagnostic) -> Failure {
+        Failure(diagnostic.render())
+    }
+}
+
+/// The tool stops with an error at `location` (a file, a flag, the tool).
+pub fn error(location: impl Into<String>, message: impl Into<String>) -> Failure {
+    Diagnostic::error(location, message).into()
+}
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,8 +72,8 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, Failure> {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
-            .map_err(|e| Failure(format!("<stdin>: error: cannot read: {e}")))?;
+            .map_err(|e| error("<stdin>", format!("cannot read: {e}")))?;
         return Ok(bytes);
     }
-    std::fs::read(path).map_err(|e| Failure(format!("{path}: error: cannot read: {e}")))
+    std::fs::read(path).map_err(|e| error(path, format!("cannot read: {e}")))
 }

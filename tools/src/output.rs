@@ -2,7 +2,7 @@
 //! temporary file in the target's directory, which is renamed over the
 //! target only once everything has been written.
 
-use crate::Failure;
+use crate::{error, Failure};
 use std::io::Write;
 use std::path::Path;
 
@@ -14,7 +14,7 @@ pub fn say(bytes: &[u8]) -> Result<(), Failure> {
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
-        Err(e) => Err(Failure(format!("<stdout>: error: cannot write: {e}"))),
+        Err(e) => Err(error("<stdout>", format!("cannot write: {e}"))),
     }
 }
 
@@ -28,7 +28,7 @@ pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
     // a file over it would replace the device node.
     if let Ok(meta) = std::fs::metadata(target) {
         if !meta.is_file() && !meta.is_dir() {
-            let fail = |e: std::io::Error| Failure(format!("{path}: error: cannot write: {e}"));
+            let fail = |e: std::io::Error| error(path, format!("cannot write: {e}"));
             let mut file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(target)
@@ -42,8 +42,7 @@ pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), Failure> {
     };
     // Report the OS error alone: the temporary file's name means nothing to
     // the user.
-    let fail =
-        |e: std::io::Error| Failure(format!("{path}: error: cannot write: {}", os_reason(&e)));
+    let fail = |e: std::io::Error| error(path, format!("cannot write: {}", os_reason(&e)));
     let mut temp = tempfile::Builder::new()
         .prefix(".loom-")
         .tempfile_in(dir)

@@ -115,9 +115,10 @@ impl Session {
                     imported.as_bytes()
                 }
                 Err(e) => {
-                    return Err(Failure(format!(
-                        "{name}: error: input is neither UTF-8 text nor MLIR bytecode: {e}"
-                    )))
+                    return Err(crate::error(
+                        name,
+                        format!("input is neither UTF-8 text nor MLIR bytecode: {e}"),
+                    ))
                 }
             },
             _ => bytes,
@@ -222,9 +223,10 @@ impl Session {
             } else {
                 format!("exit status {}", libc::WEXITSTATUS(status))
             };
-            Err(Failure(format!(
-                "{name}: error: malformed MLIR bytecode: MLIR's bytecode reader failed on it ({how})\n"
-            )))
+            Err(crate::error(
+                name,
+                format!("malformed MLIR bytecode: MLIR's bytecode reader failed on it ({how})"),
+            ))
         }
     }
 

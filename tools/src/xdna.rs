@@ -39,11 +39,11 @@ pub fn compile(
     };
     let steps = crate::compile::plan(&request, module);
     crate::compile::run(session, module, &steps, &mut |_, _| Ok(()))?;
-    let built = loom_xdna_backend::emit(module.as_operation().to_raw(), root)
-        .map_err(|d| Failure(d.render()))?;
+    let built =
+        loom_xdna_backend::emit(module.as_operation().to_raw(), root).map_err(Failure::from)?;
     built
         .elf()
-        .map_err(|e| Failure(format!("loom-compile: error: writing the .xdna ELF: {e}\n")))
+        .map_err(|e| crate::error("loom-compile", format!("writing the .xdna ELF: {e}")))
 }
 
 #[cfg(test)]

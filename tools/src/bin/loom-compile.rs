@@ -3,10 +3,12 @@
 //! (see `loom_driver::compile`) and writes the result, with optional IR
 //! dumps after named passes and a JSON compile report.
 
+#![deny(unsafe_code)]
+
 use clap::{Parser, ValueEnum};
 use loom_dialects::names;
 use loom_driver::compile::{self, Record, Request, Step};
-use loom_driver::{output, read_input, Failure, Format, Session};
+use loom_driver::{error, output, read_input, Failure, Format, Session};
 use melior::ir::Module;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -79,7 +81,7 @@ struct Args {
 }
 
 fn usage(message: String) -> Failure {
-    Failure(format!("loom-compile: error: {message}\n"))
+    error("loom-compile", message)
 }
 
 /// Check the flags that need no input, before reading it.
@@ -267,7 +269,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     let built = if compile::is_native(&source.module) {
         Some(
             loom_xdna_backend::emit(source.module.as_operation().to_raw(), &args.root)
-                .map_err(|d| Failure(d.render()))?,
+                .map_err(Failure::from)?,
         )
     } else {
         None
@@ -278,7 +280,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         (OutputFormat::Bc, _) => session.print(&source.module, Format::Bytecode),
         (OutputFormat::Xdna, Some(built)) => built
             .elf()
-            .map_err(|e| Failure(format!("loom-compile: error: writing the .xdna ELF: {e}\n")))?,
+            .map_err(|e| error("loom-compile", format!("writing the .xdna ELF: {e}")))?,
         (OutputFormat::TxnText, Some(built)) => built.txn.disassemble(built.profile).into_bytes(),
         (OutputFormat::Xdna | OutputFormat::TxnText, None) => {
             return Err(usage(

@@ -1,6 +1,8 @@
 //! loom-format: check and format Loom text; convert between Loom text, MLIR
 //! bytecode (`.loombc`) and generic MLIR.
 
+#![deny(unsafe_code)]
+
 use clap::Parser;
 use loom_driver::{output, read_input, Failure, Format, InputForm, Session};
 use std::process::ExitCode;

@@ -2,6 +2,8 @@
 //! mlir-opt does for MLIR. Passes are named by their flags (`--canonicalize`,
 //! `--loom-specialize-config=values=k=512`) or given as a textual pipeline.
 
+#![deny(unsafe_code)]
+
 use clap::Parser;
 use loom_driver::{output, read_input, split, Failure, Format, PipelineOptions, Session};
 use std::process::ExitCode;

@@ -2,6 +2,8 @@
 //! compare the results. Scenarios are `// TEST-...` directives in the
 //! `.loom` file (docs/checked-pipelines.md).
 
+#![deny(unsafe_code)]
+
 use clap::{Parser, ValueEnum};
 use loom_driver::compile::{self, Request};
 use loom_driver::scenario::{self, Scenario};
