@@ -17,7 +17,8 @@ pub(super) fn placed_alloca(
 ) -> Result<Placed, Refusal> {
     let size = operands(op).last().copied();
     let size = match size.and_then(constant_int) {
-        Some(size) => size,
+        Some(size) if size >= 0 => size,
+        Some(size) => return refuse(op, format!("the allocation size is negative ({size} bytes)")),
         None => {
             return refuse(
                 op,
@@ -35,11 +36,12 @@ pub(super) fn placed_alloca(
     })
 }
 
-fn round_up(value: i64, alignment: i64) -> i64 {
+/// `value` rounded up to a multiple of `alignment`, unless that overflows.
+fn round_up(value: i64, alignment: i64) -> Option<i64> {
     if alignment <= 1 {
-        value
+        Some(value)
     } else {
-        (value + alignment - 1) / alignment * alignment
+        Some(value.checked_add(alignment - 1)? / alignment * alignment)
     }
 }
 
@@ -82,7 +84,10 @@ pub fn view_bytes(
                 None => return unknown(),
             },
         };
-        bytes *= extent;
+        let Some(product) = bytes.checked_mul(extent) else {
+            return refuse(op, "the view's size in bytes overflows 64 bits".into());
+        };
+        bytes = product;
     }
     Ok(bytes)
 }
@@ -94,8 +99,20 @@ impl Plan<'_> {
         let mut ends: BTreeMap<Tile, i64> = BTreeMap::new();
         for placed in &mut self.placed {
             let end = ends.entry(placed.tile).or_insert(0);
-            placed.offset = round_up(*end, placed.align);
-            *end = placed.offset + placed.size;
+            let placed_end = round_up(*end, placed.align)
+                .and_then(|offset| Some((offset, offset.checked_add(placed.size)?)));
+            let Some((offset, placed_end)) = placed_end else {
+                let kind = tile_kind(self.profile, placed.tile).map_err(|why| Refusal {
+                    at: location(placed.op),
+                    message: why,
+                })?;
+                return refuse(placed.op, format!(
+                    "tile {} ({} tile) data memory overflows: this allocation of {} bytes ends past byte {}, the largest offset there is; the tile has {}",
+                    placed.tile, kind.name(), placed.size, i64::MAX, self.profile.budget(kind).memory
+                ));
+            };
+            placed.offset = offset;
+            *end = placed_end;
         }
         for (&tile, &end) in &ends {
             let kind = tile_kind(self.profile, tile).map_err(|why| Refusal {

@@ -166,12 +166,13 @@ impl<'p> Plan<'p> {
             );
         }
         let placed = &self.placed[storage];
-        if base + total > placed.size {
+        let end = base.checked_add(total).filter(|&end| base >= 0 && end <= placed.size);
+        if end.is_none() {
             return refuse(
                 op,
                 format!(
                     "the slots (bytes [{base}, {}) of their storage) overrun the {}-byte allocation",
-                    base + total,
+                    i128::from(base) + i128::from(total),
                     placed.size
                 ),
             );
