@@ -12,6 +12,9 @@ use mlir_sys::{mlirOperationWriteBytecode, MlirStringRef};
 use std::ffi::c_void;
 use std::os::fd::FromRawFd;
 
+/// Seconds the bytecode probe may take, plus one per MiB of input.
+const PROBE_SECONDS: u32 = 3;
+
 /// How a pass pipeline runs (MLIR's debugging options).
 #[derive(Clone, Debug)]
 pub struct PipelineOptions {
@@ -159,6 +162,9 @@ impl Session {
     /// is read again here; otherwise the child's diagnostics (or the way it
     /// died) are the report, and this process never touches the bad bytes.
     fn probe_bytecode(&self, contents: &[u8], name: &str) -> Result<(), Failure> {
+        // Some corruptions send MLIR's reader into a loop: the child has a
+        // time limit (generous: a valid module reads at megabytes a second).
+        let limit = PROBE_SECONDS + (contents.len() >> 20) as u32;
         let mut fds = [0; 2];
         // SAFETY: the child only parses from memory it inherited, writes its
         // diagnostics to the pipe and leaves with `_exit`, running no
@@ -167,6 +173,7 @@ impl Session {
             if libc::pipe(fds.as_mut_ptr()) != 0 {
                 return Ok(()); // no probe possible: parse directly
             }
+            let parent = libc::getpid();
             let pid = libc::fork();
             if pid < 0 {
                 libc::close(fds[0]);
@@ -174,6 +181,13 @@ impl Session {
                 return Ok(());
             }
             if pid == 0 {
+                // The child dies with its parent, and by SIGALRM at its
+                // limit, so it never outlives the tool.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                libc::alarm(limit);
                 libc::close(fds[0]);
                 let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
                 if null >= 0 {
@@ -217,6 +231,12 @@ impl Session {
             if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 1 && !diagnostics.is_empty()
             {
                 return Err(Failure(diagnostics));
+            }
+            if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGALRM {
+                return Err(crate::error(
+                    name,
+                    format!("malformed MLIR bytecode: MLIR's bytecode reader did not finish within {limit} s"),
+                ));
             }
             let how = if libc::WIFSIGNALED(status) {
                 format!("signal {}", libc::WTERMSIG(status))
