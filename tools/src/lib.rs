@@ -65,6 +65,21 @@ pub fn exit_with(
     }
 }
 
+/// The command line parsed from `args` (the program name first). A usage
+/// error (an unknown flag, a bad value, a missing option) is printed and
+/// exits 1, as every other failure and as LLVM's tools do; `--help` and
+/// `--version` exit 0.
+pub fn command_line<T, A>(args: impl IntoIterator<Item = A>) -> T
+where
+    T: clap::Parser,
+    A: Into<std::ffi::OsString> + Clone,
+{
+    T::try_parse_from(args).unwrap_or_else(|e| {
+        let _ = e.print();
+        std::process::exit(if e.use_stderr() { 1 } else { 0 })
+    })
+}
+
 /// Read a whole input: a path, or `-` for standard input.
 pub fn read_input(path: &str) -> Result<Vec<u8>, Failure> {
     use std::io::Read;

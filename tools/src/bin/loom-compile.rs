@@ -315,6 +315,6 @@ fn run(args: &Args) -> Result<(), Failure> {
 
 fn main() -> ExitCode {
     loom_passes::register_all();
-    let args = Args::parse();
+    let args: Args = loom_driver::command_line(std::env::args_os());
     loom_driver::exit_with(move || run(&args).map(|()| ExitCode::SUCCESS))
 }

@@ -78,6 +78,6 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = loom_driver::command_line(std::env::args_os());
     loom_driver::exit_with(move || run(&args))
 }

@@ -78,7 +78,7 @@ fn parse_args() -> Args {
             None => rest.push(arg),
         }
     }
-    let mut args = Args::parse_from(rest);
+    let mut args: Args = loom_driver::command_line(rest);
     args.passes = passes;
     args
 }

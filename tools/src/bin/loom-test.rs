@@ -762,6 +762,6 @@ fn say(text: &str) -> Result<(), Failure> {
 
 fn main() -> ExitCode {
     loom_passes::register_all();
-    let args = Args::parse();
+    let args: Args = loom_driver::command_line(std::env::args_os());
     loom_driver::exit_with(move || run(&args))
 }
