@@ -8,7 +8,8 @@
 use clap::{Parser, ValueEnum};
 use loom_dialects::names;
 use loom_driver::compile::{self, Record, Request, Step};
-use loom_driver::{error, output, read_input, Failure, Format, Session};
+use loom_driver::output::Outputs;
+use loom_driver::{error, read_input, Failure, Format, Session};
 use melior::ir::Module;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -124,11 +125,13 @@ fn check_flags(args: &Args) -> Result<Vec<(String, String)>, Failure> {
     Ok(config)
 }
 
-/// IR dumps: `DIR/NN-PASS.loom`, and the trace index that lists them.
+/// IR dumps: `DIR/NN-PASS.loom`, and the trace index that lists them, kept
+/// until the run's outputs are committed together.
 struct Trace {
     dir: String,
     wanted: Vec<String>,
     entries: Vec<Value>,
+    dumps: Vec<(String, Vec<u8>)>,
 }
 
 impl Trace {
@@ -150,16 +153,22 @@ impl Trace {
         )
         .into_bytes();
         text.extend(session.print(module, Format::Text));
-        output::write_atomically(&format!("{}/{file}", self.dir), &text)?;
+        self.dumps.push((file.clone(), text));
         self.entries
             .push(json!({"order": order, "pass": step.pass, "file": file}));
         Ok(())
     }
 
-    fn write_index(&self, input: &str) -> Result<(), Failure> {
+    /// Stage the dumps and the index (`input` is the compiled file).
+    fn stage(&self, outputs: &mut Outputs, input: &str) -> Result<(), Failure> {
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| usage(format!("cannot create {}: {e}", self.dir)))?;
+        for (file, text) in &self.dumps {
+            outputs.stage(&format!("{}/{file}", self.dir), text)?;
+        }
         let index = json!({"input": input, "dumps": self.entries});
         let text = serde_json::to_string_pretty(&index).expect("JSON values serialize") + "\n";
-        output::write_atomically(&format!("{}/index.json", self.dir), text.as_bytes())
+        outputs.stage(&format!("{}/index.json", self.dir), text.as_bytes())
     }
 }
 
@@ -250,11 +259,8 @@ fn run(args: &Args) -> Result<(), Failure> {
         dir: dir.clone(),
         wanted: args.dump_ir_after.clone(),
         entries: Vec::new(),
+        dumps: Vec::new(),
     });
-    if let Some(trace) = &trace {
-        std::fs::create_dir_all(&trace.dir)
-            .map_err(|e| usage(format!("cannot create {}: {e}", trace.dir)))?;
-    }
     let count = steps.len();
     let mut order = 0;
     let records = compile::run(&session, &mut source.module, &steps, &mut |step, module| {
@@ -288,9 +294,11 @@ fn run(args: &Args) -> Result<(), Failure> {
             ))
         }
     };
-    output::write_atomically(&args.output, &bytes)?;
+    // Every output of the run appears together, or none does.
+    let mut outputs = Outputs::default();
+    outputs.stage(&args.output, &bytes)?;
     if let Some(trace) = &trace {
-        trace.write_index(&args.input)?;
+        trace.stage(&mut outputs, &args.input)?;
     }
     if let Some(level) = args.compile_report {
         let counts = compile::op_counts(&source.module);
@@ -308,9 +316,9 @@ fn run(args: &Args) -> Result<(), Failure> {
         }
         let text = serde_json::to_string_pretty(&value).expect("JSON values serialize") + "\n";
         let path = args.compile_report_output.as_deref().unwrap_or("-");
-        output::write_atomically(path, text.as_bytes())?;
+        outputs.stage(path, text.as_bytes())?;
     }
-    Ok(())
+    outputs.commit()
 }
 
 fn main() -> ExitCode {
