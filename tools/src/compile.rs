@@ -93,21 +93,79 @@ pub fn is_native(module: &Module) -> bool {
         })
 }
 
-/// The steps for `request`, starting where `module` stands.
-pub fn plan(request: &Request, module: &Module) -> Vec<Step> {
+/// Whether `name` can stand in a pass option unquoted: a symbol name of
+/// letters, digits and `_ . $ -` (no `,`, `=`, `}` or space that would end
+/// or split the option).
+fn is_symbol_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'))
+}
+
+/// The names `config.def` declares in `module`.
+fn declared_config(module: &Module) -> Vec<String> {
+    ir::walk(module.as_operation().to_raw())
+        .into_iter()
+        .filter(|&op| ir::op_name(op) == names::config::DEF)
+        .filter_map(ir::symbol_name)
+        .collect()
+}
+
+/// Refuses a request the module cannot take: a root or a `--config` that
+/// would not stand in the pipeline's options as written, a value that is not
+/// an integer, or a name no `config.def` declares. (A resumed module is
+/// specialized already; its `config.def`s are not asked.)
+fn check(request: &Request, module: &Module, resumed: bool) -> Result<(), String> {
+    let root = request.root.trim_start_matches('@');
+    if !is_symbol_name(root) {
+        return Err(format!("--root=@{root}: not a symbol name"));
+    }
+    let declared = declared_config(module);
+    for (name, value) in request.config {
+        let flag = format!("--config={name}={value}");
+        if !is_symbol_name(name) {
+            return Err(format!("{flag}: `{name}` is not a symbol name"));
+        }
+        if value.parse::<i64>().is_err() {
+            return Err(format!(
+                "{flag}: the value `{value}` is not a 64-bit integer"
+            ));
+        }
+        if !resumed && !declared.contains(name) {
+            let known: Vec<String> = declared.iter().map(|d| format!("@{d}")).collect();
+            return Err(format!(
+                "{flag}: no config.def declares @{name}; declared: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The steps for `request`, starting where `module` stands, or why the
+/// request cannot run on it.
+pub fn plan(request: &Request, module: &Module) -> Result<Vec<Step>, String> {
     let lower = Step {
         pass: "aie2p-lower-pipeline",
         options: String::new(),
     };
-    if is_native(module) {
-        return Vec::new();
+    let native = is_native(module);
+    let outlined = !native && is_outlined(module);
+    check(request, module, native || outlined)?;
+    if native {
+        return Ok(Vec::new());
     }
-    if is_outlined(module) {
-        return if request.lower {
+    if outlined {
+        return Ok(if request.lower {
             vec![lower]
         } else {
             Vec::new()
-        };
+        });
     }
     let values: Vec<String> = request
         .config
@@ -157,7 +215,7 @@ pub fn plan(request: &Request, module: &Module) -> Vec<Step> {
     if request.lower {
         steps.push(lower);
     }
-    steps
+    Ok(steps)
 }
 
 /// What running one step recorded.

@@ -35,6 +35,17 @@ impl From<Diagnostic> for Failure {
     }
 }
 
+/// The running tool's name (`loom-test`), where an error has no better
+/// place than the tool itself.
+pub fn tool_name() -> String {
+    std::env::args()
+        .next()
+        .as_deref()
+        .map(std::path::Path::new)
+        .and_then(|p| p.file_name())
+        .map_or_else(|| "loom".to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 /// The tool stops with an error at `location` (a file, a flag, the tool).
 pub fn error(location: impl Into<String>, message: impl Into<String>) -> Failure {
     Diagnostic::error(location, message).into()

@@ -159,7 +159,9 @@ impl Temporary {
             .permissions(std::fs::Permissions::from_mode(0o666))
             .tempfile_in(dir)?;
         let path = file.path().to_path_buf();
-        LIVE.lock().unwrap_or_else(|p| p.into_inner()).insert(path.clone());
+        LIVE.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.clone());
         Ok(Temporary {
             file: Some(file),
             path,
@@ -248,7 +250,9 @@ mod tests {
         let first = dir.path().join("first.xdna");
         let mut outputs = Outputs::default();
         outputs.stage(first.to_str().unwrap(), b"artifact").unwrap();
-        assert!(outputs.stage("/nonexistent-dir/report.json", b"{}").is_err());
+        assert!(outputs
+            .stage("/nonexistent-dir/report.json", b"{}")
+            .is_err());
         drop(outputs);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
@@ -261,7 +265,10 @@ mod tests {
         std::fs::write(&real, "old").unwrap();
         std::os::unix::fs::symlink("real.loom", &link).unwrap();
         write_atomically(link.to_str().unwrap(), b"new").unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
     }
 

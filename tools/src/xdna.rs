@@ -37,13 +37,14 @@ pub fn compile(
         config,
         lower: true,
     };
-    let steps = crate::compile::plan(&request, module);
+    let steps =
+        crate::compile::plan(&request, module).map_err(|m| crate::error(crate::tool_name(), m))?;
     crate::compile::run(session, module, &steps, &mut |_, _| Ok(()))?;
     let built =
         loom_xdna_backend::emit(module.as_operation().to_raw(), root).map_err(Failure::from)?;
     built
         .elf()
-        .map_err(|e| crate::error("loom-compile", format!("writing the .xdna ELF: {e}")))
+        .map_err(|e| crate::error(crate::tool_name(), format!("writing the .xdna ELF: {e}")))
 }
 
 #[cfg(test)]

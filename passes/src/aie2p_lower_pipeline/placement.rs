@@ -18,7 +18,12 @@ pub(super) fn placed_alloca(
     let size = operands(op).last().copied();
     let size = match size.and_then(constant_int) {
         Some(size) if size >= 0 => size,
-        Some(size) => return refuse(op, format!("the allocation size is negative ({size} bytes)")),
+        Some(size) => {
+            return refuse(
+                op,
+                format!("the allocation size is negative ({size} bytes)"),
+            )
+        }
         None => {
             return refuse(
                 op,

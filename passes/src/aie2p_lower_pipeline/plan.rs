@@ -166,7 +166,9 @@ impl<'p> Plan<'p> {
             );
         }
         let placed = &self.placed[storage];
-        let end = base.checked_add(total).filter(|&end| base >= 0 && end <= placed.size);
+        let end = base
+            .checked_add(total)
+            .filter(|&end| base >= 0 && end <= placed.size);
         if end.is_none() {
             return refuse(
                 op,
