@@ -1,11 +1,18 @@
 //! Input limits checked before MLIR sees the input. MLIR's parser, verifier
 //! and printer recurse once per nesting level, so unbounded nesting would
-//! exhaust the stack; Loom refuses it with a diagnostic instead.
+//! exhaust the stack; and MLIR's parser converts a number literal in time
+//! quadratic in its length (10,000 digits take a second, 100,000 do not end
+//! within a minute). Loom refuses both with a diagnostic instead.
 
 use crate::Failure;
 
 /// The deepest nesting of `{ ( [ <` that Loom text or generic MLIR may use.
 pub const MAX_NESTING: usize = 256;
+
+/// The longest number literal Loom text or generic MLIR may hold: far more
+/// than any value of Loom's types needs (an i64 has 20 digits, an f64 in
+/// hexadecimal 18 characters).
+pub const MAX_NUMBER_CHARS: usize = 100;
 
 /// The stack the tools run on: comfortably more than `MAX_NESTING` levels of
 /// MLIR recursion need, even in debug builds.
@@ -26,9 +33,16 @@ pub fn error_at(name: &str, text: &str, offset: usize, message: &str) -> Failure
     ))
 }
 
-/// Refuse text nested deeper than `MAX_NESTING`, ignoring brackets inside
-/// string literals and `//` comments.
-pub fn check_nesting(name: &str, bytes: &[u8]) -> Result<(), Failure> {
+/// Whether `c` may continue a name (`%x1`, `@f.2`, `i32`), so that digits
+/// after it are part of the name, not a number.
+fn continues_name(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '%' | '@' | '#' | '^' | '!')
+}
+
+/// Refuse text nested deeper than `MAX_NESTING` or with a number literal
+/// longer than `MAX_NUMBER_CHARS`, ignoring string literals and `//`
+/// comments.
+pub fn check_text(name: &str, bytes: &[u8]) -> Result<(), Failure> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(()); // bytecode: MLIR's reader does not recurse per level of text
     };
@@ -37,6 +51,7 @@ pub fn check_nesting(name: &str, bytes: &[u8]) -> Result<(), Failure> {
     let mut chars = text.char_indices().peekable();
     while let Some((offset, c)) = chars.next() {
         let arrow = previous == '-' && c == '>';
+        let before = previous;
         previous = c;
         match c {
             '"' => {
@@ -68,6 +83,26 @@ pub fn check_nesting(name: &str, bytes: &[u8]) -> Result<(), Failure> {
                     ));
                 }
             }
+            '0'..='9' if !continues_name(before) => {
+                let mut length = 1;
+                while let Some(&(_, n)) = chars.peek() {
+                    let sign = matches!(n, '+' | '-') && matches!(previous, 'e' | 'E');
+                    if !(n.is_ascii_alphanumeric() || n == '.' || n == '_' || sign) {
+                        break;
+                    }
+                    previous = n;
+                    length += 1;
+                    chars.next();
+                }
+                if length > MAX_NUMBER_CHARS {
+                    return Err(error_at(
+                        name,
+                        text,
+                        offset,
+                        &format!("a number literal of {length} characters is longer than any value Loom represents (at most {MAX_NUMBER_CHARS})"),
+                    ));
+                }
+            }
             // `->` is an arrow, not a closing bracket.
             '>' if arrow => {}
             '}' | ')' | ']' | '>' => depth = depth.saturating_sub(1),
@@ -95,20 +130,38 @@ mod tests {
     #[test]
     fn accepts_ordinary_nesting_and_ignores_strings_and_comments() {
         let text = format!("a {{ \"{}\" // {}\n }}", "(".repeat(1000), "[".repeat(1000));
-        assert!(check_nesting("x", text.as_bytes()).is_ok());
+        assert!(check_text("x", text.as_bytes()).is_ok());
     }
 
     #[test]
     fn arrows_do_not_close_brackets() {
         let text = "{ -> ".repeat(MAX_NESTING + 1);
-        assert!(check_nesting("x", text.as_bytes()).is_err());
+        assert!(check_text("x", text.as_bytes()).is_err());
     }
 
     #[test]
     fn refuses_deep_nesting_with_a_located_error() {
         let text = format!("f\n  {}", "{".repeat(MAX_NESTING + 1));
-        let err = check_nesting("deep.loom", text.as_bytes()).unwrap_err().0;
+        let err = check_text("deep.loom", text.as_bytes()).unwrap_err().0;
         let column = 3 + MAX_NESTING;
         assert!(err.starts_with(&format!("deep.loom:2:{column}: error: nesting deeper than")));
+    }
+
+    #[test]
+    fn refuses_long_number_literals_but_not_long_names() {
+        let long = format!(
+            "%x = index.constant {} : index",
+            "9".repeat(MAX_NUMBER_CHARS + 1)
+        );
+        let err = check_text("n.loom", long.as_bytes()).unwrap_err().0;
+        assert!(err.starts_with("n.loom:1:21: error: a number literal of 101 characters"));
+        let fits = format!("x = {} : f64 {}", "1".repeat(MAX_NUMBER_CHARS), "2.5e-10");
+        assert!(check_text("n.loom", fits.as_bytes()).is_ok());
+        let names = format!(
+            "%v{0} = @f{0} \"{1}\" // {1}",
+            "7".repeat(500),
+            "8".repeat(500)
+        );
+        assert!(check_text("n.loom", names.as_bytes()).is_ok());
     }
 }

@@ -109,7 +109,7 @@ impl Session {
     /// Parse and verify `bytes` named `name`, in whichever form they are.
     pub fn parse(&self, bytes: &[u8], name: &str) -> Result<SourceModule<'_>, Failure> {
         let form = InputForm::detect(bytes);
-        crate::limits::check_nesting(name, bytes)?;
+        crate::limits::check_text(name, bytes)?;
         let imported;
         let contents = match form {
             InputForm::Generic => match std::str::from_utf8(bytes) {
