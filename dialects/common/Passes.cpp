@@ -28,6 +28,10 @@ using namespace mlir;
 typedef bool (*LoomPassRun)(MlirOperation op, MlirStringRef options, void *userData);
 
 namespace {
+/// Set when a Rust pass refused after reporting its own errors, so that the
+/// failure needs no further line (as mlir-opt adds none to a pass's errors).
+thread_local bool rustPassReported = false;
+
 struct RustPassInfo {
   std::string argument, description;
   LoomPassRun run;
@@ -50,8 +54,10 @@ public:
     return success();
   }
   void runOnOperation() override {
-    if (!info->run(wrap(getOperation()), wrap(StringRef(options)), info->userData))
+    if (!info->run(wrap(getOperation()), wrap(StringRef(options)), info->userData)) {
+      rustPassReported = true;
       signalPassFailure();
+    }
   }
   std::unique_ptr<Pass> clonePass() const override { return std::make_unique<RustPass>(*this); }
   bool canScheduleOn(RegisteredOperationName name) const override {
@@ -153,9 +159,15 @@ struct LoomPipelineOptions {
 
 namespace {
 /// Names the pass behind a failure: MLIR's verifier reports what is invalid
-/// but not which pass made it so.
+/// but not which pass made it so, and an upstream pass may fail silently. A
+/// Rust pass's refusal is its own report: the module it leaves half
+/// rewritten is not the user's concern.
 class FailedPassNamer : public PassInstrumentation {
   void runAfterPassFailed(Pass *pass, Operation *op) override {
+    if (rustPassReported) {
+      rustPassReported = false;
+      return;
+    }
     bool invalid = false;
     {
       // Verify silently: the verifier's own errors have been reported.

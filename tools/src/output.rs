@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 
 /// Writes `bytes` to standard output. A reader that went away (a closed
 /// pipe, as under `| head`) ends the tool quietly with status 141, as
@@ -169,6 +170,9 @@ impl Temporary {
     }
 
     fn persist(mut self, target: &Path) -> std::io::Result<()> {
+        // A signal that arrived while the thread below had not run yet must
+        // still stop the rename.
+        stop_if_signalled();
         let file = self.file.take().expect("persisted once");
         file.persist(target).map(drop).map_err(|e| e.error)
     }
@@ -184,24 +188,50 @@ impl Drop for Temporary {
     }
 }
 
-/// Once per process: a thread that, on SIGINT, SIGTERM or SIGHUP, removes
-/// the live temporary files and ends the tool with the signal's status.
+/// The signal that stops the tool, once one arrived (0 before): set in the
+/// signal handler itself, so a rename can check it at once.
+static SIGNALLED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+
+/// Once per process: on SIGINT, SIGTERM or SIGHUP, the live temporary files
+/// are removed and the tool ends with the signal's status, by a thread
+/// (while the tool is busy elsewhere) or by the next rename (which the
+/// signal must stop even before that thread runs).
 fn remove_on_signal() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let signalled = SIGNALLED.get_or_init(|| Arc::new(AtomicUsize::new(0)));
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            let _ = signal_hook::flag::register_usize(signal, signalled.clone(), signal as usize);
+        }
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
             return;
         };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                for path in LIVE.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                    let _ = std::fs::remove_file(path);
-                }
-                std::process::exit(128 + signal);
+                stop(signal);
             }
         });
     });
+}
+
+/// End the tool if a signal asked for it.
+fn stop_if_signalled() {
+    if let Some(signal) = SIGNALLED
+        .get()
+        .map(|s| s.load(Ordering::SeqCst))
+        .filter(|&s| s != 0)
+    {
+        stop(signal as i32);
+    }
+}
+
+/// Remove the live temporary files and end with the signal's status.
+fn stop(signal: i32) -> ! {
+    for path in LIVE.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        let _ = std::fs::remove_file(path);
+    }
+    std::process::exit(128 + signal)
 }
 
 /// The OS's description of an error, without the temporary file's path that
