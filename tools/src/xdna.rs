@@ -13,7 +13,6 @@
 
 use crate::Failure;
 use loom_dialects::ir::*;
-use loom_runtime::interp::program::location_text;
 use loom_targets::xdna::elf::{
     self, ArgKind, Artifact, Entry, EntryArg, Patch, PatchSchema, TileImage,
 };
@@ -395,8 +394,8 @@ pub fn tile_program(
         .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
         .collect();
     let parsed = session.parse(images.as_bytes(), "<tile images>")?;
-    loom_runtime::interp::translate(parsed.module.as_operation().to_raw())
-        .map_err(|e| Failure(crate::diagnostic::render(&e.loc, "error", &e.message, &[])))
+    loom_translate::translate(parsed.module.as_operation().to_raw())
+        .map_err(|e| Failure(e.render()))
 }
 
 /// The `.xdna` bytes `module` compiles to for `root` on `target`

@@ -80,25 +80,15 @@
 //!   its whole length has arrived. The neighbour tiles' locks and memories
 //!   that memory tile DMAs can address are not modelled (an error).
 
+use super::memory::Memory;
 use loom_targets::xdna::regs::{
     name_of, BufferDescriptor, Direction, Field, Iteration, Register, StartQueueEntry, TileKind,
 };
 use loom_targets::xdna::route::{Port, PortKind, PortRange};
 use loom_targets::xdna::txn::TxnOp;
-use loom_targets::DeviceProfile;
+use loom_targets::{DeviceProfile, Tile};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
-
-/// (column, row).
-pub type Tile = (u32, u32);
-
-/// The memories the DMA engines read and write.
-pub trait Memory {
-    /// The data memory of a core or memory tile (64 KiB / 512 KiB per the profile).
-    fn tile(&mut self, tile: Tile) -> &mut [u8];
-    /// `len` bytes of the caller's buffers at DDR `address` (error if outside every buffer).
-    fn ddr(&mut self, address: u64, len: usize) -> Result<&mut [u8], String>;
-}
 
 /// A channel whose task-complete tokens a TCT sync waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,7 +103,7 @@ impl fmt::Display for TokenKey {
         write!(
             f,
             "tile {} {} channel {}",
-            show(self.tile),
+            self.tile,
             self.direction.name(),
             self.channel
         )
@@ -172,8 +162,8 @@ impl fmt::Display for SimError {
             write!(f, "TXN op {op}: ")?;
         }
         match (self.tile, &self.register) {
-            (Some(tile), Some(register)) => write!(f, "tile {} {register}: ", show(tile))?,
-            (Some(tile), None) => write!(f, "tile {}: ", show(tile))?,
+            (Some(tile), Some(register)) => write!(f, "tile {} {register}: ", tile)?,
+            (Some(tile), None) => write!(f, "tile {}: ", tile)?,
             (None, Some(register)) => write!(f, "{register}: ")?,
             (None, None) => {}
         }
@@ -182,10 +172,6 @@ impl fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
-
-fn show(tile: Tile) -> String {
-    format!("[{}, {}]", tile.0, tile.1)
-}
 
 /// `core.dma.s2mm[0]`, as the register names put it.
 fn channel_name(kind: TileKind, direction: Direction, channel: u32) -> String {
@@ -224,12 +210,16 @@ fn physical(ports: &BTreeMap<PortKind, PortRange>, port: Port) -> Option<u32> {
 
 /// The tile a master port of `kind` leads to, and the slave kind it enters by.
 fn neighbour(tile: Tile, kind: PortKind) -> Option<(Tile, PortKind)> {
-    let (column, row) = tile;
+    let Tile { column, row } = tile;
     match kind {
-        PortKind::North => Some(((column, row + 1), PortKind::South)),
-        PortKind::South => row.checked_sub(1).map(|r| ((column, r), PortKind::North)),
-        PortKind::East => Some(((column + 1, row), PortKind::West)),
-        PortKind::West => column.checked_sub(1).map(|c| ((c, row), PortKind::East)),
+        PortKind::North => Some((Tile::new(column, row + 1), PortKind::South)),
+        PortKind::South => row
+            .checked_sub(1)
+            .map(|r| (Tile::new(column, r), PortKind::North)),
+        PortKind::East => Some((Tile::new(column + 1, row), PortKind::West)),
+        PortKind::West => column
+            .checked_sub(1)
+            .map(|c| (Tile::new(c, row), PortKind::East)),
         _ => None,
     }
 }
@@ -413,7 +403,7 @@ impl Array {
                     let budget = profile.budget(kind);
                     let channels = |n: u32| (0..n).map(|_| Channel::default()).collect();
                     tiles.insert(
-                        (column, row),
+                        Tile::new(column, row),
                         TileState {
                             kind,
                             registers: BTreeMap::new(),
@@ -435,6 +425,11 @@ impl Array {
             control_busy: 0,
             sent: 0,
         }
+    }
+
+    /// The device profile the array follows.
+    pub fn profile(&self) -> &'static DeviceProfile {
+        self.profile
     }
 
     /// Apply TXN op number `index` (for error messages). `arguments[i]` is
@@ -472,8 +467,7 @@ impl Array {
                             return Err(SimError::new(format!(
                                 "enables cores {} and {} in one BLOCKWRITE; the driver \
                                  starts one core per op",
-                                show(first),
-                                show(tile)
+                                first, tile
                             ))
                             .op(index));
                         }
@@ -505,7 +499,7 @@ impl Array {
                          register holds {found:#x} and nothing the model runs changes it"
                     ))
                     .op(index)
-                    .tile((column as u32, row))
+                    .tile(Tile::new(column as u32, row))
                     .register(name))
                 }
             }
@@ -525,7 +519,7 @@ impl Array {
                 column_count,
                 row_count,
             } => {
-                let tile = (u32::from(*column), u32::from(*row));
+                let tile = Tile::new(u32::from(*column), u32::from(*row));
                 let fail = |message: String| SimError::new(message).op(index).tile(tile);
                 if (*column_count, *row_count) != (1, 1) {
                     return Err(fail(format!(
@@ -596,7 +590,7 @@ impl Array {
                     end = end.max(c.clock);
                     if c.busy > busiest.as_ref().map_or(0, |b| b.1) {
                         let name = channel_name(state.kind, direction, channel as u32);
-                        busiest = Some((format!("tile {} {name}", show(tile)), c.busy));
+                        busiest = Some((format!("tile {} {name}", tile), c.busy));
                     }
                 }
             }
@@ -719,7 +713,7 @@ impl Array {
                     if let Some(r) = &c.running {
                         lines.push(format!(
                             "tile {} {name} bd[{}] (task queued by TXN op {}, run {} of {}): {}",
-                            show(tile),
+                            tile,
                             r.bd,
                             r.task.txn_op,
                             r.run + 1,
@@ -731,9 +725,7 @@ impl Array {
                         lines.push(format!(
                             "tile {} {name}: task queued by TXN op {} (start bd[{}]) waits \
                              behind the running task",
-                            show(tile),
-                            task.txn_op,
-                            task.entry.start_bd
+                            tile, task.txn_op, task.entry.start_bd
                         ));
                     }
                 }
@@ -750,7 +742,7 @@ impl Array {
                 if !c.incoming.is_empty() {
                     lines.push(format!(
                         "tile {} {}: {} bytes arrived that no task has taken",
-                        show(tile),
+                        tile,
                         channel_name(state.kind, Direction::S2mm, channel as u32),
                         c.incoming.len()
                     ));
@@ -840,12 +832,12 @@ impl Array {
             .op(op);
             return Err(match u32::try_from(column) {
                 Ok(column) if profile.tile_kind(column, row).is_some() => error
-                    .tile((column, row))
+                    .tile(Tile::new(column, row))
                     .register(format!("offset {offset:#x}")),
                 _ => error,
             });
         };
-        let tile = (name.column, name.row);
+        let tile = Tile::new(name.column, name.row);
         let register = name.to_string();
         let fail = |message: String| {
             SimError::new(message)
@@ -950,7 +942,7 @@ impl Array {
             ))
             .op(op));
         };
-        let tile = (name.column, name.row);
+        let tile = Tile::new(name.column, name.row);
         let register = name.to_string();
         let fail = |message: &str| {
             SimError::new(message)
@@ -993,7 +985,7 @@ impl Array {
                 Register::BdWord { bd, word }
                     if n.kind == TileKind::Shim && Some(word) == first_word =>
                 {
-                    ((n.column, n.row), bd)
+                    (Tile::new(n.column, n.row), bd)
                 }
                 _ => {
                     return Err(SimError::new(format!(
@@ -1001,7 +993,7 @@ impl Array {
                          not {n}"
                     ))
                     .op(op)
-                    .tile((n.column, n.row)))
+                    .tile(Tile::new(n.column, n.row)))
                 }
             },
             None => {
@@ -1543,16 +1535,15 @@ impl Array {
             .collect();
         for (tile, channel) in self.trace(id)? {
             // Every stream switch on the way (one per tile) adds its latency.
-            let switches = u64::from(id.tile.0.abs_diff(tile.0) + id.tile.1.abs_diff(tile.1)) + 1;
+            let switches =
+                u64::from(id.tile.column.abs_diff(tile.column) + id.tile.row.abs_diff(tile.row))
+                    + 1;
             let to = self
                 .tiles
                 .get_mut(&tile)
                 .and_then(|state| state.channel_mut(Direction::S2mm, channel))
                 .ok_or_else(|| {
-                    format!(
-                        "the route ends at a channel tile {} does not have",
-                        show(tile)
-                    )
+                    format!("the route ends at a channel tile {} does not have", tile)
                 })?;
             to.incoming.extend(&data);
             to.arrivals.extend(
@@ -1650,13 +1641,13 @@ impl Array {
             let slave_port = port_at(&s.slave_ports, slave).ok_or_else(|| {
                 format!(
                     "tile {} slave port {slave} has no kind in the profile",
-                    show(tile)
+                    tile
                 )
             })?;
             if !seen.insert((tile, slave)) {
                 return Err(format!(
                     "the route loops back to tile {} slave {slave_port}",
-                    show(tile)
+                    tile
                 ));
             }
             let masters: Vec<u32> = (0..s.masters)
@@ -1669,22 +1660,19 @@ impl Array {
                 return Err(format!(
                     "tile {} has no master connected to slave {slave_port}: data sent to an \
                      unrouted port",
-                    show(tile)
+                    tile
                 ));
             }
             let enabled = state.register(s.slave_base.0 + slave * s.stride.0);
             if field_of(enabled, s.slave_enable) != 1 {
                 return Err(format!(
                     "tile {} slave {slave_port} is not enabled: data sent to a disabled port",
-                    show(tile)
+                    tile
                 ));
             }
             for m in masters {
                 let master = port_at(&s.master_ports, m).ok_or_else(|| {
-                    format!(
-                        "tile {} master port {m} has no kind in the profile",
-                        show(tile)
-                    )
+                    format!("tile {} master port {m} has no kind in the profile", tile)
                 })?;
                 if s.same_index.contains(&(slave_port.kind, master.kind))
                     && slave_port.index != master.index
@@ -1692,7 +1680,7 @@ impl Array {
                     return Err(format!(
                         "tile {} joins slave {slave_port} to master {master}, which its switch \
                          joins only at equal indices",
-                        show(tile)
+                        tile
                     ));
                 }
                 match (master.kind, &s.shim_dma) {
@@ -1705,7 +1693,7 @@ impl Array {
                             return Err(format!(
                                 "tile {} sends the data out of master {master} to PL or NoC, \
                                  which is not modelled",
-                                show(tile)
+                                tile
                             ));
                         };
                         let selected = field_of(
@@ -1727,7 +1715,7 @@ impl Array {
                         let Some((next, into, next_state)) = next else {
                             return Err(format!(
                                 "tile {} master {master} leads out of the array",
-                                show(tile)
+                                tile
                             ));
                         };
                         let port = Port {
@@ -1739,8 +1727,7 @@ impl Array {
                                 format!(
                                     "tile {} master {master} leads to tile {}, which has no \
                                      slave {port}",
-                                    show(tile),
-                                    show(next)
+                                    tile, next
                                 )
                             })?;
                         work.push_back((next, slave));
@@ -1749,7 +1736,7 @@ impl Array {
                         return Err(format!(
                             "tile {} passes the data to master {master}; only DMA and the four \
                              directions are modelled",
-                            show(tile)
+                            tile
                         ))
                     }
                 }
@@ -1764,9 +1751,9 @@ mod tests {
     use super::*;
     use loom_targets::xdna::route::{route, Endpoint, Used};
 
-    const SHIM: Tile = (0, 0);
-    const MEM: Tile = (0, 1);
-    const CORE: Tile = (0, 3);
+    const SHIM: Tile = Tile::new(0, 0);
+    const MEM: Tile = Tile::new(0, 1);
+    const CORE: Tile = Tile::new(0, 3);
     const ARG0: u64 = 1 << 32;
     const ARG1: u64 = 2 << 32;
 
@@ -1796,7 +1783,7 @@ mod tests {
         fn tile(&mut self, tile: Tile) -> &mut [u8] {
             let p = strix();
             let size = p
-                .tile_kind(tile.0, tile.1)
+                .tile_kind(tile.column, tile.row)
                 .map_or(0, |kind| p.budget(kind).memory);
             self.tiles
                 .entry(tile)
@@ -1816,11 +1803,11 @@ mod tests {
     }
 
     fn kind(tile: Tile) -> TileKind {
-        strix().tile_kind(tile.0, tile.1).unwrap()
+        strix().tile_kind(tile.column, tile.row).unwrap()
     }
 
     fn address(tile: Tile, offset: u32) -> u32 {
-        strix().tile_address(tile.0, tile.1, offset) as u32
+        strix().tile_address(tile.column, tile.row, offset) as u32
     }
 
     fn lock_init(tile: Tile, lock: u32, value: u32) -> TxnOp {
@@ -1834,14 +1821,14 @@ mod tests {
     /// The switch settings `route` gives, as TXN ops.
     fn settings(from: (Tile, u32), to: (Tile, u32)) -> Vec<(Tile, u32, TxnOp)> {
         let end = |(tile, channel): (Tile, u32)| Endpoint {
-            column: tile.0,
-            row: tile.1,
+            column: tile.column,
+            row: tile.row,
             channel,
         };
         route(strix(), end(from), end(to), &mut Used::default())
             .unwrap()
             .into_iter()
-            .map(|s| ((s.column, s.row), s.offset, s.txn_op(strix())))
+            .map(|s| (Tile::new(s.column, s.row), s.offset, s.txn_op(strix())))
             .collect()
     }
 
@@ -1886,8 +1873,8 @@ mod tests {
 
     fn sync(tile: Tile, direction: Direction, channel: u8) -> TxnOp {
         TxnOp::Sync {
-            column: tile.0 as u8,
-            row: tile.1 as u8,
+            column: tile.column as u8,
+            row: tile.row as u8,
             direction,
             channel,
             column_count: 1,
@@ -2156,7 +2143,7 @@ mod tests {
         // The route without its master connection in tile [0, 2].
         let mut ops: Vec<TxnOp> = settings((SHIM, 0), (CORE, 0))
             .into_iter()
-            .filter(|(tile, offset, _)| !(*tile == (0, 2) && *offset < s.slave_base.0))
+            .filter(|(tile, offset, _)| !(*tile == Tile::new(0, 2) && *offset < s.slave_base.0))
             .map(|(_, _, op)| op)
             .collect();
         let start_op = ops.len() + 2;
