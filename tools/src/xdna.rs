@@ -490,9 +490,9 @@ fn report(
 mod tests {
     use super::*;
     use crate::Session;
-    use loom_runtime::hal::device::{Device, FakeDevice};
     use loom_runtime::hal::invoke::DDR_AIE_ADDR_OFFSET;
     use loom_runtime::hal::packet::npu_packet;
+    use loom_runtime::hal::{Device, FakeDevice};
     use std::time::Duration;
 
     /// The walkthrough's artifact, compiled for Strix at K = 512 and read
