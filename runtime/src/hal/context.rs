@@ -203,8 +203,8 @@ pub enum CodeError {
         class: u8,
         data: u8,
     },
-    /// Section headers or names outside the file.
-    Malformed(&'static str),
+    /// Headers, tables or names that do not parse.
+    Malformed(String),
     NoCtrlText,
     /// A Loom `.xdna` file that does not read back.
     Loom(ElfError),
@@ -250,97 +250,18 @@ pub struct ControlCode {
 }
 
 const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
-const SHT_NOBITS: u32 = 8;
-/// `SHN_XINDEX`: the string table index lives in section 0's sh_link.
-const SHN_XINDEX: u16 = 0xFFFF;
 
-fn u16_at(data: &[u8], at: usize) -> Option<u16> {
-    let b = data.get(at..at.checked_add(2)?)?;
-    Some(u16::from_le_bytes([b[0], b[1]]))
-}
-
-fn u32_at(data: &[u8], at: usize) -> Option<u32> {
-    let b = data.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-/// One ELF32 section: its name and its bytes in the file.
-struct Section<'a> {
-    name: &'a [u8],
-    kind: u32,
-    bytes: &'a [u8],
-}
-
-/// Section header `i` (Elf32_Shdr, 40 bytes) of a table at `shoff`.
-fn shdr(data: &[u8], shoff: usize, entsize: usize, i: usize) -> Result<&[u8], CodeError> {
-    let at = i
-        .checked_mul(entsize)
-        .and_then(|o| o.checked_add(shoff))
-        .ok_or(CodeError::Malformed("section header table"))?;
-    data.get(at..at.saturating_add(40))
-        .filter(|h| h.len() == 40)
-        .ok_or(CodeError::Malformed("section header past the end"))
-}
-
-/// A section's type and its bytes in the file (none for SHT_NOBITS).
-fn contents<'a>(data: &'a [u8], header: &[u8]) -> Result<(u32, &'a [u8]), CodeError> {
-    let kind = u32_at(header, 4).unwrap_or(0);
-    if kind == SHT_NOBITS {
-        return Ok((kind, &[]));
-    }
-    let offset = u32_at(header, 16).unwrap_or(0) as usize;
-    let size = u32_at(header, 20).unwrap_or(0) as usize;
-    let bytes = data
-        .get(offset..offset.saturating_add(size))
-        .filter(|b| b.len() == size)
-        .ok_or(CodeError::Malformed("section contents past the end"))?;
-    Ok((kind, bytes))
-}
-
-/// The sections of an ELF32 little-endian file (Elf32_Ehdr e_shoff at 0x20,
-/// e_shentsize 0x2E, e_shnum 0x30, e_shstrndx 0x32; Elf32_Shdr sh_name 0,
-/// sh_type 4, sh_offset 16, sh_size 20, sh_link 24).
-fn sections(data: &[u8]) -> Result<Vec<Section<'_>>, CodeError> {
-    let (class, encoding) = (data.get(4).copied(), data.get(5).copied());
-    if (class, encoding) != (Some(1), Some(1)) {
-        return Err(CodeError::NotElf32 {
-            class: class.unwrap_or(0),
-            data: encoding.unwrap_or(0),
-        });
-    }
-    let truncated = || CodeError::Malformed("truncated ELF header");
-    let shoff = u32_at(data, 0x20).ok_or_else(truncated)? as usize;
-    let entsize = u16_at(data, 0x2E).ok_or_else(truncated)? as usize;
-    let mut count = u16_at(data, 0x30).ok_or_else(truncated)? as usize;
-    let mut strndx = u16_at(data, 0x32).ok_or_else(truncated)? as usize;
-    if shoff == 0 {
-        return Ok(Vec::new());
-    }
-    if entsize < 40 {
-        return Err(CodeError::Malformed(
-            "section headers smaller than Elf32_Shdr",
-        ));
-    }
-    // Extended numbering keeps the counts in section 0.
-    if count == 0 {
-        count = u32_at(shdr(data, shoff, entsize, 0)?, 20).unwrap_or(0) as usize;
-    }
-    if strndx == usize::from(SHN_XINDEX) {
-        strndx = u32_at(shdr(data, shoff, entsize, 0)?, 24).unwrap_or(0) as usize;
-    }
-    let (_, names) = contents(data, shdr(data, shoff, entsize, strndx)?)?;
-    (0..count)
-        .map(|i| {
-            let header = shdr(data, shoff, entsize, i)?;
-            let start = u32_at(header, 0).unwrap_or(0) as usize;
-            let name = names
-                .get(start..)
-                .and_then(|n| n.split(|&b| b == 0).next())
-                .ok_or(CodeError::Malformed("section name past its string table"))?;
-            let (kind, bytes) = contents(data, header)?;
-            Ok(Section { name, kind, bytes })
-        })
-        .collect()
+/// The sections of a 32-bit little-endian ELF, as `elf::sections` reads
+/// them, its errors as the HAL names them.
+fn sections(data: &[u8]) -> Result<Vec<elf::AnySection<'_>>, CodeError> {
+    elf::sections(data).map_err(|e| match e {
+        ElfError::WrongClass(_) | ElfError::WrongEndian(_) => CodeError::NotElf32 {
+            class: data[4],
+            data: data[5],
+        },
+        ElfError::Malformed(what) => CodeError::Malformed(what),
+        other => CodeError::Malformed(other.to_string()),
+    })
 }
 
 /// The `.ctrltext` section of a 32-bit ELF, or `None` when `data` is not an
@@ -351,9 +272,9 @@ pub fn ctrl_text(data: &[u8]) -> Result<Option<Vec<u8>>, CodeError> {
     }
     let found = sections(data)?
         .into_iter()
-        .find(|s| s.name == b".ctrltext" && s.kind != SHT_NOBITS)
+        .find_map(|s| s.data.filter(|_| s.name == b".ctrltext"))
         .ok_or(CodeError::NoCtrlText)?;
-    Ok(Some(found.bytes.to_vec()))
+    Ok(Some(found.to_vec()))
 }
 
 /// Reads control code: an instruction list as it is, a Loom `.xdna` file

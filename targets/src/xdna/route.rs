@@ -20,7 +20,7 @@
 use super::regs::{Direction, Field, StreamSwitch, TileKind};
 use super::txn::TxnOp;
 pub use crate::profile::{PortKind, PortRange, ShimDma, ShimDmaPort};
-use crate::DeviceProfile;
+use crate::{DeviceProfile, Tile};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -261,30 +261,29 @@ impl fmt::Display for RouteError {
 
 impl std::error::Error for RouteError {}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Tile {
-    column: u32,
-    row: u32,
-    kind: TileKind,
-}
-
-impl Tile {
-    fn at(profile: &DeviceProfile, column: u32, row: u32) -> Result<Tile, RouteError> {
-        profile
-            .tile_kind(column, row)
-            .map(|kind| Tile { column, row, kind })
-            .ok_or(RouteError::OutsideArray { column, row })
+/// The tile at `column`, `row`, if the array has one there.
+fn tile_at(profile: &DeviceProfile, column: u32, row: u32) -> Result<Tile, RouteError> {
+    match profile.tile_kind(column, row) {
+        Some(_) => Ok(Tile::new(column, row)),
+        None => Err(RouteError::OutsideArray { column, row }),
     }
 }
 
-impl fmt::Display for Tile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} [{},{}]", self.kind.prefix(), self.column, self.row)
-    }
+/// The kind of a tile of the array (every tile here passed `tile_at`).
+fn kind(profile: &DeviceProfile, tile: Tile) -> TileKind {
+    profile
+        .tile_kind(tile.column, tile.row)
+        .expect("a routed tile is inside the array")
+}
+
+/// `core [c,r]`, as a setting's description names its tile.
+fn tile_name(profile: &DeviceProfile, tile: Tile) -> String {
+    let prefix = kind(profile, tile).prefix();
+    format!("{prefix} [{},{}]", tile.column, tile.row)
 }
 
 fn switch(profile: &DeviceProfile, tile: Tile) -> &StreamSwitch {
-    &profile.tile_registers(tile.kind).stream_switch
+    &profile.tile_registers(kind(profile, tile)).stream_switch
 }
 
 /// Whether the tile's switch joins a slave of one kind to a master of the
@@ -346,7 +345,7 @@ impl End {
             offset,
             value: put(select.field, select.dma),
             mask: bits(select.field),
-            what: format!("{} {what}", self.tile),
+            what: format!("{} {what}", tile_name(profile, self.tile)),
         }
     }
 }
@@ -356,7 +355,7 @@ fn resolve(
     endpoint: Endpoint,
     direction: Direction,
 ) -> Result<End, RouteError> {
-    let tile = Tile::at(profile, endpoint.column, endpoint.row)?;
+    let tile = tile_at(profile, endpoint.column, endpoint.row)?;
     let switch = switch(profile, tile);
     let ports = match direction {
         Direction::Mm2s => &switch.slave_ports,
@@ -460,7 +459,7 @@ fn tiles(profile: &DeviceProfile, from: Tile, to: Tile) -> Result<Vec<Tile>, Rou
     let mut tiles = vec![from];
     for (column, row) in [(from.column, row), (to.column, row), (to.column, to.row)] {
         while (at.column, at.row) != (column, row) {
-            at = Tile::at(profile, step(at.column, column), step(at.row, row))?;
+            at = tile_at(profile, step(at.column, column), step(at.row, row))?;
             tiles.push(at);
         }
     }
@@ -664,13 +663,14 @@ pub fn route(
         tiles.iter().zip(enters).zip(leaves)
     {
         let s = switch(profile, *tile);
+        let name = tile_name(profile, *tile);
         settings.push(SwitchSetting {
             column: tile.column,
             row: tile.row,
             offset: s.master_base.0 + master_physical * s.stride.0,
             value: put(s.master_enable, 1) | put(s.master_slave_index, slave_physical),
             mask: u32::MAX,
-            what: format!("{tile} master {master} <- slave {slave}"),
+            what: format!("{name} master {master} <- slave {slave}"),
         });
         settings.push(SwitchSetting {
             column: tile.column,
@@ -678,7 +678,7 @@ pub fn route(
             offset: s.slave_base.0 + slave_physical * s.stride.0,
             value: put(s.slave_enable, 1),
             mask: u32::MAX,
-            what: format!("{tile} slave {slave} enable"),
+            what: format!("{name} slave {slave} enable"),
         });
         used.take(*tile, Side::Master, master_physical);
         used.take(*tile, Side::Slave, slave_physical);
