@@ -5,9 +5,10 @@
 //! move while the control code waits, or cores have not finished, is a hang,
 //! reported with every blocked engine and core.
 
-use super::array::{Array, Effect, SimError, TokenKey};
+use super::array::{Array, Effect, TokenKey};
 use super::core::lowir::LowIrCores;
 use super::core::Cores;
+use super::error::SimError;
 use super::memory::{argument_address, Memories};
 use crate::interp::program::Program;
 use loom_diagnostic::Diagnostic;
