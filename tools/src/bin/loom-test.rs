@@ -240,13 +240,12 @@ fn execute_sim(
         format!("{name} (its .xdna)").into()
     };
     let outcome = sim::run::run(artifact, &program, args).map_err(|mut e| {
-        let at = |d: &mut loom_diagnostic::Diagnostic| {
-            if d.location.is_empty() {
-                d.location = artifact_name.to_string();
+        let locations = std::iter::once(&mut e.location);
+        for location in locations.chain(e.notes.iter_mut().map(|n| &mut n.location)) {
+            if location.is_empty() {
+                *location = artifact_name.to_string();
             }
-        };
-        at(&mut e);
-        e.notes.iter_mut().for_each(at);
+        }
         e.render()
     })?;
     let timing = &outcome.timing;
