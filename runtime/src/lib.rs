@@ -4,6 +4,10 @@
 //! runs `.xdna` artifacts (docs/array-simulator.md); and the amdxdna HAL
 //! (`hal`, docs/xdna-runtime.md: discovery, contexts, buffers, control code,
 //! submission; tested against a fake of the driver, never run on an NPU).
+//!
+//! `unsafe` lives in one audited FFI module, `hal/ioctl.rs`.
+
+#![deny(unsafe_code)]
 
 pub mod hal;
 pub mod interp;

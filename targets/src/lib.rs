@@ -1,7 +1,7 @@
-//! Loom's targets. Today: the device profiles of the xdna target, as data
-//! (`xdna/profiles/*.json`, one file per profile, embedded at build time).
-//! The aie2p lowering, TXN configuration code and the ELF writer will live
-//! here too (the xdna target issue).
+//! Loom's targets: the device profiles of the xdna target, as data
+//! (`xdna/profiles/*.json`, one file per profile, embedded at build time),
+//! and what the xdna target reads and writes (`xdna`): the register map,
+//! stream routes, TXN control code and the `.xdna` ELF.
 
 #![deny(unsafe_code)]
 

@@ -99,7 +99,8 @@ fn main() {
         // The outlined module: what the compiler hands to every device.
         let steps: Vec<Step> = compile::plan(&request, &module).expect("the bench module compiles");
         compile::run(&session, &mut module, &steps, &mut |_, _| Ok(())).expect("compiles");
-        let program = interp::translate(module.as_operation().to_raw()).expect("translates");
+        let program =
+            loom_translate::translate(module.as_operation().to_raw()).expect("translates");
         let input = data(records * K, 1);
         let weights = data(2 * K, 2);
         let invoke = || {

@@ -6,7 +6,6 @@
 #![deny(unsafe_code)]
 
 pub mod compile;
-pub mod diagnostic;
 pub mod format;
 pub mod generic;
 pub mod limits;

@@ -17,8 +17,8 @@ pub fn tile_program(
         .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
         .collect();
     let parsed = session.parse(images.as_bytes(), "<tile images>")?;
-    loom_runtime::interp::translate(parsed.module.as_operation().to_raw())
-        .map_err(|e| Failure(crate::diagnostic::render(&e.loc, "error", &e.message, &[])))
+    loom_translate::translate(parsed.module.as_operation().to_raw())
+        .map_err(|e| Failure(e.render()))
 }
 
 /// The `.xdna` bytes `module` compiles to for `root` on `target`
@@ -51,9 +51,9 @@ pub fn compile(
 mod tests {
     use super::*;
     use crate::Session;
-    use loom_runtime::hal::device::{Device, FakeDevice};
     use loom_runtime::hal::invoke::DDR_AIE_ADDR_OFFSET;
     use loom_runtime::hal::packet::npu_packet;
+    use loom_runtime::hal::{Device, FakeDevice};
     use loom_targets::xdna::elf;
     use loom_targets::xdna::txn::{Txn, TxnOp};
     use loom_xdna_backend::{DDR_PATCH_ARGUMENT_BASE, NOT_LOADABLE};

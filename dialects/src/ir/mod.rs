@@ -474,6 +474,31 @@ pub fn printed(print: impl FnOnce(MlirStringCallback, *mut c_void)) -> String {
     out
 }
 
+/// `file:line:col` of a location, or "" when it has none.
+pub fn location_text(loc: MlirLocation) -> String {
+    // SAFETY: a live location.
+    let printed = printed(|f, d| unsafe { mlirLocationPrint(loc, f, d) });
+    // The first `"file":line:col` inside (names and comments wrap it).
+    let Some(start) = printed.find('"') else {
+        return String::new();
+    };
+    let mut rest = &printed[start..];
+    while let Some(open) = rest.find('"') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('"') else { break };
+        let file = &after[..close];
+        let tail = &after[close + 1..];
+        if let Some(numbers) = tail.strip_prefix(':') {
+            let end = numbers
+                .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+                .unwrap_or(numbers.len());
+            return format!("{file}:{}", &numbers[..end]);
+        }
+        rest = tail;
+    }
+    String::new()
+}
+
 pub fn type_text(ty: MlirType) -> String {
     // SAFETY: a live type.
     printed(|f, d| unsafe { mlirTypePrint(ty, f, d) })
@@ -774,29 +799,4 @@ pub fn prepend_block(
         mlirRegionInsertOwnedBlockBefore(region, mlirRegionGetFirstBlock(region), block);
         block
     }
-}
-
-/// `file:line:col` of a location, or "" when it has none.
-pub fn location_text(loc: MlirLocation) -> String {
-    // SAFETY: a live location.
-    let printed = printed(|f, d| unsafe { mlirLocationPrint(loc, f, d) });
-    // The first `"file":line:col` inside (names and comments wrap it).
-    let Some(start) = printed.find('"') else {
-        return String::new();
-    };
-    let mut rest = &printed[start..];
-    while let Some(open) = rest.find('"') {
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('"') else { break };
-        let file = &after[..close];
-        let tail = &after[close + 1..];
-        if let Some(numbers) = tail.strip_prefix(':') {
-            let end = numbers
-                .find(|c: char| !(c.is_ascii_digit() || c == ':'))
-                .unwrap_or(numbers.len());
-            return format!("{file}:{}", &numbers[..end]);
-        }
-        rest = tail;
-    }
-    String::new()
 }

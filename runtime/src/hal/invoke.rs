@@ -379,7 +379,8 @@ pub fn run_artifact<D: Device>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hal::device::{BoKind, Call, FakeDevice, SyncDirection};
+    use crate::hal::device::{BoKind, SyncDirection};
+    use crate::hal::fake::{Call, FakeDevice};
     use crate::hal::ioctl::HalError;
     use crate::hal::packet::npu_packet;
     use crate::hal::uapi::ErtState;

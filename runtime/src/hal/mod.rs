@@ -8,16 +8,16 @@
 //! - `uapi`: the ioctl arguments, GET_INFO replies, syncobj timeline wait,
 //!   ERT header and START_NPU head as `#[repr(C)]` types, every size and
 //!   offset pinned at compile time, the ioctl numbers as constants.
-//! - `ioctl`: the only `unsafe` in the HAL (the rest of it denies
+//! - `ioctl`: the only `unsafe` in the HAL (the crate denies
 //!   `unsafe_code`): typed ioctls, GET_INFO queries and BO mappings, each
 //!   failure a `HalError` naming the call and its errno.
 //! - `device`: the `Device` trait (queries, hardware contexts, buffers, sync,
-//!   submit, syncobj wait, mapping), the real `XdnaDevice`, the recording
-//!   `FakeDevice` (scripted failures by name or position, scripted command
-//!   states, the packets EXEC_CMD saw, the driver rules its source shows),
-//!   `discover`, which finds amdxdna nodes and maps their PCI id and
+//!   submit, syncobj wait, mapping), the real `XdnaDevice`, `discover`, which finds amdxdna nodes and maps their PCI id and
 //!   revision to a Loom profile through `loom_targets::profiles()`, and
 //!   `check_geometry`, which holds the array GET_INFO reports to it.
+//! - `fake`: the recording `FakeDevice` (scripted failures by name or
+//!   position, scripted command states, the packets EXEC_CMD saw, the driver
+//!   rules its source shows).
 //! - `context`: the reference's runtime library over any `Device`: contexts
 //!   on one device heap (mapped before CREATE_HWCTX), a run's buffers as
 //!   SHMEM buffers at the driver's device address or, under PASID, their
@@ -43,10 +43,10 @@
 //! side (packet layouts as read, DDR_PATCH argument numbering and whether
 //! it acts on DDR_PATCH in an ELF's code, debug buffer contents) is
 //! unverified.
-#![deny(unsafe_code)]
 
 pub mod context;
 pub mod device;
+pub mod fake;
 pub mod invoke;
 pub mod ioctl;
 pub mod packet;
@@ -55,7 +55,8 @@ pub mod uapi;
 pub mod xclbin;
 
 pub use context::{Bo, Command, Context, ContextConfig, ContextError, Kernel, Program};
-pub use device::{discover, discover_system, Device, FakeDevice, NoDevice, Npu, XdnaDevice};
+pub use device::{discover, discover_system, Device, NoDevice, Npu, XdnaDevice};
+pub use fake::FakeDevice;
 pub use invoke::{patch_control_code, run_artifact, InvokeError, PatchError};
 pub use ioctl::HalError;
 

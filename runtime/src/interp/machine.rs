@@ -5,10 +5,11 @@
 use super::program::{
     BlockId, Dim, FloatOp, FuncId, Index, Inst, IntOp, Op, Predicate, Program, Reg,
 };
+use super::tiles::{NoArray, Tiles};
 use super::value::{Elem, Value, View};
 use crate::numerics::{bf16_to_f32, f32_to_bf16};
-use crate::sim::array::{Array, Memory, Tile};
-use loom_targets::DeviceProfile;
+use loom_diagnostic::Diagnostic;
+use loom_targets::Tile;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
@@ -42,17 +43,6 @@ impl Default for Options {
     }
 }
 
-/// A failure at run time, located at an op, with notes.
-#[derive(Debug, Clone)]
-pub struct RuntimeError {
-    pub loc: Rc<str>,
-    pub message: String,
-    pub notes: Vec<(Rc<str>, String)>,
-    /// Further violations found with this one (the checks at completion
-    /// report every violation, docs/semantics.md, "Errors").
-    pub further: Vec<RuntimeError>,
-}
-
 /// What an invocation left behind.
 pub struct Outcome {
     /// The caller's buffers after the invocation, in `run(...)` order.
@@ -63,7 +53,8 @@ pub struct Outcome {
     pub strands: usize,
 }
 
-type Result<T> = std::result::Result<T, RuntimeError>;
+/// A failure at run time, located at an op, with notes.
+type Result<T> = std::result::Result<T, Diagnostic>;
 
 /// Caller buffers start at multiples of 4096 bytes (docs/semantics.md,
 /// "Values and storage").
@@ -115,16 +106,22 @@ fn canonical(v: f32) -> f32 {
 }
 
 fn fail<T>(loc: &Rc<str>, message: String) -> Result<T> {
-    Err(error(loc, message, Vec::new()))
+    Err(failure(loc, message))
 }
 
-fn error(loc: &Rc<str>, message: String, notes: Vec<(Rc<str>, String)>) -> RuntimeError {
-    RuntimeError {
-        loc: loc.clone(),
-        message,
-        notes,
-        further: Vec::new(),
-    }
+fn failure(loc: &Rc<str>, message: String) -> Diagnostic {
+    Diagnostic::error(&**loc, message)
+}
+
+fn error(loc: &Rc<str>, message: String, notes: Vec<(Rc<str>, String)>) -> Diagnostic {
+    noted(Diagnostic::error(&**loc, message), notes)
+}
+
+/// `diagnostic` with `notes` (where, what) after its own.
+fn noted(diagnostic: Diagnostic, notes: Vec<(Rc<str>, String)>) -> Diagnostic {
+    notes
+        .into_iter()
+        .fold(diagnostic, |d, (loc, note)| d.with_note(&*loc, note))
 }
 
 #[derive(Default)]
@@ -239,9 +236,6 @@ pub struct Machine<'p> {
     /// runs (the task's `frames` then hold only its callers): operands are
     /// read without looking the task up.
     cur: Frame,
-    /// The array a native realization's workers run on (array simulator),
-    /// and its device profile.
-    array: Option<(Array, &'static DeviceProfile)>,
     /// The buffer holding each tile's data memory, made at first use.
     tiles: HashMap<Tile, u32>,
     /// Why each blocked worker is blocked: where, and on which lock.
@@ -286,12 +280,18 @@ fn lanes<T: std::marker::Copy + Default>(
     out
 }
 
-/// Run pipeline `name` of `program` with the caller's buffers `args`.
-pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) -> Result<Outcome> {
+/// Run pipeline `name` of `program` with the caller's buffers `args`. A
+/// failure is one error, or every violation the checks at completion found.
+pub fn run(
+    program: &Program,
+    name: &str,
+    args: Vec<Vec<u8>>,
+    options: Options,
+) -> std::result::Result<Outcome, Vec<Diagnostic>> {
     let Some(pipeline) = program.pipelines.get(name) else {
         let mut known: Vec<&String> = program.pipelines.keys().collect();
         known.sort();
-        return fail(
+        return Err(vec![failure(
             &Rc::from(""),
             format!(
                 "no pipeline @{name}; the module has {}",
@@ -301,7 +301,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        );
+        )]);
     };
     let body = &program.functions[pipeline.body];
     if let Some((arg, ty)) = pipeline
@@ -310,23 +310,23 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         .zip(&pipeline.arg_types)
         .find(|(_, ty)| ty.as_str() != "buffer")
     {
-        return fail(
+        return Err(vec![failure(
             &body.loc,
             format!(
                 "@{name} takes %{arg}: {ty}; the interpreter binds buffer arguments only \
                  (specialization arguments and views cannot be bound from a scenario yet)"
             ),
-        );
+        )]);
     }
     if args.len() != body.params.len() {
-        return fail(
+        return Err(vec![failure(
             &body.loc,
             format!(
                 "@{name} takes {} buffers, the scenario binds {}",
                 body.params.len(),
                 args.len()
             ),
-        );
+        )]);
     }
     let seed = match options.schedule {
         Schedule::Random(seed) => seed,
@@ -354,7 +354,7 @@ pub fn run(program: &Program, name: &str, args: Vec<Vec<u8>>, options: Options) 
         groups: Vec::new(),
         clock: 0,
     });
-    machine.schedule()?;
+    machine.schedule(&mut NoArray).map_err(|e| vec![e])?;
     machine.finish()?;
     let strands = machine.tasks.len() - 1;
     let steps = machine.steps;
@@ -386,7 +386,6 @@ impl<'p> Machine<'p> {
             spare_f32: Vec::new(),
             spare_bf16: Vec::new(),
             cur: Frame::default(),
-            array: None,
             tiles: HashMap::new(),
             lock_waits: HashMap::new(),
             op_cycles: 0,
@@ -402,42 +401,28 @@ impl<'p> Machine<'p> {
         z ^ (z >> 31)
     }
 
-    fn array_for(&mut self, loc: &Rc<str>) -> Result<&mut Array> {
-        match &mut self.array {
-            Some((array, _)) => Ok(array),
-            None => fail(
-                loc,
-                "worker code of a native realization runs on the array simulator only (loom-test --device=sim)".into(),
-            ),
-        }
-    }
-
     /// The buffer holding `tile`'s data memory (made zeroed at first use).
-    fn tile_memory(&mut self, tile: Tile, loc: &Rc<str>) -> Result<u32> {
-        let Some((_, profile)) = &self.array else {
-            return fail(
-                loc,
-                "placed tile storage exists on the array simulator only (loom-test --device=sim)"
-                    .into(),
-            );
-        };
-        if tile_memory_bytes(profile, tile) == 0 {
-            return fail(
-                loc,
-                format!("tile [{}, {}] has no data memory", tile.0, tile.1),
-            );
+    fn tile_memory(&mut self, tile: Tile, tiles: &dyn Tiles, loc: &Rc<str>) -> Result<u32> {
+        let bytes = tiles
+            .memory_bytes(tile)
+            .map_err(|e| error(loc, e, Vec::new()))?;
+        if bytes == 0 {
+            return fail(loc, format!("tile {tile} has no data memory"));
         }
-        let profile = *profile;
-        Ok(tile_buffer(
-            &mut self.buffers,
-            &mut self.alignments,
-            &mut self.tiles,
-            profile,
-            tile,
-        ))
+        Ok(self.tile_buffer(tile, bytes))
     }
 
-    fn schedule(&mut self) -> Result<()> {
+    /// The buffer holding `tile`'s data memory of `bytes`, made zeroed at
+    /// first use: the one the cores' views and the DMA engines both address.
+    fn tile_buffer(&mut self, tile: Tile, bytes: u64) -> u32 {
+        *self.tiles.entry(tile).or_insert_with(|| {
+            self.buffers.push(vec![0; bytes as usize]);
+            self.alignments.push(CALLER_ALIGNMENT);
+            self.buffers.len() as u32 - 1
+        })
+    }
+
+    fn schedule(&mut self, tiles: &mut dyn Tiles) -> Result<()> {
         let random = matches!(self.options.schedule, Schedule::Random(_));
         loop {
             let live: Vec<usize> = (0..self.tasks.len())
@@ -463,7 +448,7 @@ impl<'p> Machine<'p> {
             }
             let mut progressed = false;
             for t in order {
-                let ran = self.run_task::<false>(t, if random { 64 } else { u64::MAX })?;
+                let ran = self.run_task::<false>(t, if random { 64 } else { u64::MAX }, tiles)?;
                 let steps = match ran {
                     Ran::Blocked(n) | Ran::Done(n) | Ran::Preempted(n) => n,
                 };
@@ -513,7 +498,7 @@ impl<'p> Machine<'p> {
             .collect()
     }
 
-    fn deadlock(&self) -> RuntimeError {
+    fn deadlock(&self) -> Diagnostic {
         let mut notes = Vec::new();
         let mut first = None;
         for (t, task) in self.tasks.iter().enumerate() {
@@ -560,8 +545,8 @@ impl<'p> Machine<'p> {
 
     /// The end of the invocation: nothing may be left in flight or unowned.
     /// Every violation is reported (the first is the error, the others
-    /// follow it).
-    fn finish(&mut self) -> Result<()> {
+    /// follow it; docs/semantics.md, "Errors").
+    fn finish(&mut self) -> std::result::Result<(), Vec<Diagnostic>> {
         let mut found = Vec::new();
         for copy in self.copies.iter().filter(|c| !c.waited) {
             let task = &self.tasks[copy.task];
@@ -603,9 +588,7 @@ impl<'p> Machine<'p> {
         if found.is_empty() {
             return Ok(());
         }
-        let mut first = found.remove(0);
-        first.further = found;
-        Err(first)
+        Err(found)
     }
 
     /// The running strand's innermost frame (`t` is the running strand).
@@ -792,7 +775,7 @@ impl<'p> Machine<'p> {
         )
     }
 
-    fn unsupported_element(view: &View, loc: &Rc<str>) -> RuntimeError {
+    fn unsupported_element(view: &View, loc: &Rc<str>) -> Diagnostic {
         error(
             loc,
             format!(
@@ -924,21 +907,28 @@ impl<'p> Machine<'p> {
 
     /// Run strand `t` for at most `quantum` ops; `TIMED` advances its
     /// modelled cycle per op (array simulator cores).
-    fn run_task<const TIMED: bool>(&mut self, t: usize, quantum: u64) -> Result<Ran> {
+    fn run_task<const TIMED: bool>(
+        &mut self,
+        t: usize,
+        quantum: u64,
+        tiles: &mut dyn Tiles,
+    ) -> Result<Ran> {
         if self.tasks[t].status == Status::Done {
             return Ok(Ran::Done(0));
         }
         self.cur = self.tasks[t].frames.pop().expect("a live task has a frame");
-        let ran = self.run_frames::<TIMED>(t, quantum);
+        let ran = self.run_frames::<TIMED>(t, quantum, tiles);
         self.park(t);
-        ran.map_err(|mut error| {
-            // The callers, innermost first (their pc is past the call).
-            error.notes.extend(self.call_stack(t));
-            error
-        })
+        // The callers, innermost first (their pc is past the call).
+        ran.map_err(|error| noted(error, self.call_stack(t)))
     }
 
-    fn run_frames<const TIMED: bool>(&mut self, t: usize, quantum: u64) -> Result<Ran> {
+    fn run_frames<const TIMED: bool>(
+        &mut self,
+        t: usize,
+        quantum: u64,
+        tiles: &mut dyn Tiles,
+    ) -> Result<Ran> {
         let program = self.program;
         if self.tasks[t].status == Status::Done {
             return Ok(Ran::Done(0));
@@ -965,7 +955,7 @@ impl<'p> Machine<'p> {
             if TIMED {
                 self.tasks[t].clock += self.op_cycles;
             }
-            let ran = self.exec(t, inst);
+            let ran = self.exec(t, inst, tiles);
             if !matches!(ran, Ok(true)) {
                 self.steps += done;
                 if !ran? {
@@ -1031,7 +1021,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Execute one op; false when the strand must wait.
-    fn exec(&mut self, t: usize, inst: &Inst) -> Result<bool> {
+    fn exec(&mut self, t: usize, inst: &Inst, tiles: &mut dyn Tiles) -> Result<bool> {
         let loc = &inst.loc;
         match &inst.op {
             Op::Const(v, d) => self.set(t, *d, v.clone()),
@@ -1256,7 +1246,7 @@ impl<'p> Machine<'p> {
                 }
                 return Ok(true);
             }
-            _ => return self.exec_cold(t, inst),
+            _ => return self.exec_cold(t, inst, tiles),
         }
         self.advance(t);
         Ok(true)
@@ -1265,7 +1255,7 @@ impl<'p> Machine<'p> {
     /// The operations a loop body rarely runs (storage, channels, copies,
     /// calls), apart so that `exec` stays small.
     #[inline(never)]
-    fn exec_cold(&mut self, t: usize, inst: &Inst) -> Result<bool> {
+    fn exec_cold(&mut self, t: usize, inst: &Inst, tiles: &mut dyn Tiles) -> Result<bool> {
         let loc = &inst.loc;
         match &inst.op {
             Op::AssumeAlignment(srcs, align, dsts) => {
@@ -1417,16 +1407,14 @@ impl<'p> Machine<'p> {
                 size,
                 result,
             } => {
-                let buffer = self.tile_memory(*tile, loc)?;
+                let buffer = self.tile_memory(*tile, tiles, loc)?;
                 let len = self.buffers[buffer as usize].len();
                 if offset.checked_add(*size).is_none_or(|end| end > len) {
                     return fail(
                         loc,
                         format!(
-                            "bytes [{offset}, {}) are outside the {len}-byte data memory of tile [{}, {}]",
+                            "bytes [{offset}, {}) are outside the {len}-byte data memory of tile {tile}",
                             offset.saturating_add(*size),
-                            tile.0,
-                            tile.1
                         ),
                     );
                 }
@@ -1439,18 +1427,17 @@ impl<'p> Machine<'p> {
             }
             Op::LockAcquire(lock) => {
                 let now = self.tasks[t].clock;
-                let array = self.array_for(loc)?;
-                let taken = array
+                let taken = tiles
                     .try_acquire(lock.tile, lock.id, lock.value, now)
-                    .map_err(|e| error(loc, e.to_string(), Vec::new()))?;
+                    .map_err(|e| error(loc, e, Vec::new()))?;
                 if let Some(at) = taken {
                     self.tasks[t].clock = at;
                 } else {
                     // The op runs again when the core resumes.
                     self.tasks[t].clock -= self.op_cycles;
                     let what = format!(
-                        "aie2p.lock.acquire of lock {} of tile [{}, {}] (needs at least {})",
-                        lock.id, lock.tile.0, lock.tile.1, lock.value
+                        "aie2p.lock.acquire of lock {} of tile {} (needs at least {})",
+                        lock.id, lock.tile, lock.value
                     );
                     self.lock_waits.insert(t, (loc.clone(), what));
                     return Ok(false);
@@ -1458,9 +1445,9 @@ impl<'p> Machine<'p> {
             }
             Op::LockRelease(lock) => {
                 let now = self.tasks[t].clock;
-                self.array_for(loc)?
+                tiles
                     .release(lock.tile, lock.id, lock.value, now)
-                    .map_err(|e| error(loc, e.to_string(), Vec::new()))?;
+                    .map_err(|e| error(loc, e, Vec::new()))?;
             }
             Op::Spawn { body, workers } => {
                 let registers = self.program.functions[*body].registers as usize;
@@ -1737,138 +1724,38 @@ impl<'p> Machine<'p> {
     }
 }
 
-/// The cores of an array running a native realization's workers: the
-/// interpreter half of the array simulator (`crate::sim`). Workers are
-/// tasks; their lock credits and placed storage go to the array, whose DMA
-/// engines move data through the same tile memories.
-pub struct Cores<'p> {
+/// The workers of a native realization, each started on a core: the
+/// interpreter as the array simulator's Low IR core model. Workers are
+/// tasks; their lock credits and tile memories come from the array through
+/// [`Tiles`], and the tile memories are buffers here, which the array's DMA
+/// engines reach through [`Workers::tile_memory`].
+pub struct Workers<'p> {
     machine: Machine<'p>,
-    /// Ops each core executed (its busy cycles are these times the cost).
+    /// Ops each worker executed (its busy cycles are these times the cost).
     ops: Vec<u64>,
 }
 
-/// DDR addresses of the caller's buffers: argument `i` starts at
-/// `(i + 1) << 32`, so any address names one buffer and an offset.
-pub fn argument_address(argument: usize) -> u64 {
-    (argument as u64 + 1) << 32
-}
-
-/// Bytes of `tile`'s data memory (0 for a tile without one).
-fn tile_memory_bytes(profile: &DeviceProfile, tile: Tile) -> u64 {
-    profile
-        .tile_kind(tile.0, tile.1)
-        .map_or(0, |kind| profile.budget(kind).memory)
-}
-
-/// The buffer holding `tile`'s data memory, made zeroed at first use: the
-/// one the cores' views and the DMA engines both address.
-fn tile_buffer(
-    buffers: &mut Vec<Vec<u8>>,
-    alignments: &mut Vec<u64>,
-    tiles: &mut HashMap<Tile, u32>,
-    profile: &DeviceProfile,
-    tile: Tile,
-) -> u32 {
-    *tiles.entry(tile).or_insert_with(|| {
-        buffers.push(vec![0; tile_memory_bytes(profile, tile) as usize]);
-        alignments.push(CALLER_ALIGNMENT);
-        buffers.len() as u32 - 1
-    })
-}
-
-/// The memories the array's DMA engines see: the tiles' data memories and
-/// the caller's buffers.
-struct Memories<'m> {
-    buffers: &'m mut Vec<Vec<u8>>,
-    alignments: &'m mut Vec<u64>,
-    tiles: &'m mut HashMap<Tile, u32>,
-    profile: &'static DeviceProfile,
-    callers: usize,
-}
-
-impl Memory for Memories<'_> {
-    fn tile(&mut self, tile: Tile) -> &mut [u8] {
-        let id = tile_buffer(
-            self.buffers,
-            self.alignments,
-            self.tiles,
-            self.profile,
-            tile,
-        );
-        &mut self.buffers[id as usize]
-    }
-
-    fn ddr(&mut self, address: u64, len: usize) -> std::result::Result<&mut [u8], String> {
-        let argument = (address >> 32) as usize;
-        let offset = (address & 0xFFFF_FFFF) as usize;
-        if argument == 0 || argument > self.callers {
-            return Err(format!(
-                "DDR address {address:#x} is in none of the {} caller buffers",
-                self.callers
-            ));
-        }
-        let buffer = &mut self.buffers[argument - 1];
-        let size = buffer.len();
-        match offset.checked_add(len) {
-            Some(end) if end <= size => Ok(&mut buffer[offset..end]),
-            _ => Err(format!(
-                "DDR bytes [{offset}, {}) of argument {} are outside its {size} bytes",
-                offset.saturating_add(len),
-                argument - 1
-            )),
-        }
-    }
-}
-
-impl<'p> Cores<'p> {
-    pub fn new(
-        program: &'p Program,
-        profile: &'static DeviceProfile,
-        args: Vec<Vec<u8>>,
-    ) -> Cores<'p> {
-        let mut machine = Machine::new(program, Options::default(), args);
-        machine.array = Some((Array::new(profile), profile));
-        machine.op_cycles = profile.timing.core_cycles_per_op;
-        Cores {
+impl<'p> Workers<'p> {
+    /// Workers of `program` (tile images' functions), each op costing
+    /// `op_cycles` modelled cycles.
+    pub fn new(program: &'p Program, op_cycles: u64) -> Workers<'p> {
+        let mut machine = Machine::new(program, Options::default(), Vec::new());
+        machine.op_cycles = op_cycles;
+        Workers {
             machine,
             ops: Vec::new(),
         }
     }
 
-    pub fn array(&mut self) -> &mut Array {
-        &mut self
-            .machine
-            .array
-            .as_mut()
-            .expect("cores run on an array")
-            .0
-    }
-
-    /// Move data: one step of every DMA engine over the tile memories and
-    /// the caller's buffers.
-    pub fn step_array(&mut self) -> std::result::Result<bool, crate::sim::array::SimError> {
-        let m = &mut self.machine;
-        let (array, profile) = m.array.as_mut().expect("cores run on an array");
-        let mut memories = Memories {
-            buffers: &mut m.buffers,
-            alignments: &mut m.alignments,
-            tiles: &mut m.tiles,
-            profile,
-            callers: m.callers,
-        };
-        array.step(&mut memories)
-    }
-
-    /// Start function `name` on the core at `tile` (its core was enabled).
-    pub fn start(&mut self, name: &str, tile: Tile) -> Result<()> {
-        let start = self.array().control_clock();
+    /// Start function `name` on the core at `tile` at modelled cycle `at`
+    /// (its core was enabled then).
+    pub fn start(&mut self, name: &str, tile: Tile, at: u64) -> Result<()> {
         let m = &mut self.machine;
         let Some(func) = m.program.functions.iter().position(|f| f.name == name) else {
             return fail(
                 &Rc::from(""),
                 format!(
-                    "core [{}, {}] is enabled, but its tile image @{name} defines no such function",
-                    tile.0, tile.1
+                    "core {tile} is enabled, but its tile image @{name} defines no such function"
                 ),
             );
         };
@@ -1880,7 +1767,7 @@ impl<'p> Cores<'p> {
             );
         }
         m.tasks.push(Task {
-            name: format!("core [{}, {}] (@{name})", tile.0, tile.1),
+            name: format!("core {tile} (@{name})"),
             loc: body.loc.clone(),
             frames: vec![Frame {
                 func,
@@ -1892,16 +1779,16 @@ impl<'p> Cores<'p> {
             }],
             status: Status::Ready,
             groups: Vec::new(),
-            clock: start,
+            clock: at,
         });
         Ok(())
     }
 
-    /// Run every core until it blocks or finishes; whether any ran an op.
-    pub fn run(&mut self) -> Result<bool> {
+    /// Run every worker until it blocks or finishes; whether any ran an op.
+    pub fn run(&mut self, tiles: &mut dyn Tiles) -> Result<bool> {
         let mut progressed = false;
         for t in 0..self.machine.tasks.len() {
-            let ran = self.machine.run_task::<true>(t, u64::MAX)?;
+            let ran = self.machine.run_task::<true>(t, u64::MAX, tiles)?;
             let (Ran::Blocked(n) | Ran::Preempted(n) | Ran::Done(n)) = ran;
             self.ops.resize(self.machine.tasks.len(), 0);
             self.ops[t] += n;
@@ -1910,7 +1797,7 @@ impl<'p> Cores<'p> {
         Ok(progressed)
     }
 
-    /// Cores that have not finished: each with where it waits and why.
+    /// Workers that have not finished: each with where it waits and why.
     pub fn unfinished(&self) -> Vec<(Rc<str>, String)> {
         let m = &self.machine;
         (0..m.tasks.len())
@@ -1925,13 +1812,13 @@ impl<'p> Cores<'p> {
             .collect()
     }
 
-    /// Ops the cores executed.
+    /// Ops the workers executed.
     pub fn steps(&self) -> u64 {
         self.machine.steps
     }
 
-    /// Each core's name, the modelled cycle it finished (or stopped), and
-    /// the cycles it spent executing.
+    /// Each worker's name, the modelled cycle it finished (or stopped),
+    /// and the cycles it spent executing.
     pub fn clocks(&self) -> Vec<(String, u64, u64)> {
         let cost = self.machine.op_cycles;
         self.machine
@@ -1945,9 +1832,9 @@ impl<'p> Cores<'p> {
             .collect()
     }
 
-    /// The caller's buffers.
-    pub fn into_buffers(mut self) -> Vec<Vec<u8>> {
-        self.machine.buffers.truncate(self.machine.callers);
-        self.machine.buffers
+    /// The data memory of `tile`, of `bytes`, made zeroed at first use.
+    pub fn tile_memory(&mut self, tile: Tile, bytes: u64) -> &mut [u8] {
+        let id = self.machine.tile_buffer(tile, bytes);
+        &mut self.machine.buffers[id as usize]
     }
 }

@@ -1,16 +1,20 @@
 //! Running a `.xdna` artifact on the array model: a command processor
 //! executes the TXN control code op by op (stopping at each SYNC until its
 //! token arrives), the array's DMA engines move data, and each enabled core
-//! runs its tile image's worker in the interpreter. A state where nothing can
+//! runs its tile image's worker on a core model (`super::core`). A state where nothing can
 //! move while the control code waits, or cores have not finished, is a hang,
 //! reported with every blocked engine and core.
 
-use super::array::{Effect, SimError, Tile, TokenKey};
-use crate::interp::machine::{argument_address, Cores};
+use super::array::{Array, Effect, TokenKey};
+use super::core::lowir::LowIrCores;
+use super::core::Cores;
+use super::error::SimError;
+use super::memory::{argument_address, Memories};
 use crate::interp::program::Program;
+use loom_diagnostic::Diagnostic;
 use loom_targets::xdna::elf::Artifact;
 use loom_targets::xdna::txn::Txn;
-use std::rc::Rc;
+use loom_targets::Tile;
 
 /// What a run produced.
 pub struct Outcome {
@@ -37,41 +41,24 @@ pub struct Timing {
     pub bound: String,
 }
 
-/// Why a run failed: the message, then notes (`where`, what).
-#[derive(Debug)]
-pub struct Failure {
-    pub loc: Rc<str>,
-    pub message: String,
-    pub notes: Vec<(Rc<str>, String)>,
+/// Why a run failed: located at worker code, or at "" (the artifact).
+fn failure(message: String) -> Diagnostic {
+    Diagnostic::error("", message)
 }
 
-fn failure(message: String) -> Failure {
-    Failure {
-        loc: Rc::from(""),
-        message,
-        notes: Vec::new(),
-    }
-}
-
-impl From<SimError> for Failure {
-    fn from(e: SimError) -> Failure {
+impl From<SimError> for Diagnostic {
+    fn from(e: SimError) -> Diagnostic {
         failure(e.to_string())
-    }
-}
-
-impl From<crate::interp::RuntimeError> for Failure {
-    fn from(e: crate::interp::RuntimeError) -> Failure {
-        Failure {
-            loc: e.loc,
-            message: e.message,
-            notes: e.notes,
-        }
     }
 }
 
 /// Run `artifact` with the caller's buffers `args`; `program` holds the
 /// translated worker functions of its tile images.
-pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result<Outcome, Failure> {
+pub fn run(
+    artifact: &Artifact,
+    program: &Program,
+    mut args: Vec<Vec<u8>>,
+) -> Result<Outcome, Diagnostic> {
     let Some(profile) = loom_targets::profiles()
         .iter()
         .find(|p| p.name == artifact.profile)
@@ -84,17 +71,19 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
     let txn = Txn::decode(&artifact.ctrltext)
         .map_err(|e| failure(format!("the artifact's .ctrltext: {e}")))?;
     let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
-    let mut cores = Cores::new(program, profile, args);
+    let mut array = Array::new(profile);
+    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op);
+    let cores: &mut dyn Cores = &mut low_ir;
     let mut started = 0;
     let mut next = 0;
     let mut waiting: Option<(usize, TokenKey)> = None;
     loop {
         // The command processor runs until it waits or the code ends.
         while waiting.is_none() && next < txn.ops.len() {
-            match cores.array().apply(next, &txn.ops[next], &arguments)? {
+            match array.apply(next, &txn.ops[next], &arguments)? {
                 Effect::None => {}
                 Effect::CoreEnabled(tile) => {
-                    cores.start(&image_on(artifact, tile)?, tile)?;
+                    cores.start(&image_on(artifact, tile)?, tile, array.control_clock())?;
                     started += 1;
                 }
                 Effect::Wait(key) => {
@@ -104,46 +93,48 @@ pub fn run(artifact: &Artifact, program: &Program, args: Vec<Vec<u8>>) -> Result
             next += 1;
         }
         if let Some((_, key)) = &waiting {
-            if cores.array().take_token(key) {
+            if array.take_token(key) {
                 waiting = None;
                 continue;
             }
         }
-        let moved = cores.step_array()?;
-        let ran = cores.run()?;
+        let moved = array.step(&mut Memories {
+            callers: &mut args,
+            cores,
+            profile,
+        })?;
+        let ran = cores.run(&mut array)?;
         let cores_done = cores.unfinished().is_empty();
-        let done = waiting.is_none() && next == txn.ops.len() && !cores.array().busy();
+        let done = waiting.is_none() && next == txn.ops.len() && !array.busy();
         if done && cores_done {
-            let left = cores.array().undelivered();
+            let left = array.undelivered();
             if !left.is_empty() {
-                return Err(Failure {
-                    loc: Rc::from(""),
-                    message: "the invocation completed with stream data no DMA channel took".into(),
-                    notes: left.into_iter().map(|why| (Rc::from(""), why)).collect(),
-                });
+                let message = "the invocation completed with stream data no DMA channel took";
+                return Err(left
+                    .into_iter()
+                    .fold(failure(message.into()), |d, why| d.with_note("", why)));
             }
             break;
         }
         if !moved && !ran {
-            return Err(hang(&mut cores, waiting.as_ref(), done));
+            return Err(hang(&array, cores, waiting.as_ref(), done));
         }
     }
-    let records = cores.array().records_sent();
-    let timing = timing(&mut cores, records);
     Ok(Outcome {
         txn_ops: txn.ops.len(),
         cores: started,
         core_steps: cores.steps(),
-        timing,
-        buffers: cores.into_buffers(),
+        timing: timing(&array, cores),
+        buffers: args,
     })
 }
 
 /// The invocation's modelled cycles and what bounds them.
-fn timing(cores: &mut Cores, records: u64) -> Timing {
-    let (dma_end, busiest_dma) = cores.array().dma_times();
-    let control = cores.array().control_clock();
-    let control_busy = cores.array().control_busy();
+fn timing(array: &Array, cores: &dyn Cores) -> Timing {
+    let records = array.records_sent();
+    let (dma_end, busiest_dma) = array.dma_times();
+    let control = array.control_clock();
+    let control_busy = array.control_busy();
     let core_clocks = cores.clocks();
     let cycles = core_clocks
         .iter()
@@ -176,27 +167,30 @@ fn timing(cores: &mut Cores, records: u64) -> Timing {
 }
 
 /// The worker function the artifact's tile image for `tile` holds.
-fn image_on(artifact: &Artifact, tile: Tile) -> Result<String, Failure> {
+fn image_on(artifact: &Artifact, tile: Tile) -> Result<String, Diagnostic> {
     artifact
         .tile_images
         .iter()
-        .find(|i| (i.column, i.row) == tile)
+        .find(|i| Tile::new(i.column, i.row) == tile)
         .map(|i| i.name.clone())
         .ok_or_else(|| {
             failure(format!(
-                "the control code enables core [{}, {}], but the artifact has no tile image for it",
-                tile.0, tile.1
+                "the control code enables core {tile}, but the artifact has no tile image for it"
             ))
         })
 }
 
 /// Nothing moves: say what waits for what.
-fn hang(cores: &mut Cores, waiting: Option<&(usize, TokenKey)>, control_done: bool) -> Failure {
+fn hang(
+    array: &Array,
+    cores: &dyn Cores,
+    waiting: Option<&(usize, TokenKey)>,
+    control_done: bool,
+) -> Diagnostic {
     let message = match waiting {
         Some((op, key)) => format!(
-            "hang: TXN op {op} (SYNC on tile [{}, {}] {} channel {}) waits for a task-complete token that no engine can issue",
-            key.tile.0,
-            key.tile.1,
+            "hang: TXN op {op} (SYNC on tile {} {} channel {}) waits for a task-complete token that no engine can issue",
+            key.tile,
             key.direction.name(),
             key.channel
         ),
@@ -205,16 +199,8 @@ fn hang(cores: &mut Cores, waiting: Option<&(usize, TokenKey)>, control_done: bo
         }
         None => "hang: nothing can move".into(),
     };
-    let mut notes: Vec<(Rc<str>, String)> = cores
-        .array()
-        .pending()
-        .into_iter()
-        .map(|why| (Rc::from(""), why))
-        .collect();
-    notes.extend(cores.unfinished());
-    Failure {
-        loc: Rc::from(""),
-        message,
-        notes,
-    }
+    let blocked = array.pending().into_iter().map(|why| (String::new(), why));
+    blocked
+        .chain(cores.unfinished())
+        .fold(failure(message), |d, (loc, why)| d.with_note(loc, why))
 }

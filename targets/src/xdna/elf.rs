@@ -695,18 +695,7 @@ const LE: LittleEndian = LittleEndian;
 /// Decode a file made by [`write`]. Anything else is rejected with an error
 /// that names the first problem found; no input makes this panic.
 pub fn read(bytes: &[u8]) -> Result<Artifact, ElfError> {
-    if bytes.get(..4) != Some(&elf::ELFMAG[..]) {
-        return Err(ElfError::NotElf);
-    }
-    let ident = bytes
-        .get(..16)
-        .ok_or_else(|| malformed("truncated ELF identification"))?;
-    if ident[4] != elf::ELFCLASS32.0 {
-        return Err(ElfError::WrongClass(ident[4]));
-    }
-    if ident[5] != elf::ELFDATA2LSB.0 {
-        return Err(ElfError::WrongEndian(ident[5]));
-    }
+    let ident = identification(bytes)?;
     if ident[7] != OSABI_AIE2P {
         return Err(ElfError::WrongOsAbi(ident[7]));
     }
@@ -743,6 +732,50 @@ pub fn read(bytes: &[u8]) -> Result<Artifact, ElfError> {
     validate(&artifact)
         .map_err(|m| ElfError::Malformed(format!("decoded artifact is inconsistent: {m}")))?;
     Ok(artifact)
+}
+
+/// The identification bytes of a 32-bit little-endian ELF.
+fn identification(bytes: &[u8]) -> Result<&[u8], ElfError> {
+    if bytes.get(..4) != Some(&elf::ELFMAG[..]) {
+        return Err(ElfError::NotElf);
+    }
+    let ident = bytes
+        .get(..16)
+        .ok_or_else(|| malformed("truncated ELF identification"))?;
+    if ident[4] != elf::ELFCLASS32.0 {
+        return Err(ElfError::WrongClass(ident[4]));
+    }
+    if ident[5] != elf::ELFDATA2LSB.0 {
+        return Err(ElfError::WrongEndian(ident[5]));
+    }
+    Ok(ident)
+}
+
+/// A section of any 32-bit little-endian ELF: its name, and its bytes in
+/// the file (`None` for SHT_NOBITS).
+pub struct AnySection<'d> {
+    pub name: &'d [u8],
+    pub data: Option<&'d [u8]>,
+}
+
+/// The sections of a 32-bit little-endian ELF from any producer, which
+/// [`read`] would refuse unless Loom made it: the HAL also loads other
+/// ELFs' control code (an XRT kernel's `.ctrltext`).
+pub fn sections(bytes: &[u8]) -> Result<Vec<AnySection<'_>>, ElfError> {
+    identification(bytes)?;
+    let header = Header::parse(bytes).map_err(malformed)?;
+    let table = header.sections(LE, bytes).map_err(malformed)?;
+    table
+        .iter()
+        .map(|section| {
+            let name = table.section_name(LE, section).map_err(malformed)?;
+            let data = match section.sh_type(LE) {
+                elf::SHT_NOBITS => None,
+                _ => Some(section.data(LE, bytes).map_err(malformed)?),
+            };
+            Ok(AnySection { name, data })
+        })
+        .collect()
 }
 
 fn find<'d>(

@@ -7,7 +7,7 @@
 use clap::{Parser, ValueEnum};
 use loom_driver::compile::{self, Request};
 use loom_driver::scenario::{self, Scenario};
-use loom_driver::{diagnostic, read_input, xdna, Failure, Session};
+use loom_driver::{read_input, xdna, Failure, Session};
 use loom_runtime::interp::{self, Options, Schedule};
 use loom_runtime::{hal, sim};
 use loom_targets::xdna::elf;
@@ -241,16 +241,14 @@ fn execute_sim(
     } else {
         format!("{name} (its .xdna)").into()
     };
-    let at = |loc: &std::rc::Rc<str>| {
-        if loc.is_empty() {
-            artifact_name.clone()
-        } else {
-            loc.clone()
+    let outcome = sim::run::run(artifact, &program, args).map_err(|mut e| {
+        let locations = std::iter::once(&mut e.location);
+        for location in locations.chain(e.notes.iter_mut().map(|n| &mut n.location)) {
+            if location.is_empty() {
+                *location = artifact_name.to_string();
+            }
         }
-    };
-    let outcome = sim::run::run(artifact, &program, args).map_err(|e| {
-        let notes: Vec<_> = e.notes.iter().map(|(l, n)| (at(l), n.clone())).collect();
-        diagnostic::render(&at(&e.loc), "error", &e.message, &notes)
+        e.render()
     })?;
     let timing = &outcome.timing;
     let per_record = match timing.records {
@@ -278,8 +276,8 @@ fn execute(
     base: &Options,
     directives: &Directives,
 ) -> Result<(Buffers, u64, usize), String> {
-    let program = interp::translate(module.as_operation().to_raw())
-        .map_err(|e| diagnostic::render(&e.loc, "error", &e.message, &[]))?;
+    let program =
+        loom_translate::translate(module.as_operation().to_raw()).map_err(|e| e.render())?;
     let Some(pipeline) = program.pipelines.get(&scenario.entry) else {
         let mut known: Vec<String> = program.pipelines.keys().map(|k| format!("@{k}")).collect();
         known.sort();
@@ -331,12 +329,9 @@ fn execute(
         config: scenario.config.iter().cloned().collect::<HashMap<_, _>>(),
         ..base.clone()
     };
-    let outcome = interp::run(&program, &scenario.entry, args, options).map_err(|e| {
+    let outcome = interp::run(&program, &scenario.entry, args, options).map_err(|errors| {
         // The checks at completion report every violation they find.
-        std::iter::once(&e)
-            .chain(&e.further)
-            .map(|e| diagnostic::render(&e.loc, "error", &e.message, &e.notes))
-            .collect::<String>()
+        errors.iter().map(|e| e.render()).collect::<String>()
     })?;
     Ok((
         names.into_iter().zip(outcome.buffers).collect(),

@@ -1,0 +1,924 @@
+//! The recording fake of the amdxdna driver: an in-process `Device` that
+//! records each call, answers from a script and holds callers to the rules
+//! the driver source shows (for the HAL's tests and the tools' own).
+
+use super::device::{
+    config_cu_bytes, profile_rows, BoInfo, BoKind, BoMap, Device, Hwctx, SyncDirection,
+};
+use super::ioctl::{check_range, HalError, OutOfRange};
+use super::uapi::{
+    AieMetadata, AieVersion, CuConfig, ErtHeader, ErtState, FirmwareVersion, QosInfo, INVALID_ADDR,
+};
+use loom_targets::DeviceProfile;
+use rustix::io::Errno;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// One kernel call the fake saw, with the arguments that matter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    Query(&'static str),
+    CreateHwctx {
+        qos: QosInfo,
+        max_opc: u32,
+        num_tiles: u32,
+    },
+    DestroyHwctx {
+        hwctx: u32,
+    },
+    ConfigCu {
+        hwctx: u32,
+        cus: Vec<CuConfig>,
+    },
+    AssignDebugBo {
+        hwctx: u32,
+        bo: u32,
+    },
+    CreateBo {
+        size: u64,
+        kind: BoKind,
+    },
+    BoInfo {
+        bo: u32,
+    },
+    SyncBo {
+        bo: u32,
+        direction: SyncDirection,
+        offset: u64,
+        size: u64,
+    },
+    ExecCmd {
+        hwctx: u32,
+        cmd: u32,
+        bos: Vec<u32>,
+    },
+    WaitSyncobj {
+        syncobj: u32,
+        point: u64,
+        timeout: Duration,
+    },
+    MapBo {
+        bo: u32,
+        len: usize,
+        align: usize,
+    },
+}
+
+impl Call {
+    /// The name a failure of this call carries in its `HalError`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::Query(name) => name,
+            Call::CreateHwctx { .. } => "CREATE_HWCTX",
+            Call::DestroyHwctx { .. } => "DESTROY_HWCTX",
+            Call::ConfigCu { .. } | Call::AssignDebugBo { .. } => "CONFIG_HWCTX",
+            Call::CreateBo { .. } => "CREATE_BO",
+            Call::BoInfo { .. } => "GET_BO_INFO",
+            Call::SyncBo { .. } => "SYNC_BO",
+            Call::ExecCmd { .. } => "EXEC_CMD",
+            Call::WaitSyncobj { .. } => "SYNCOBJ_TIMELINE_WAIT",
+            Call::MapBo { .. } => "mmap",
+        }
+    }
+}
+
+/// The fake's made-up address spaces (not the driver's).
+const FAKE_HEAP_XDNA_ADDR: u64 = 0x1_0000_0000;
+const FAKE_DMA_ADDR: u64 = 0x2_0000_0000;
+/// Page-aligned, but not at a multiple of 64 MiB: mappings that must be
+/// aligned further have to ask.
+const FAKE_HOST_ADDR: u64 = 0x7f12_3456_7000;
+const FAKE_PAGE: usize = 4096;
+
+/// The bytes behind a fake mapping, shared by the caller's `FakeMap` and the
+/// fake (which reads command packets from them, writes command states into
+/// them, and sees which pages the process wrote).
+#[derive(Debug)]
+struct FakeMem {
+    bytes: RefCell<Vec<u8>>,
+    /// Per page: whether this process wrote it.
+    touched: RefCell<Vec<bool>>,
+}
+
+impl FakeMem {
+    fn new(len: usize) -> FakeMem {
+        FakeMem {
+            bytes: RefCell::new(vec![0; len]),
+            touched: RefCell::new(vec![false; len.div_ceil(FAKE_PAGE)]),
+        }
+    }
+
+    /// Whether every page of `at..at + len` was written.
+    fn all_touched(&self, at: usize, len: usize) -> bool {
+        let touched = self.touched.borrow();
+        let end = at.saturating_add(len).div_ceil(FAKE_PAGE);
+        (at / FAKE_PAGE..end).all(|page| touched.get(page).copied().unwrap_or(false))
+    }
+
+    fn read_u32(&self, at: usize) -> Option<u32> {
+        let bytes = self.bytes.borrow();
+        let b = bytes.get(at..at.checked_add(4)?)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+struct FakeBo {
+    kind: BoKind,
+    size: u64,
+    xdna_addr: u64,
+    /// Where the fake mapped it (0 before its mmap).
+    host: u64,
+    mem: Option<Rc<FakeMem>>,
+}
+
+/// A command EXEC_CMD accepted, as the fake saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    pub hwctx: u32,
+    pub cmd: u32,
+    pub bos: Vec<u32>,
+    /// Its point on the context's syncobj timeline.
+    pub point: u64,
+    /// The packet the command buffer held: the header word and the `count`
+    /// words after it (empty when the buffer was never mapped).
+    pub packet: Vec<u8>,
+    /// DEV and SHMEM buffers among `bos` with a page this process never
+    /// wrote (the NPU's writes to such a page are lost, per the reference's
+    /// `buffer`).
+    pub untouched: Vec<u32>,
+}
+
+/// A submitted command the fake completes when its point is waited for.
+struct Pending {
+    hwctx: u32,
+    point: u64,
+    cmd: u32,
+    state: ErtState,
+}
+
+#[derive(Default)]
+struct FakeState {
+    calls: Vec<Call>,
+    /// Scripted failures: the next call of that name fails with the errno.
+    failures: Vec<(&'static str, i32)>,
+    /// Scripted failures by position: call number n (from 0) fails.
+    failures_at: Vec<(usize, i32)>,
+    /// The states the next commands finish in (COMPLETED when empty).
+    completions: VecDeque<ErtState>,
+    pending: Vec<Pending>,
+    submissions: Vec<Submission>,
+    bos: BTreeMap<u32, FakeBo>,
+    heap: Option<u32>,
+    heap_used: u64,
+    dma_used: u64,
+    next_handle: u32,
+    next_host: u64,
+    /// Per hardware context: its syncobj and last submitted point.
+    hwctxs: BTreeMap<u32, (u32, u64)>,
+    /// Hardware contexts whose CUs are configured.
+    configured: BTreeSet<u32>,
+    /// Debug buffers and the context each is assigned to.
+    debug_bos: BTreeMap<u32, u32>,
+}
+
+impl FakeState {
+    /// The heap's bytes and the offset of DEV buffer `bo` in them.
+    fn in_heap(&self, bo: &FakeBo) -> Option<(Rc<FakeMem>, usize)> {
+        let heap = self.bos.get(&self.heap?)?;
+        let offset = usize::try_from(bo.xdna_addr.checked_sub(heap.xdna_addr)?).ok()?;
+        Some((heap.mem.clone()?, offset))
+    }
+
+    /// The bytes a DEV or SHMEM buffer lives in and its offset there.
+    fn backing(&self, bo: &FakeBo) -> Option<(Rc<FakeMem>, usize)> {
+        match bo.kind {
+            BoKind::Dev => self.in_heap(bo),
+            BoKind::Shmem => Some((bo.mem.clone()?, 0)),
+            BoKind::DevHeap | BoKind::Cmd => None,
+        }
+    }
+
+    /// Whether the process wrote every page of DEV or SHMEM buffer `handle`.
+    fn touched(&self, handle: u32) -> bool {
+        let Some(bo) = self.bos.get(&handle) else {
+            return true;
+        };
+        if !matches!(bo.kind, BoKind::Dev | BoKind::Shmem) {
+            return true;
+        }
+        match self.backing(bo) {
+            Some((mem, offset)) => mem.all_touched(offset, bo.size as usize),
+            None => false,
+        }
+    }
+
+    /// The packet in command buffer `cmd`: its header and `count` words.
+    fn packet(&self, cmd: u32) -> Vec<u8> {
+        let Some(mem) = self.bos.get(&cmd).and_then(|b| b.mem.clone()) else {
+            return Vec::new();
+        };
+        let Some(header) = mem.read_u32(0) else {
+            return Vec::new();
+        };
+        let words = 1 + ErtHeader::unpack(header).count as usize;
+        let bytes = mem.bytes.borrow();
+        bytes[..bytes.len().min(4 * words)].to_vec()
+    }
+}
+
+/// An in-process device that records each call and answers from a script.
+/// Its SHMEM buffers are addressed as under the IOMMU's PASID (xdna-driver
+/// amdxdna_gem.c `amdxdna_gem_dev_addr`): no device address until mapped,
+/// then their address in this process; with `pasid` false they have a
+/// made-up DMA address from the start, as in xdna-driver's developer builds
+/// without PASID (`AMDXDNA_DEVEL`; upstream has no such mode).
+/// Besides scripted failures it enforces what the driver source shows:
+/// CREATE_HWCTX fails with ENOENT without a device heap (aie2_ctx.c
+/// `aie2_hwctx_init`) and with EINVAL while the heap is unmapped (the
+/// firmware is given its user address: aie2_hwctx.c `aie2_map_host_buf`; the
+/// errno is the fake's choice), a DEV buffer fails with EINVAL without a
+/// heap, before the heap is mapped, or beyond its size (amdxdna_gem.c
+/// `amdxdna_gem_heap_alloc`), a second heap fails with EBUSY (amdxdna_gem.c
+/// `amdxdna_drm_create_dev_heap`), CONFIG_CU takes only DEV buffers (upstream
+/// linux's rule; xdna-driver does not check the kind) and only once per
+/// context, and a debug buffer must be a DEV buffer not assigned yet
+/// (EINVAL, EBUSY: aie2_ctx.c `aie2_hwctx_cu_config`,
+/// `aie2_hwctx_hold_cu_bos`, `aie2_hwctx_cfg_debug_bo`), EXEC_CMD takes only
+/// a CMD buffer (EINVAL: amdxdna_ctx.c `amdxdna_cmd_submit`), and a wait for
+/// a point never submitted times out (ETIME) instead of blocking.
+///
+/// A submitted command completes when a wait covers its point: the fake then
+/// writes its state (COMPLETED unless scripted) into the header of the
+/// mapped command buffer, as the driver does when the firmware answers, so
+/// a caller that reads the state before waiting sees the packet unchanged.
+pub struct FakeDevice {
+    pub aie: AieVersion,
+    pub firmware: FirmwareVersion,
+    pub metadata: AieMetadata,
+    pub pasid: bool,
+    state: RefCell<FakeState>,
+}
+
+impl Default for FakeDevice {
+    fn default() -> Self {
+        FakeDevice::new()
+    }
+}
+
+/// A fake mapping: plain host memory at a made-up address.
+#[derive(Debug)]
+pub struct FakeMap {
+    addr: u64,
+    mem: Rc<FakeMem>,
+}
+
+impl BoMap for FakeMap {
+    fn addr(&self) -> u64 {
+        self.addr
+    }
+    fn len(&self) -> usize {
+        self.mem.bytes.borrow().len()
+    }
+    fn read(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfRange> {
+        let bytes = self.mem.bytes.borrow();
+        check_range(at, out.len(), bytes.len())?;
+        out.copy_from_slice(&bytes[at..at + out.len()]);
+        Ok(())
+    }
+    fn write(&self, at: usize, data: &[u8]) -> Result<(), OutOfRange> {
+        let mut bytes = self.mem.bytes.borrow_mut();
+        check_range(at, data.len(), bytes.len())?;
+        bytes[at..at + data.len()].copy_from_slice(data);
+        if !data.is_empty() {
+            let mut touched = self.mem.touched.borrow_mut();
+            let pages = at / FAKE_PAGE..(at + data.len()).div_ceil(FAKE_PAGE);
+            for page in touched.get_mut(pages).into_iter().flatten() {
+                *page = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FakeDevice {
+    /// A fake of the NPU `profile` describes: GET_INFO reports its array.
+    pub fn of_profile(profile: &DeviceProfile) -> FakeDevice {
+        let mut dev = FakeDevice::new();
+        let m = &mut dev.metadata;
+        let narrow = |n: u32| u16::try_from(n).unwrap_or(u16::MAX);
+        m.cols = narrow(profile.array.columns);
+        m.rows = narrow(profile.array.rows);
+        let rows = profile_rows(profile);
+        for (tile, (_, range)) in [&mut m.core, &mut m.mem, &mut m.shim].into_iter().zip(rows) {
+            let (start, count) = range.unwrap_or((0, 0));
+            tile.row_start = narrow(start);
+            tile.row_count = narrow(count);
+        }
+        dev
+    }
+
+    /// A fake whose GET_INFO reports zeroes.
+    pub fn new() -> FakeDevice {
+        FakeDevice {
+            aie: AieVersion::default(),
+            firmware: FirmwareVersion::default(),
+            metadata: AieMetadata::default(),
+            pasid: true,
+            state: RefCell::new(FakeState {
+                next_handle: 1,
+                next_host: FAKE_HOST_ADDR,
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// Scripts the next call named `call` (an `HalError` call name, e.g.
+    /// "EXEC_CMD") to fail with `errno`.
+    pub fn fail_next(&self, call: &'static str, errno: Errno) {
+        self.state
+            .borrow_mut()
+            .failures
+            .push((call, errno.raw_os_error()));
+    }
+
+    /// Scripts call number `index` (counting every call from 0, as `calls`
+    /// lists them) to fail with `errno`, whatever it is.
+    pub fn fail_at(&self, index: usize, errno: Errno) {
+        self.state
+            .borrow_mut()
+            .failures_at
+            .push((index, errno.raw_os_error()));
+    }
+
+    /// Scripts the state the next submitted command finishes in.
+    pub fn complete_next_with(&self, state: ErtState) {
+        self.state.borrow_mut().completions.push_back(state);
+    }
+
+    /// Every call so far, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.state.borrow().calls.clone()
+    }
+
+    pub fn call_names(&self) -> Vec<&'static str> {
+        self.state.borrow().calls.iter().map(Call::name).collect()
+    }
+
+    /// Every command EXEC_CMD accepted, in order.
+    pub fn submissions(&self) -> Vec<Submission> {
+        self.state.borrow().submissions.clone()
+    }
+
+    /// What DEV or SHMEM buffer `bo` holds, as the NPU would read it
+    /// (`None` for another kind of buffer, or before it is mapped).
+    pub fn bo_bytes(&self, bo: u32) -> Option<Vec<u8>> {
+        let state = self.state.borrow();
+        let b = state.bos.get(&bo)?;
+        let (mem, at) = state.backing(b)?;
+        let end = at.checked_add(usize::try_from(b.size).ok()?)?;
+        let bytes = mem.bytes.borrow();
+        bytes.get(at..end).map(<[u8]>::to_vec)
+    }
+
+    /// Records `call`, then fails it if the script says so.
+    fn enter(&self, call: Call) -> Result<std::cell::RefMut<'_, FakeState>, HalError> {
+        let name = call.name();
+        let mut state = self.state.borrow_mut();
+        let index = state.calls.len();
+        state.calls.push(call);
+        if let Some(i) = state.failures_at.iter().position(|(n, _)| *n == index) {
+            let (_, errno) = state.failures_at.remove(i);
+            return Err(HalError::new(name, errno));
+        }
+        if let Some(i) = state.failures.iter().position(|(n, _)| *n == name) {
+            let (_, errno) = state.failures.remove(i);
+            return Err(HalError::new(name, errno));
+        }
+        Ok(state)
+    }
+
+    fn handle(state: &mut FakeState) -> u32 {
+        let h = state.next_handle;
+        state.next_handle += 1;
+        h
+    }
+}
+
+impl Device for FakeDevice {
+    type Map = FakeMap;
+
+    fn aie_version(&self) -> Result<AieVersion, HalError> {
+        self.enter(Call::Query("GET_INFO(AIE_VERSION)"))?;
+        Ok(self.aie)
+    }
+
+    fn firmware_version(&self) -> Result<FirmwareVersion, HalError> {
+        self.enter(Call::Query("GET_INFO(FIRMWARE_VERSION)"))?;
+        Ok(self.firmware)
+    }
+
+    fn aie_metadata(&self) -> Result<AieMetadata, HalError> {
+        self.enter(Call::Query("GET_INFO(AIE_METADATA)"))?;
+        Ok(self.metadata)
+    }
+
+    fn create_hwctx(&self, qos: &QosInfo, max_opc: u32, num_tiles: u32) -> Result<Hwctx, HalError> {
+        let mut state = self.enter(Call::CreateHwctx {
+            qos: *qos,
+            max_opc,
+            num_tiles,
+        })?;
+        let Some(heap) = state.heap.and_then(|h| state.bos.get(&h)) else {
+            return Err(HalError::from_errno("CREATE_HWCTX", Errno::NOENT));
+        };
+        // The driver hands the heap's user address to the firmware
+        // (aie2_hwctx.c `aie2_map_host_buf`); an unmapped heap has none.
+        if heap.mem.is_none() {
+            return Err(HalError::from_errno("CREATE_HWCTX", Errno::INVAL));
+        }
+        let handle = FakeDevice::handle(&mut state);
+        let syncobj = FakeDevice::handle(&mut state);
+        state.hwctxs.insert(handle, (syncobj, 0));
+        Ok(Hwctx { handle, syncobj })
+    }
+
+    fn destroy_hwctx(&self, hwctx: u32) -> Result<(), HalError> {
+        let mut state = self.enter(Call::DestroyHwctx { hwctx })?;
+        match state.hwctxs.remove(&hwctx) {
+            Some(_) => Ok(()),
+            None => Err(HalError::from_errno("DESTROY_HWCTX", Errno::INVAL)),
+        }
+    }
+
+    fn config_cu(&self, hwctx: u32, cus: &[CuConfig]) -> Result<(), HalError> {
+        let mut state = self.enter(Call::ConfigCu {
+            hwctx,
+            cus: cus.to_vec(),
+        })?;
+        config_cu_bytes(cus)?;
+        let einval = || HalError::from_errno("CONFIG_HWCTX", Errno::INVAL);
+        let all_dev = cus
+            .iter()
+            .all(|cu| state.bos.get(&cu.cu_bo).map(|b| b.kind) == Some(BoKind::Dev));
+        if cus.is_empty() || !all_dev || !state.hwctxs.contains_key(&hwctx) {
+            return Err(einval());
+        }
+        // The driver refuses to configure a context's CUs twice.
+        if !state.configured.insert(hwctx) {
+            return Err(einval());
+        }
+        Ok(())
+    }
+
+    fn assign_debug_bo(&self, hwctx: u32, bo: u32) -> Result<(), HalError> {
+        let mut state = self.enter(Call::AssignDebugBo { hwctx, bo })?;
+        let is_dev = state.bos.get(&bo).map(|b| b.kind) == Some(BoKind::Dev);
+        if !is_dev || !state.hwctxs.contains_key(&hwctx) {
+            return Err(HalError::from_errno("CONFIG_HWCTX", Errno::INVAL));
+        }
+        if state.debug_bos.contains_key(&bo) {
+            return Err(HalError::from_errno("CONFIG_HWCTX", Errno::BUSY));
+        }
+        state.debug_bos.insert(bo, hwctx);
+        Ok(())
+    }
+
+    fn create_bo(&self, size: u64, kind: BoKind) -> Result<u32, HalError> {
+        let mut state = self.enter(Call::CreateBo { size, kind })?;
+        let invalid = || HalError::from_errno("CREATE_BO", Errno::INVAL);
+        let xdna_addr = match kind {
+            BoKind::Dev => {
+                let heap = state
+                    .heap
+                    .and_then(|h| state.bos.get(&h))
+                    .ok_or_else(invalid)?;
+                let (base, free) = (heap.xdna_addr, heap.size.saturating_sub(state.heap_used));
+                if heap.host == 0 || size == 0 || size > free {
+                    return Err(invalid());
+                }
+                let at = base + state.heap_used;
+                // Page-aligned carving, like the driver's drm_mm allocator.
+                state.heap_used += size.div_ceil(4096) * 4096;
+                at
+            }
+            BoKind::DevHeap => FAKE_HEAP_XDNA_ADDR,
+            BoKind::Shmem if self.pasid => INVALID_ADDR,
+            BoKind::Shmem => {
+                let at = FAKE_DMA_ADDR + state.dma_used;
+                state.dma_used += size.div_ceil(4096) * 4096;
+                at
+            }
+            BoKind::Cmd => 0,
+        };
+        // A client has one heap (amdxdna_gem.c `amdxdna_drm_create_dev_heap`).
+        if kind == BoKind::DevHeap && state.heap.is_some() {
+            return Err(HalError::from_errno("CREATE_BO", Errno::BUSY));
+        }
+        let handle = FakeDevice::handle(&mut state);
+        if kind == BoKind::DevHeap {
+            state.heap = Some(handle);
+        }
+        state.bos.insert(
+            handle,
+            FakeBo {
+                kind,
+                size,
+                xdna_addr,
+                host: 0,
+                mem: None,
+            },
+        );
+        Ok(handle)
+    }
+
+    fn bo_info(&self, bo: u32) -> Result<BoInfo, HalError> {
+        let state = self.enter(Call::BoInfo { bo })?;
+        let b = state
+            .bos
+            .get(&bo)
+            .ok_or_else(|| HalError::from_errno("GET_BO_INFO", Errno::INVAL))?;
+        if b.kind == BoKind::Shmem {
+            // Under PASID the device address is the user address, which
+            // the mmap makes.
+            let user = if b.mem.is_some() {
+                b.host
+            } else {
+                INVALID_ADDR
+            };
+            return Ok(BoInfo {
+                handle: bo,
+                map_offset: u64::from(bo) << 32,
+                vaddr: user,
+                xdna_addr: if self.pasid { user } else { b.xdna_addr },
+            });
+        }
+        if b.kind != BoKind::Dev {
+            return Ok(BoInfo {
+                handle: bo,
+                map_offset: u64::from(bo) << 32,
+                vaddr: 0,
+                xdna_addr: b.xdna_addr,
+            });
+        }
+        // A DEV buffer has no mmap offset of its own: it is reached at its
+        // place inside the mapped heap.
+        let heap = state.heap.and_then(|h| state.bos.get(&h));
+        Ok(BoInfo {
+            handle: bo,
+            map_offset: INVALID_ADDR,
+            vaddr: heap.map_or(0, |h| h.host + (b.xdna_addr - h.xdna_addr)),
+            xdna_addr: b.xdna_addr,
+        })
+    }
+
+    fn sync_bo(
+        &self,
+        bo: u32,
+        direction: SyncDirection,
+        offset: u64,
+        size: u64,
+    ) -> Result<(), HalError> {
+        self.enter(Call::SyncBo {
+            bo,
+            direction,
+            offset,
+            size,
+        })?;
+        Ok(())
+    }
+
+    fn exec_cmd(&self, hwctx: u32, cmd: u32, bos: &[u32]) -> Result<u64, HalError> {
+        let mut state = self.enter(Call::ExecCmd {
+            hwctx,
+            cmd,
+            bos: bos.to_vec(),
+        })?;
+        let einval = || HalError::from_errno("EXEC_CMD", Errno::INVAL);
+        if state.bos.get(&cmd).map(|b| b.kind) != Some(BoKind::Cmd) {
+            return Err(einval());
+        }
+        let (_, last) = state.hwctxs.get_mut(&hwctx).ok_or_else(einval)?;
+        *last += 1;
+        let point = *last;
+        let packet = state.packet(cmd);
+        let untouched = bos.iter().copied().filter(|&b| !state.touched(b)).collect();
+        state.submissions.push(Submission {
+            hwctx,
+            cmd,
+            bos: bos.to_vec(),
+            point,
+            packet,
+            untouched,
+        });
+        let finish = state.completions.pop_front().unwrap_or(ErtState::Completed);
+        state.pending.push(Pending {
+            hwctx,
+            point,
+            cmd,
+            state: finish,
+        });
+        Ok(point)
+    }
+
+    fn wait_syncobj(&self, syncobj: u32, point: u64, timeout: Duration) -> Result<(), HalError> {
+        let mut state = self.enter(Call::WaitSyncobj {
+            syncobj,
+            point,
+            timeout,
+        })?;
+        let (hwctx, submitted) = state
+            .hwctxs
+            .iter()
+            .find(|(_, (s, _))| *s == syncobj)
+            .map(|(h, (_, p))| (*h, *p))
+            .ok_or_else(|| HalError::from_errno("SYNCOBJ_TIMELINE_WAIT", Errno::INVAL))?;
+        if point > submitted {
+            return Err(HalError::from_errno("SYNCOBJ_TIMELINE_WAIT", Errno::TIME));
+        }
+        // The commands up to the point are done: their states land in
+        // their command buffers' headers.
+        let (done, waiting): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut state.pending)
+            .into_iter()
+            .partition(|p| p.hwctx == hwctx && p.point <= point);
+        state.pending = waiting;
+        for p in done {
+            let Some(mem) = state.bos.get(&p.cmd).and_then(|b| b.mem.clone()) else {
+                continue;
+            };
+            if let Some(header) = mem.read_u32(0) {
+                let word = (header & !ErtHeader::STATE_MASK) | p.state.raw();
+                mem.bytes.borrow_mut()[..4].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    fn map_bo(&self, info: &BoInfo, len: usize, align: usize) -> Result<FakeMap, HalError> {
+        let mut guard = self.enter(Call::MapBo {
+            bo: info.handle,
+            len,
+            align,
+        })?;
+        let state = &mut *guard;
+        let einval = || HalError::from_errno("mmap", Errno::INVAL);
+        let b = state.bos.get_mut(&info.handle).ok_or_else(einval)?;
+        if len == 0 || b.kind == BoKind::Dev || len as u64 > b.size || !align.is_power_of_two() {
+            return Err(einval());
+        }
+        let addr = state.next_host.next_multiple_of(align as u64);
+        let mem = Rc::new(FakeMem::new(len));
+        b.host = addr;
+        b.mem = Some(mem.clone());
+        state.next_host = addr + (len as u64).div_ceil(4096) * 4096;
+        Ok(FakeMap { addr, mem })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hal::device::device_info;
+
+    #[test]
+    fn a_scripted_failure_propagates_with_the_call_name() {
+        let dev = FakeDevice::new();
+        dev.fail_next("GET_INFO(FIRMWARE_VERSION)", Errno::IO);
+        let err = device_info(&dev).unwrap_err();
+        assert_eq!(err.call, "GET_INFO(FIRMWARE_VERSION)");
+        assert_eq!(err.errno, Errno::IO.raw_os_error());
+        assert_eq!(
+            err.to_string(),
+            "GET_INFO(FIRMWARE_VERSION) failed: EIO (Input/output error)"
+        );
+        // The script is used up: the same queries now succeed.
+        let info = device_info(&dev).unwrap();
+        assert_eq!(info.aie, dev.aie);
+        assert_eq!(
+            dev.call_names(),
+            [
+                "GET_INFO(AIE_VERSION)",
+                "GET_INFO(FIRMWARE_VERSION)",
+                "GET_INFO(AIE_VERSION)",
+                "GET_INFO(FIRMWARE_VERSION)",
+                "GET_INFO(AIE_METADATA)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_fake_holds_the_driver_to_heap_before_context() {
+        let dev = FakeDevice::new();
+        let qos = QosInfo::default();
+        let e = dev.create_hwctx(&qos, 0x800, 4).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CREATE_HWCTX", Errno::NOENT.raw_os_error())
+        );
+        let e = dev.create_bo(4096, BoKind::Dev).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CREATE_BO", Errno::INVAL.raw_os_error())
+        );
+
+        let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+        // Not yet mapped: no DEV buffer can be carved from it, and the
+        // firmware could not be given its address.
+        assert!(dev.create_bo(4096, BoKind::Dev).is_err());
+        let e = dev.create_hwctx(&qos, 0x800, 4).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("CREATE_HWCTX", Errno::INVAL.raw_os_error())
+        );
+        let info = dev.bo_info(heap).unwrap();
+        let map = dev.map_bo(&info, 64 << 20, 1).unwrap();
+        assert_eq!(map.len(), 64 << 20);
+        assert!(!map.is_empty());
+        let ctx = dev.create_hwctx(&qos, 0x800, 4).unwrap();
+        let a = dev.create_bo(100, BoKind::Dev).unwrap();
+        let b = dev.create_bo(4096, BoKind::Dev).unwrap();
+        let (ia, ib) = (dev.bo_info(a).unwrap(), dev.bo_info(b).unwrap());
+        assert_eq!(ia.xdna_addr, info.xdna_addr);
+        assert_eq!(ib.xdna_addr, info.xdna_addr + 4096);
+        assert_eq!((ia.vaddr, ib.vaddr), (map.addr(), map.addr() + 4096));
+        assert_eq!(ia.map_offset, u64::MAX);
+        assert!(dev.create_bo((64 << 20) + 1, BoKind::Dev).is_err());
+
+        dev.sync_bo(a, SyncDirection::ToDevice, 0, 100).unwrap();
+        // Only a CMD buffer is a command (amdxdna_cmd_submit).
+        let e = dev.exec_cmd(ctx.handle, b, &[a]).unwrap_err();
+        assert_eq!((e.call, e.errno), ("EXEC_CMD", Errno::INVAL.raw_os_error()));
+        let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
+        let point = dev.exec_cmd(ctx.handle, cmd, &[a]).unwrap();
+        assert_eq!(point, 1);
+        // Never mapped: the fake saw no packet, and `a` was never written.
+        let sent = &dev.submissions()[0];
+        assert_eq!((sent.cmd, sent.point), (cmd, 1));
+        assert!(sent.packet.is_empty());
+        assert_eq!(sent.untouched, [a]);
+        // A point not yet submitted times out rather than hanging.
+        let e = dev
+            .wait_syncobj(ctx.syncobj, 2, Duration::from_secs(1))
+            .unwrap_err();
+        assert_eq!(e.errno, Errno::TIME.raw_os_error());
+        dev.wait_syncobj(ctx.syncobj, point, Duration::from_secs(1))
+            .unwrap();
+        dev.destroy_hwctx(ctx.handle).unwrap();
+        let calls = dev.calls();
+        assert_eq!(
+            [&calls[2..4], &calls[5..6]].concat(),
+            [
+                Call::CreateBo {
+                    size: 64 << 20,
+                    kind: BoKind::DevHeap
+                },
+                Call::CreateBo {
+                    size: 4096,
+                    kind: BoKind::Dev
+                },
+                Call::BoInfo { bo: heap },
+            ]
+        );
+    }
+
+    #[test]
+    fn each_failure_reply_reaches_the_caller_typed() {
+        type Step = fn(&FakeDevice) -> Result<(), HalError>;
+        let calls: [(&str, Step); 8] = [
+            ("CREATE_BO", |d| d.create_bo(4096, BoKind::Cmd).map(|_| ())),
+            ("GET_BO_INFO", |d| d.bo_info(1).map(|_| ())),
+            ("mmap", |d| {
+                let info = d.bo_info(1)?;
+                d.map_bo(&info, 4096, 1).map(|_| ())
+            }),
+            ("CREATE_HWCTX", |d| {
+                d.create_hwctx(&QosInfo::default(), 0, 4).map(|_| ())
+            }),
+            ("CONFIG_HWCTX", |d| {
+                let bo = d.create_bo(4096, BoKind::Dev)?;
+                d.assign_debug_bo(2, bo)
+            }),
+            ("SYNC_BO", |d| d.sync_bo(1, SyncDirection::FromDevice, 0, 4)),
+            ("EXEC_CMD", |d| {
+                let cmd = d.create_bo(4096, BoKind::Cmd)?;
+                d.exec_cmd(2, cmd, &[]).map(|_| ())
+            }),
+            ("SYNCOBJ_TIMELINE_WAIT", |d| {
+                d.wait_syncobj(3, 0, Duration::ZERO)
+            }),
+        ];
+        for (name, run) in calls {
+            let dev = FakeDevice::new();
+            let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+            assert_eq!(heap, 1);
+            let info = dev.bo_info(heap).unwrap();
+            let _map = dev.map_bo(&info, 4096, 1).unwrap();
+            let ctx = dev.create_hwctx(&QosInfo::default(), 0, 4).unwrap();
+            assert_eq!((ctx.handle, ctx.syncobj), (2, 3));
+            run(&dev).unwrap();
+            dev.fail_next(name, Errno::BUSY);
+            let e = run(&dev).unwrap_err();
+            assert_eq!(e.call, name);
+            assert_eq!(e.meaning, "EBUSY (Device or resource busy)");
+            assert_eq!(dev.call_names().last(), Some(&name));
+        }
+    }
+
+    /// The CU and debug-buffer rules of aie2_ctx.c, the CMD-only EXEC_CMD
+    /// of amdxdna_ctx.c, failures by position, and commands completing when
+    /// a wait covers their point.
+
+    #[test]
+    fn the_fake_holds_the_driver_to_its_cu_debug_and_command_rules() {
+        let dev = FakeDevice::new();
+        let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+        let heap_map = dev
+            .map_bo(&dev.bo_info(heap).unwrap(), 64 << 20, 1)
+            .unwrap();
+        let ctx = dev.create_hwctx(&QosInfo::default(), 2048, 16).unwrap();
+        let again = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap_err();
+        assert_eq!(again.errno, Errno::BUSY.raw_os_error());
+        let pdi = dev.create_bo(4096, BoKind::Dev).unwrap();
+        let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
+        let einval = Errno::INVAL.raw_os_error();
+        let cu = |bo| CuConfig {
+            cu_bo: bo,
+            cu_func: 0,
+            pad: [0; 3],
+        };
+        assert_eq!(
+            dev.config_cu(ctx.handle, &[cu(cmd)]).unwrap_err().errno,
+            einval
+        );
+        assert_eq!(dev.config_cu(ctx.handle, &[]).unwrap_err().errno, einval);
+        assert_eq!(dev.config_cu(99, &[cu(pdi)]).unwrap_err().errno, einval);
+        dev.config_cu(ctx.handle, &[cu(pdi)]).unwrap();
+        assert_eq!(
+            dev.config_cu(ctx.handle, &[cu(pdi)]).unwrap_err().errno,
+            einval
+        );
+
+        let debug = dev.create_bo(4096, BoKind::Dev).unwrap();
+        assert_eq!(
+            dev.assign_debug_bo(ctx.handle, cmd).unwrap_err().errno,
+            einval
+        );
+        dev.assign_debug_bo(ctx.handle, debug).unwrap();
+        let busy = dev.assign_debug_bo(ctx.handle, debug).unwrap_err();
+        assert_eq!(busy.errno, Errno::BUSY.raw_os_error());
+
+        // Call number n fails, whatever it is.
+        let next = dev.calls().len();
+        dev.fail_at(next + 1, Errno::NOMEM);
+        dev.bo_info(pdi).unwrap();
+        let e = dev.sync_bo(pdi, SyncDirection::ToDevice, 0, 4).unwrap_err();
+        assert_eq!((e.call, e.errno), ("SYNC_BO", Errno::NOMEM.raw_os_error()));
+
+        // Two packets in the command buffer: NEW, count 1, opcode 20.
+        let map = dev.map_bo(&dev.bo_info(cmd).unwrap(), 4096, 1).unwrap();
+        let header = 1u32 | 1 << 12 | 20 << 23;
+        map.write(0, &header.to_le_bytes()).unwrap();
+        map.write(4, &[1, 0, 0, 0, 0xEE]).unwrap();
+        dev.complete_next_with(ErtState::Abort);
+        let first = dev.exec_cmd(ctx.handle, cmd, &[pdi]).unwrap();
+        let second = dev.exec_cmd(ctx.handle, cmd, &[pdi]).unwrap();
+        let sent = dev.submissions();
+        // The packet is the header and its count words, nothing after.
+        assert_eq!(sent[0].packet, [0x01, 0x10, 0x00, 0x0A, 1, 0, 0, 0]);
+        // The heap pages under `pdi` were never written.
+        assert_eq!(sent[0].untouched, [pdi]);
+        let state = |m: &FakeMap| {
+            let mut word = [0u8; 4];
+            m.read(0, &mut word).unwrap();
+            ErtState::from_raw(u32::from_le_bytes(word) & 0xF)
+        };
+        assert_eq!(state(&map), ErtState::New);
+        dev.wait_syncobj(ctx.syncobj, first, Duration::ZERO)
+            .unwrap();
+        assert_eq!(state(&map), ErtState::Abort);
+        dev.wait_syncobj(ctx.syncobj, second, Duration::ZERO)
+            .unwrap();
+        assert_eq!(state(&map), ErtState::Completed);
+        // Writing the heap through its mapping touches the pages.
+        let at = (dev.bo_info(pdi).unwrap().vaddr - heap_map.addr()) as usize;
+        heap_map.write(at + 4095, &[1, 2]).unwrap();
+        dev.exec_cmd(ctx.handle, cmd, &[pdi]).unwrap();
+        assert!(dev.submissions()[2].untouched.is_empty());
+    }
+
+    #[test]
+    fn fake_maps_copy_in_and_out_within_bounds() {
+        let dev = FakeDevice::new();
+        let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
+        let info = dev.bo_info(cmd).unwrap();
+        let map = dev.map_bo(&info, 64, 1).unwrap();
+        map.write(60, &[1, 2, 3, 4]).unwrap();
+        let mut out = [0u8; 4];
+        map.read(60, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        assert!(map.write(61, &[0; 4]).is_err());
+        assert!(map.read(usize::MAX, &mut out).is_err());
+        assert!(dev.map_bo(&info, 8192, 1).is_err());
+    }
+}

@@ -1,0 +1,382 @@
+//! The register files: TXN writes and reads by full address, decoded by the
+//! profile's register map into lock values, buffer descriptors, start
+//! queues, stream switch settings and core enables; DDR_PATCH of shim
+//! buffer descriptors.
+
+use super::array::Array;
+use super::error::SimError;
+use loom_targets::xdna::regs::{name_of, Field, Register, TileKind};
+use loom_targets::Tile;
+
+pub(super) fn ones(width: u32) -> u64 {
+    1u64.checked_shl(width).map_or(u64::MAX, |bit| bit - 1)
+}
+
+fn field_mask(field: Field) -> u32 {
+    (ones(field.width) << field.lsb) as u32
+}
+
+pub(super) fn field_of(value: u32, field: Field) -> u32 {
+    ((u64::from(value) >> field.lsb) & ones(field.width)) as u32
+}
+
+// aie-rt xaie2pgbl_params.h: CORE_CONTROL enable is bit 0 (reset, bit 1, is
+// not modelled).
+const CORE_ENABLE: u32 = 1;
+
+impl Array {
+    /// Write `value` under `mask` to a full address; returns the tile whose
+    /// core this write enabled.
+    pub(super) fn write(
+        &mut self,
+        op: usize,
+        address: u64,
+        value: u32,
+        mask: u32,
+    ) -> Result<Option<Tile>, SimError> {
+        let profile = self.profile;
+        let (column, row, offset) = profile.split_address(address);
+        let Some(name) = name_of(profile, address) else {
+            let error = SimError::new(format!(
+                "write to {address:#010x}, which names no register or memory the model knows"
+            ))
+            .op(op);
+            return Err(match u32::try_from(column) {
+                Ok(column) if profile.tile_kind(column, row).is_some() => error
+                    .tile(Tile::new(column, row))
+                    .register(format!("offset {offset:#x}")),
+                _ => error,
+            });
+        };
+        let tile = Tile::new(name.column, name.row);
+        let register = name.to_string();
+        let fail = |message: String| {
+            SimError::new(message)
+                .op(op)
+                .tile(tile)
+                .register(register.clone())
+        };
+        if let Register::StartQueue(direction, channel) = name.register {
+            // The start queue is a FIFO, not storage: a write pushes a task.
+            return self
+                .enqueue(op, tile, name.kind, direction, channel, value & mask)
+                .map(|()| None);
+        }
+        let max = profile.limits.lock_value_max;
+        let Some(state) = self.tiles.get_mut(&tile) else {
+            return Err(fail("no such tile in the array".into()));
+        };
+        let merged = state.register(offset) & !mask | value & mask;
+        match name.register {
+            Register::LockValue(id) => {
+                let Some(lock) = state.locks.get_mut(id as usize) else {
+                    return Err(fail("no such lock".into()));
+                };
+                let new = *lock & !mask | value & mask;
+                if new > max {
+                    return Err(fail(format!("lock value {new} is above the maximum {max}")));
+                }
+                *lock = new;
+            }
+            Register::BdWord { .. } | Register::ShimMux | Register::ShimDemux => {
+                state.registers.insert(offset, merged);
+            }
+            Register::ChannelControl(..) => {
+                if merged != 0 {
+                    return Err(fail(format!(
+                        "channel control {merged:#x}: settings such as reset, out-of-order \
+                         or compression are not modelled (only 0)"
+                    )));
+                }
+                state.registers.insert(offset, merged);
+            }
+            Register::StreamSwitchMaster(_) => {
+                let s = &profile.tile_registers(state.kind).stream_switch;
+                let extra =
+                    merged & !(field_mask(s.master_enable) | field_mask(s.master_slave_index));
+                if extra != 0 {
+                    return Err(fail(format!(
+                        "master setting {merged:#x} has bits {extra:#x} set: packet \
+                         switching and other modes are not modelled, only circuits"
+                    )));
+                }
+                let slave = field_of(merged, s.master_slave_index);
+                if field_of(merged, s.master_enable) == 1 && slave >= s.slaves {
+                    return Err(fail(format!(
+                        "selects slave port {slave}, but the switch has {} slave ports",
+                        s.slaves
+                    )));
+                }
+                state.registers.insert(offset, merged);
+            }
+            Register::StreamSwitchSlave(_) => {
+                let s = &profile.tile_registers(state.kind).stream_switch;
+                let extra = merged & !field_mask(s.slave_enable);
+                if extra != 0 {
+                    return Err(fail(format!(
+                        "slave setting {merged:#x} has bits {extra:#x} set: packet \
+                         switching is not modelled, only circuits"
+                    )));
+                }
+                state.registers.insert(offset, merged);
+            }
+            Register::CoreControl => {
+                if merged & !CORE_ENABLE != 0 {
+                    return Err(fail(format!(
+                        "core control {merged:#x}: only the enable bit is modelled (not reset)"
+                    )));
+                }
+                let enable = merged & CORE_ENABLE != 0;
+                let started = enable && !state.core_enabled;
+                state.core_enabled = enable;
+                state.registers.insert(offset, merged);
+                return Ok(started.then_some(tile));
+            }
+            Register::CoreStatus => return Err(fail("core status is read-only".into())),
+            Register::ProgramMemory(_) | Register::DataMemory(_) => {
+                return Err(fail(
+                    "the control code writes tile memory, which the array model does not \
+                     load (the simulator loads worker images itself)"
+                        .into(),
+                ))
+            }
+            Register::StartQueue(..) => {}
+        }
+        Ok(None)
+    }
+
+    /// The value MASKPOLL sees at a full address, and the register's name.
+    pub(super) fn read(&self, op: usize, address: u64) -> Result<(u32, String), SimError> {
+        let Some(name) = name_of(self.profile, address) else {
+            return Err(SimError::new(format!(
+                "MASKPOLL of {address:#010x}, which names no register the model knows"
+            ))
+            .op(op));
+        };
+        let tile = Tile::new(name.column, name.row);
+        let register = name.to_string();
+        let fail = |message: &str| {
+            SimError::new(message)
+                .op(op)
+                .tile(tile)
+                .register(register.clone())
+        };
+        let Some(state) = self.state(tile) else {
+            return Err(fail("no such tile in the array"));
+        };
+        let (_, _, offset) = self.profile.split_address(address);
+        let value = match name.register {
+            Register::LockValue(id) => state.locks.get(id as usize).copied().unwrap_or(0),
+            Register::StartQueue(..) => return Err(fail("a start queue cannot be read")),
+            Register::CoreStatus => return Err(fail("core status is not modelled")),
+            Register::ProgramMemory(_) | Register::DataMemory(_) => {
+                return Err(fail(
+                    "the array model does not read tile memory for MASKPOLL",
+                ))
+            }
+            _ => state.register(offset),
+        };
+        Ok((value, register))
+    }
+
+    pub(super) fn ddr_patch(
+        &mut self,
+        op: usize,
+        address: u32,
+        arg_index: u32,
+        arg_offset: u64,
+        arguments: &[u64],
+    ) -> Result<(), SimError> {
+        let profile = self.profile;
+        let layout = &profile.registers.shim.bd_layout;
+        let first_word = layout.address.first().map(|piece| piece.word);
+        let name = name_of(profile, address.into());
+        let (tile, bd) = match name {
+            Some(n) => match n.register {
+                Register::BdWord { bd, word }
+                    if n.kind == TileKind::Shim && Some(word) == first_word =>
+                {
+                    (Tile::new(n.column, n.row), bd)
+                }
+                _ => {
+                    return Err(SimError::new(format!(
+                        "DDR_PATCH must name the address word of a shim buffer descriptor, \
+                         not {n}"
+                    ))
+                    .op(op)
+                    .tile(Tile::new(n.column, n.row)))
+                }
+            },
+            None => {
+                return Err(SimError::new(format!(
+                    "DDR_PATCH of {address:#010x}, which names no register the model knows"
+                ))
+                .op(op))
+            }
+        };
+        let register = format!("shim.bd[{bd}]");
+        let fail = |message: String| {
+            SimError::new(message)
+                .op(op)
+                .tile(tile)
+                .register(register.clone())
+        };
+        // Kernel argument i is xclbin argument i + 3 (opcode, instruction
+        // buffer and its size come first).
+        let Some(base) = arg_index
+            .checked_sub(3)
+            .and_then(|i| arguments.get(i as usize))
+        else {
+            return Err(fail(format!(
+                "DDR_PATCH names argument index {arg_index} (kernel argument {arg_index} - 3), \
+                 but the invocation has {} arguments",
+                arguments.len()
+            )));
+        };
+        let bd_base = profile
+            .bd(TileKind::Shim, bd)
+            .map_err(|e| fail(e.to_string()))?;
+        let Some(state) = self.tiles.get_mut(&tile) else {
+            return Err(fail("no such tile in the array".into()));
+        };
+        // aiebu requires the patched descriptor to have been written first.
+        let offsets: Vec<u32> = layout
+            .address
+            .iter()
+            .map(|piece| bd_base + 4 * piece.word)
+            .collect();
+        if offsets.iter().any(|o| !state.registers.contains_key(o)) {
+            return Err(fail(
+                "DDR_PATCH of a buffer descriptor whose address words were never written".into(),
+            ));
+        }
+        let mut units = 0u64;
+        let mut shift = 0;
+        for (piece, offset) in layout.address.iter().zip(&offsets) {
+            let field = Field {
+                lsb: piece.lsb,
+                width: piece.width,
+            };
+            units |= u64::from(field_of(state.register(*offset), field)) << shift;
+            shift += piece.width;
+        }
+        let unit = u64::from(layout.address_unit_bytes);
+        let patched = (units * unit)
+            .checked_add(*base)
+            .and_then(|a| a.checked_add(arg_offset));
+        let Some(patched) = patched.filter(|a| a % unit == 0 && a / unit <= ones(shift)) else {
+            return Err(fail(format!(
+                "address {:#x} + argument {:#x} + offset {arg_offset:#x} does not fit the \
+                 descriptor's {shift}-bit address in {unit}-byte units",
+                units * unit,
+                base
+            )));
+        };
+        let mut rest = patched / unit;
+        for (piece, offset) in layout.address.iter().zip(&offsets) {
+            let field = Field {
+                lsb: piece.lsb,
+                width: piece.width,
+            };
+            let bits = (rest & ones(piece.width)) as u32;
+            rest >>= piece.width;
+            let word = state.register(*offset) & !field_mask(field) | bits << piece.lsb;
+            state.registers.insert(*offset, word);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::array::Effect;
+    use crate::sim::dma::ChannelId;
+    use crate::sim::testing::*;
+    use loom_targets::xdna::regs::Direction;
+    use loom_targets::xdna::txn::TxnOp;
+
+    #[test]
+    fn writes_the_model_cannot_name_are_errors() {
+        let mut array = Array::new(strix());
+        let write = |offset: u32| TxnOp::Write {
+            address: address(CORE, offset),
+            value: 1,
+        };
+        let error = array.apply(4, &write(0x1F024), &[]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "TXN op 4: tile [0, 3] offset 0x1f024: write to 0x0031f024, which names no \
+             register or memory the model knows"
+        );
+        let outside = TxnOp::Write {
+            address: 0x1001_F000,
+            value: 1,
+        };
+        assert_eq!(array.apply(5, &outside, &[]).unwrap_err().tile, None);
+        let error = array.apply(6, &write(0x100), &[]).unwrap_err();
+        assert!(error.message.contains("writes tile memory"), "{error}");
+    }
+
+    #[test]
+    fn core_enable_is_an_effect_once() {
+        let mut array = Array::new(strix());
+        let enable = TxnOp::Write {
+            address: address(CORE, strix().core_control()),
+            value: 1,
+        };
+        assert_eq!(array.apply(0, &enable, &[]), Ok(Effect::CoreEnabled(CORE)));
+        assert_eq!(
+            array.apply(1, &enable, &[]),
+            Ok(Effect::None),
+            "already running"
+        );
+        let reset = TxnOp::Write {
+            address: address(CORE, strix().core_control()),
+            value: 2,
+        };
+        assert!(array.apply(2, &reset, &[]).is_err());
+    }
+
+    #[test]
+    fn ddr_patch_checks_its_argument_and_descriptor() {
+        let mut array = Array::new(strix());
+        let error = array.apply(0, &patch(0, 0, 0), &[ARG0]).unwrap_err();
+        assert!(error.message.contains("never written"), "{error}");
+        array.apply(1, &bd(SHIM, 0, &shim_bd(16)), &[ARG0]).unwrap();
+        let error = array.apply(2, &patch(0, 1, 0), &[ARG0]).unwrap_err();
+        assert!(error.message.contains("has 1 arguments"), "{error}");
+        let error = array.apply(3, &patch(0, 0, 2), &[ARG0]).unwrap_err();
+        assert!(error.message.contains("does not fit"), "{error}");
+        // Two patches add up, as the firmware's add does.
+        array.apply(4, &patch(0, 0, 8), &[ARG0]).unwrap();
+        array.apply(5, &patch(0, 0, 8), &[ARG0]).unwrap();
+        let words = array.bd_words(
+            ChannelId {
+                tile: SHIM,
+                kind: TileKind::Shim,
+                direction: Direction::Mm2s,
+                channel: 0,
+            },
+            0,
+        );
+        let descriptor = strix().decode_bd(TileKind::Shim, &words.unwrap()).unwrap();
+        assert_eq!(descriptor.address, 2 * ARG0 + 16);
+    }
+
+    #[test]
+    fn maskpoll_holds_or_fails_at_once() {
+        let mut array = Array::new(strix());
+        array.apply(0, &lock_init(CORE, 2, 5), &[]).unwrap();
+        let poll = |value| TxnOp::MaskPoll {
+            address: address(CORE, strix().lock_value(TileKind::Core, 2).unwrap()),
+            value,
+            mask: 0x3F,
+        };
+        assert_eq!(array.apply(1, &poll(5), &[]), Ok(Effect::None));
+        let error = array.apply(2, &poll(4), &[]).unwrap_err();
+        assert!(error
+            .to_string()
+            .starts_with("TXN op 2: tile [0, 3] core.lock[2].value: MASKPOLL"));
+    }
+}

@@ -1,0 +1,224 @@
+//! What the array model's tests share: the Strix profile, a test memory,
+//! and TXN ops that set up routes, locks and buffer descriptors.
+
+use super::array::{Array, Effect};
+use super::error::SimError;
+use super::memory::Memory;
+use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry, TileKind};
+use loom_targets::xdna::route::{route, Endpoint, Used};
+use loom_targets::xdna::txn::TxnOp;
+use loom_targets::{DeviceProfile, Tile};
+use std::collections::BTreeMap;
+
+pub(super) const SHIM: Tile = Tile::new(0, 0);
+
+pub(super) const MEM: Tile = Tile::new(0, 1);
+
+pub(super) const CORE: Tile = Tile::new(0, 3);
+
+pub(super) const ARG0: u64 = 1 << 32;
+
+pub(super) const ARG1: u64 = 2 << 32;
+
+pub(super) fn strix() -> &'static DeviceProfile {
+    loom_targets::profiles()
+        .iter()
+        .find(|p| p.name == "amd.xdna.strix.17f0_10")
+        .unwrap()
+}
+
+/// Zeroed tile memories made at first use, and caller buffers by base.
+pub(super) struct TestMemory {
+    pub(super) tiles: BTreeMap<Tile, Vec<u8>>,
+    pub(super) ddr: Vec<(u64, Vec<u8>)>,
+}
+
+impl TestMemory {
+    pub(super) fn new(ddr: Vec<(u64, Vec<u8>)>) -> TestMemory {
+        TestMemory {
+            tiles: BTreeMap::new(),
+            ddr,
+        }
+    }
+}
+
+impl Memory for TestMemory {
+    fn tile(&mut self, tile: Tile) -> &mut [u8] {
+        let p = strix();
+        let size = p
+            .tile_kind(tile.column, tile.row)
+            .map_or(0, |kind| p.budget(kind).memory);
+        self.tiles
+            .entry(tile)
+            .or_insert_with(|| vec![0; size as usize])
+    }
+
+    fn ddr(&mut self, address: u64, len: usize) -> Result<&mut [u8], String> {
+        for (base, bytes) in &mut self.ddr {
+            if let Some(at) = address.checked_sub(*base) {
+                if let Some(slice) = bytes.get_mut(at as usize..at as usize + len) {
+                    return Ok(slice);
+                }
+            }
+        }
+        Err(format!("DDR {address:#x} + {len} is in no buffer"))
+    }
+}
+
+pub(super) fn kind(tile: Tile) -> TileKind {
+    strix().tile_kind(tile.column, tile.row).unwrap()
+}
+
+pub(super) fn address(tile: Tile, offset: u32) -> u32 {
+    strix().tile_address(tile.column, tile.row, offset) as u32
+}
+
+pub(super) fn lock_init(tile: Tile, lock: u32, value: u32) -> TxnOp {
+    let offset = strix().lock_value(kind(tile), lock).unwrap();
+    TxnOp::Write {
+        address: address(tile, offset),
+        value,
+    }
+}
+
+/// The switch settings `route` gives, as TXN ops.
+pub(super) fn settings(from: (Tile, u32), to: (Tile, u32)) -> Vec<(Tile, u32, TxnOp)> {
+    let end = |(tile, channel): (Tile, u32)| Endpoint {
+        column: tile.column,
+        row: tile.row,
+        channel,
+    };
+    route(strix(), end(from), end(to), &mut Used::default())
+        .unwrap()
+        .into_iter()
+        .map(|s| (Tile::new(s.column, s.row), s.offset, s.txn_op(strix())))
+        .collect()
+}
+
+pub(super) fn route_ops(from: (Tile, u32), to: (Tile, u32)) -> Vec<TxnOp> {
+    settings(from, to)
+        .into_iter()
+        .map(|(_, _, op)| op)
+        .collect()
+}
+
+pub(super) fn bd(tile: Tile, n: u32, descriptor: &BufferDescriptor) -> TxnOp {
+    let p = strix();
+    TxnOp::BlockWrite {
+        address: address(tile, p.bd(kind(tile), n).unwrap()),
+        words: p.encode_bd(kind(tile), descriptor).unwrap(),
+    }
+}
+
+pub(super) fn start_runs(
+    tile: Tile,
+    direction: Direction,
+    channel: u32,
+    bd: u32,
+    runs: u32,
+    token: bool,
+) -> TxnOp {
+    let p = strix();
+    let entry = StartQueueEntry {
+        start_bd: bd,
+        runs,
+        token_issue: token,
+    };
+    TxnOp::Write {
+        address: address(tile, p.start_queue(kind(tile), direction, channel).unwrap()),
+        value: p.encode_start_queue(kind(tile), &entry).unwrap(),
+    }
+}
+
+pub(super) fn start(tile: Tile, direction: Direction, channel: u32, bd: u32, token: bool) -> TxnOp {
+    start_runs(tile, direction, channel, bd, 1, token)
+}
+
+pub(super) fn sync(tile: Tile, direction: Direction, channel: u8) -> TxnOp {
+    TxnOp::Sync {
+        column: tile.column as u8,
+        row: tile.row as u8,
+        direction,
+        channel,
+        column_count: 1,
+        row_count: 1,
+    }
+}
+
+pub(super) fn tile_bd(
+    address: u64,
+    length: u32,
+    acquire: Option<(u32, i32)>,
+    release: Option<(u32, i32)>,
+) -> BufferDescriptor {
+    BufferDescriptor {
+        address,
+        length,
+        next_bd: None,
+        valid: true,
+        acquire,
+        release,
+        burst_length: None,
+        iteration: None,
+    }
+}
+
+/// A shim descriptor as Loom writes it: address 0, patched later.
+pub(super) fn shim_bd(length: u32) -> BufferDescriptor {
+    BufferDescriptor {
+        burst_length: Some(64),
+        ..tile_bd(0, length, None, None)
+    }
+}
+
+pub(super) fn patch(n: u32, argument: u32, offset: u64) -> TxnOp {
+    let bd = strix().bd(TileKind::Shim, n).unwrap();
+    TxnOp::DdrPatch {
+        address: address(SHIM, bd + 4),
+        arg_index: argument + 3,
+        arg_offset: offset,
+    }
+}
+
+/// Apply the ops in order as a command processor does: at a SYNC, step
+/// the engines until its token arrives. Then let the engines settle.
+pub(super) fn run(
+    array: &mut Array,
+    ops: &[TxnOp],
+    memory: &mut TestMemory,
+) -> Result<Vec<Effect>, SimError> {
+    let mut effects = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let effect = array.apply(i, op, &[ARG0, ARG1])?;
+        if let Effect::Wait(key) = effect {
+            while !array.take_token(&key) {
+                if !array.step(memory)? {
+                    return Err(SimError::new(format!("hang: {:?}", array.pending())).op(i));
+                }
+            }
+        }
+        effects.push(effect);
+    }
+    array.step(memory)?;
+    Ok(effects)
+}
+
+pub(super) fn locks(array: &Array, tile: Tile) -> &[u32] {
+    &array.tiles[&tile].locks
+}
+
+/// Shim MM2S 0 sends `length` bytes of argument 0 at `offset` to core
+/// S2MM 0, whose BD 0 takes lock 0 and publishes lock 1.
+pub(super) fn shim_to_core(core_bd: BufferDescriptor, length: u32, offset: u64) -> Vec<TxnOp> {
+    let mut ops = vec![lock_init(CORE, 0, 1), lock_init(CORE, 1, 0)];
+    ops.extend(route_ops((SHIM, 0), (CORE, 0)));
+    ops.extend([
+        bd(CORE, 0, &core_bd),
+        start(CORE, Direction::S2mm, 0, 0, false),
+        bd(SHIM, 0, &shim_bd(length)),
+        patch(0, 0, offset),
+        start(SHIM, Direction::Mm2s, 0, 0, true),
+        sync(SHIM, Direction::Mm2s, 0),
+    ]);
+    ops
+}
