@@ -46,6 +46,7 @@ demo: build
 check: build
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --profile $(PROFILE) --all-targets -- -D warnings
+	python3 scripts/check-structure.py
 	$(CARGO) test --profile $(PROFILE)
 	LOOM_BIN_DIR=$(abspath $(BIN)) $(VENV)/bin/lit -sv test
 

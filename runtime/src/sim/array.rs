@@ -85,10 +85,18 @@
 //!   its whole length has arrived. The neighbour tiles' locks and memories
 //!   that memory tile DMAs can address are not modelled (an error).
 
-use super::dma::{ChannelId, DmaChannel};
+mod dma;
+mod locks;
+mod registers;
+mod switch;
+#[cfg(test)]
+mod testing;
+mod timing;
+
 use super::error::SimError;
-use super::locks::Credits;
 use super::memory::Memory;
+use dma::{ChannelId, DmaChannel};
+use locks::Credits;
 use loom_targets::xdna::regs::{Direction, TileKind};
 use loom_targets::xdna::txn::TxnOp;
 use loom_targets::{DeviceProfile, Tile};
@@ -126,37 +134,33 @@ pub enum Effect {
 }
 
 #[derive(Debug)]
-pub(super) struct TileState {
-    pub(super) kind: TileKind,
+struct TileState {
+    kind: TileKind,
     /// Tile-relative offset -> value, for every register written (lock
     /// values live in `locks`).
-    pub(super) registers: BTreeMap<u32, u32>,
-    pub(super) locks: Vec<u32>,
+    registers: BTreeMap<u32, u32>,
+    locks: Vec<u32>,
     /// Per lock, the modelled cycles its credits were released at, oldest
     /// first (see `Credits`).
-    pub(super) lock_times: Vec<Credits>,
-    pub(super) s2mm: Vec<DmaChannel>,
-    pub(super) mm2s: Vec<DmaChannel>,
-    pub(super) core_enabled: bool,
+    lock_times: Vec<Credits>,
+    s2mm: Vec<DmaChannel>,
+    mm2s: Vec<DmaChannel>,
+    core_enabled: bool,
 }
 
 impl TileState {
-    pub(super) fn register(&self, offset: u32) -> u32 {
+    fn register(&self, offset: u32) -> u32 {
         self.registers.get(&offset).copied().unwrap_or(0)
     }
 
-    pub(super) fn channels(&self, direction: Direction) -> &[DmaChannel] {
+    fn channels(&self, direction: Direction) -> &[DmaChannel] {
         match direction {
             Direction::S2mm => &self.s2mm,
             Direction::Mm2s => &self.mm2s,
         }
     }
 
-    pub(super) fn channel_mut(
-        &mut self,
-        direction: Direction,
-        channel: u32,
-    ) -> Option<&mut DmaChannel> {
+    fn channel_mut(&mut self, direction: Direction, channel: u32) -> Option<&mut DmaChannel> {
         match direction {
             Direction::S2mm => self.s2mm.get_mut(channel as usize),
             Direction::Mm2s => self.mm2s.get_mut(channel as usize),
@@ -166,18 +170,18 @@ impl TileState {
 
 /// The array: registers, locks, DMA engines, streams and tokens.
 pub struct Array {
-    pub(super) profile: &'static DeviceProfile,
-    pub(super) tiles: BTreeMap<Tile, TileState>,
+    profile: &'static DeviceProfile,
+    tiles: BTreeMap<Tile, TileState>,
     /// Issued and not yet taken task-complete tokens: the modelled cycle
     /// each was issued.
-    pub(super) tokens: HashMap<TokenKey, VecDeque<u64>>,
+    tokens: HashMap<TokenKey, VecDeque<u64>>,
     /// The command processor's modelled cycle, and the cycles it spent
     /// writing (not waiting).
-    pub(super) control: u64,
-    pub(super) control_busy: u64,
+    control: u64,
+    control_busy: u64,
     /// Buffer descriptors the MM2S channels of core and memory tiles
     /// completed: the records the array sent out.
-    pub(super) sent: u64,
+    sent: u64,
 }
 
 impl Array {
@@ -398,7 +402,7 @@ impl Array {
         })
     }
 
-    pub(super) fn state(&self, tile: Tile) -> Option<&TileState> {
+    fn state(&self, tile: Tile) -> Option<&TileState> {
         self.tiles.get(&tile)
     }
 }

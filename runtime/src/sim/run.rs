@@ -9,12 +9,48 @@ use super::array::{Array, Effect, TokenKey};
 use super::core::lowir::LowIrCores;
 use super::core::Cores;
 use super::error::SimError;
-use super::memory::{argument_address, Memories};
+use super::memory::{argument_address, tile_memory_bytes, Memory};
 use crate::interp::program::Program;
 use loom_diagnostic::Diagnostic;
 use loom_targets::xdna::elf::Artifact;
 use loom_targets::xdna::txn::Txn;
-use loom_targets::Tile;
+use loom_targets::{DeviceProfile, Tile};
+
+/// The memories of one run: the caller's buffers and the cores' tile
+/// memories.
+struct Memories<'m> {
+    callers: &'m mut [Vec<u8>],
+    cores: &'m mut dyn Cores,
+    profile: &'static DeviceProfile,
+}
+
+impl Memory for Memories<'_> {
+    fn tile(&mut self, tile: Tile) -> &mut [u8] {
+        let bytes = tile_memory_bytes(self.profile, tile);
+        self.cores.tile_memory(tile, bytes)
+    }
+
+    fn ddr(&mut self, address: u64, len: usize) -> Result<&mut [u8], String> {
+        let argument = (address >> 32) as usize;
+        let offset = (address & 0xFFFF_FFFF) as usize;
+        if argument == 0 || argument > self.callers.len() {
+            return Err(format!(
+                "DDR address {address:#x} is in none of the {} caller buffers",
+                self.callers.len()
+            ));
+        }
+        let buffer = &mut self.callers[argument - 1];
+        let size = buffer.len();
+        match offset.checked_add(len) {
+            Some(end) if end <= size => Ok(&mut buffer[offset..end]),
+            _ => Err(format!(
+                "DDR bytes [{offset}, {}) of argument {} are outside its {size} bytes",
+                offset.saturating_add(len),
+                argument - 1
+            )),
+        }
+    }
+}
 
 /// What a run produced.
 pub struct Outcome {

@@ -11,6 +11,7 @@
 //! worker's Low aie2p IR: there is no AIE2P code generator yet, so the
 //! artifact and the report say `device_loadable: false`.
 
+use crate::attributes::{direction, int, tile};
 use crate::report::{place, report, TileUse};
 use loom_diagnostic::Diagnostic;
 use loom_dialects::ir::*;
@@ -44,25 +45,6 @@ pub struct Built {
 
 fn fail(op: MlirOperation, message: String) -> Diagnostic {
     Diagnostic::error(location_text(location(op)), message)
-}
-
-/// An integer attribute the op's verifier guarantees.
-pub(crate) fn int(op: MlirOperation, name: &str) -> i64 {
-    int_attribute(op, name).unwrap_or(0)
-}
-
-pub(crate) fn tile(op: MlirOperation, name: &str) -> Tile {
-    let t = attribute(op, name)
-        .map(dense_i64_values)
-        .unwrap_or_default();
-    Tile::new(t[0] as u32, t[1] as u32)
-}
-
-fn direction(op: MlirOperation) -> Direction {
-    match string_attribute(op, "direction").as_deref() {
-        Some("s2mm") => Direction::S2mm,
-        _ => Direction::Mm2s,
-    }
 }
 
 /// Build the artifact of the public configuration function `root`.

@@ -8,6 +8,7 @@
 
 #![deny(unsafe_code)]
 
+mod attributes;
 mod emit;
 mod report;
 

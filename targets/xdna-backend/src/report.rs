@@ -4,7 +4,7 @@
 //! used against the profile's budget, and the worker image; then the
 //! command stream, the TXN's size, the argument patches and the admission.
 
-use crate::emit::{int, tile};
+use crate::attributes::{int, tile};
 use loom_dialects::ir::*;
 use loom_targets::xdna::elf::Artifact;
 use loom_targets::xdna::regs::TileKind;

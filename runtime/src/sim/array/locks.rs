@@ -2,9 +2,9 @@
 //! the DMA side of buffer descriptors' acquires and releases, each credit
 //! stamped with the modelled cycle it was released at.
 
-use super::array::Array;
 use super::dma::ChannelId;
-use super::error::SimError;
+use super::Array;
+use crate::sim::error::SimError;
 use loom_targets::Tile;
 use std::collections::VecDeque;
 
@@ -220,8 +220,8 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::array::testing::*;
     use crate::sim::memory::Memory;
-    use crate::sim::testing::*;
 
     #[test]
     fn a_core_release_unblocks_a_waiting_transfer() {

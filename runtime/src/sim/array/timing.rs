@@ -2,8 +2,8 @@
 //! cycles, the records sent, and when the DMA channels finish and which
 //! was busiest.
 
-use super::array::Array;
 use super::dma::channel_name;
+use super::Array;
 use loom_targets::xdna::regs::Direction;
 
 impl Array {
@@ -46,7 +46,7 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::testing::*;
+    use crate::sim::array::testing::*;
 
     #[test]
     fn transfers_take_their_bytes_at_the_dma_rate_and_the_route_latency() {

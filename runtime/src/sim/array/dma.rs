@@ -2,9 +2,9 @@
 //! chain run `runs` times, the task-complete tokens, iteration steps, and
 //! the tile memory or DDR each descriptor addresses.
 
-use super::array::{Array, TileState, TokenKey};
-use super::error::SimError;
-use super::memory::Memory;
+use super::{Array, TileState, TokenKey};
+use crate::sim::error::SimError;
+use crate::sim::memory::Memory;
 use loom_targets::xdna::regs::{BufferDescriptor, Direction, Iteration, StartQueueEntry, TileKind};
 use loom_targets::Tile;
 use std::collections::VecDeque;
@@ -535,8 +535,8 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::array::testing::*;
     use crate::sim::array::Effect;
-    use crate::sim::testing::*;
 
     #[test]
     fn shim_mm2s_fills_core_memory_and_moves_the_locks() {

@@ -3,8 +3,8 @@
 //! queues, stream switch settings and core enables; DDR_PATCH of shim
 //! buffer descriptors.
 
-use super::array::Array;
-use super::error::SimError;
+use super::Array;
+use crate::sim::error::SimError;
 use loom_targets::xdna::regs::{name_of, Field, Register, TileKind};
 use loom_targets::Tile;
 
@@ -290,9 +290,9 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::array::dma::ChannelId;
+    use crate::sim::array::testing::*;
     use crate::sim::array::Effect;
-    use crate::sim::dma::ChannelId;
-    use crate::sim::testing::*;
     use loom_targets::xdna::regs::Direction;
     use loom_targets::xdna::txn::TxnOp;
 

@@ -2,10 +2,10 @@
 //! through the masters and slaves the control code enabled, and the
 //! streams themselves (FIFOs of bytes per destination S2MM channel).
 
-use super::array::Array;
 use super::dma::ChannelId;
-use super::memory::Memory;
 use super::registers::field_of;
+use super::Array;
+use crate::sim::memory::Memory;
 use loom_targets::xdna::regs::{BufferDescriptor, Direction, TileKind};
 use loom_targets::xdna::route::{Port, PortKind, PortRange};
 use loom_targets::Tile;
@@ -289,7 +289,7 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::testing::*;
+    use crate::sim::array::testing::*;
     use loom_targets::xdna::txn::TxnOp;
 
     #[test]

@@ -1,9 +1,9 @@
 //! What the array model's tests share: the Strix profile, a test memory,
 //! and TXN ops that set up routes, locks and buffer descriptors.
 
-use super::array::{Array, Effect};
-use super::error::SimError;
-use super::memory::Memory;
+use super::{Array, Effect};
+use crate::sim::error::SimError;
+use crate::sim::memory::Memory;
 use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry, TileKind};
 use loom_targets::xdna::route::{route, Endpoint, Used};
 use loom_targets::xdna::txn::TxnOp;
