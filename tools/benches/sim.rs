@@ -52,7 +52,7 @@ fn main() {
         )
         .expect("compiles");
         let artifact = elf::read(&bytes).expect("reads back");
-        let program = xdna::tile_program(&session, &artifact).expect("translates");
+        let program = xdna::tile_program(&session, &artifact, "bench.xdna").expect("translates");
         let args = || {
             vec![
                 vec![0u8; 2 * k * records],
@@ -60,12 +60,16 @@ fn main() {
                 vec![0u8; 4 * records],
             ]
         };
-        let outcome = run::run(&artifact, &program, args()).expect("runs");
+        let outcome =
+            run::run(&artifact, &program, args(), run::DEFAULT_MAX_CORE_STEPS).expect("runs");
         let runs = |limit: Duration| {
             let start = Instant::now();
             let mut n = 0u32;
             while start.elapsed() < limit || n < 5 {
-                std::hint::black_box(run::run(&artifact, &program, args()).expect("runs"));
+                std::hint::black_box(
+                    run::run(&artifact, &program, args(), run::DEFAULT_MAX_CORE_STEPS)
+                        .expect("runs"),
+                );
                 n += 1;
             }
             start.elapsed().as_secs_f64() / f64::from(n)

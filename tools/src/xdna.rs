@@ -3,22 +3,29 @@
 //! tile images into the program the simulator's cores run.
 
 use crate::Failure;
-use loom_targets::xdna::elf::Artifact;
+use loom_dialects::ir;
+use loom_targets::xdna::elf::{self, Artifact};
 
 /// The program of an artifact's tile images (their Low IR), for the cores
-/// of the array simulator.
+/// of the array simulator. Each image is read on its own, so that a
+/// location names the artifact (`name`), the image's section and a line of
+/// that image; their ops then share one module.
 pub fn tile_program(
     session: &crate::Session,
     artifact: &Artifact,
+    name: &str,
 ) -> Result<loom_runtime::interp::Program, Failure> {
-    let images: String = artifact
-        .tile_images
-        .iter()
-        .map(|i| String::from_utf8_lossy(&i.bytes).into_owned())
-        .collect();
-    let parsed = session.parse(images.as_bytes(), "<tile images>")?;
-    loom_translate::translate(parsed.module.as_operation().to_raw())
-        .map_err(|e| Failure(e.render()))
+    // An artifact without cores has no images: an empty program.
+    let merged = session.parse(b"", name)?;
+    let body = ir::body(merged.module.as_operation().to_raw());
+    for image in &artifact.tile_images {
+        let place = format!("{name}, {}", elf::tile_section_name(image));
+        let parsed = session.parse(&image.bytes, &place)?;
+        for op in ir::ops_of(ir::body(parsed.module.as_operation().to_raw())) {
+            ir::move_to_end(op, body);
+        }
+    }
+    loom_translate::translate(merged.module.as_operation().to_raw()).map_err(Failure::from)
 }
 
 /// The `.xdna` bytes `module` compiles to for `root` on `target`
@@ -54,7 +61,6 @@ mod tests {
     use loom_runtime::hal::invoke::DDR_AIE_ADDR_OFFSET;
     use loom_runtime::hal::packet::npu_packet;
     use loom_runtime::hal::{Device, FakeDevice};
-    use loom_targets::xdna::elf;
     use loom_targets::xdna::txn::{Txn, TxnOp};
     use loom_xdna_backend::{DDR_PATCH_ARGUMENT_BASE, NOT_LOADABLE};
     use std::time::Duration;

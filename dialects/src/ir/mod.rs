@@ -700,6 +700,15 @@ pub fn clone_op(op: MlirOperation) -> MlirOperation {
     unsafe { mlirOperationClone(op) }
 }
 
+/// Move `op` out of its block to the end of `block`.
+pub fn move_to_end(op: MlirOperation, block: MlirBlock) {
+    // SAFETY: a live op, detached before `block` takes it.
+    unsafe {
+        mlirOperationRemoveFromParent(op);
+        mlirBlockAppendOwnedOperation(block, op);
+    }
+}
+
 /// Move `op` to just before `anchor` (in `anchor`'s block).
 pub fn move_before(op: MlirOperation, anchor: MlirOperation) {
     // SAFETY: two live operations.

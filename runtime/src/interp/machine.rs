@@ -1737,9 +1737,14 @@ pub struct Workers<'p> {
 
 impl<'p> Workers<'p> {
     /// Workers of `program` (tile images' functions), each op costing
-    /// `op_cycles` modelled cycles.
-    pub fn new(program: &'p Program, op_cycles: u64) -> Workers<'p> {
-        let mut machine = Machine::new(program, Options::default(), Vec::new());
+    /// `op_cycles` modelled cycles; all of them together stop as runaway
+    /// after `max_steps` ops.
+    pub fn new(program: &'p Program, op_cycles: u64, max_steps: u64) -> Workers<'p> {
+        let options = Options {
+            max_steps,
+            ..Options::default()
+        };
+        let mut machine = Machine::new(program, options, Vec::new());
         machine.op_cycles = op_cycles;
         Workers {
             machine,

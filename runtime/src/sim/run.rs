@@ -88,12 +88,18 @@ impl From<SimError> for Diagnostic {
     }
 }
 
+/// Core ops after which a run stops as runaway unless told otherwise:
+/// about 300 times what the largest program in the repository runs.
+pub const DEFAULT_MAX_CORE_STEPS: u64 = 1 << 22;
+
 /// Run `artifact` with the caller's buffers `args`; `program` holds the
-/// translated worker functions of its tile images.
+/// translated worker functions of its tile images, whose cores stop as
+/// runaway after `max_core_steps` ops in all.
 pub fn run(
     artifact: &Artifact,
     program: &Program,
     mut args: Vec<Vec<u8>>,
+    max_core_steps: u64,
 ) -> Result<Outcome, Diagnostic> {
     let Some(profile) = loom_targets::profiles()
         .iter()
@@ -108,7 +114,7 @@ pub fn run(
         .map_err(|e| failure(format!("the artifact's .ctrltext: {e}")))?;
     let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
     let mut array = Array::new(profile);
-    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op);
+    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
     let cores: &mut dyn Cores = &mut low_ir;
     let mut started = 0;
     let mut next = 0;

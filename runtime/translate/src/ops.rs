@@ -237,13 +237,24 @@ impl Translator {
             }
             names::aie2p::LOCK_ACQUIRE | names::aie2p::LOCK_RELEASE => {
                 let tile = dense_i64_values(attribute(op, "tile").expect("verified"));
-                let lock = Lock {
-                    tile: Tile {
-                        column: tile[0] as u32,
-                        row: tile[1] as u32,
-                    },
-                    id: int_attribute(op, "lock").unwrap_or(0) as u32,
-                    value: int_attribute(op, "value").unwrap_or(0) as u32,
+                // A lock's coordinates, number and value are 32-bit words of
+                // the hardware: a wider one would be cut, not refused.
+                let word = |what: &str, v: i64| {
+                    u32::try_from(v).map_err(|_| format!("the lock's {what} {v} is not a 32-bit word"))
+                };
+                let fields = (|| {
+                    Ok::<_, String>(Lock {
+                        tile: Tile {
+                            column: word("column", tile.first().copied().unwrap_or(0))?,
+                            row: word("row", tile.get(1).copied().unwrap_or(0))?,
+                        },
+                        id: word("number", int_attribute(op, "lock").unwrap_or(0))?,
+                        value: word("value", int_attribute(op, "value").unwrap_or(0))?,
+                    })
+                })();
+                let lock = match fields {
+                    Ok(lock) => lock,
+                    Err(message) => return self.error(op, message),
                 };
                 if name == names::aie2p::LOCK_ACQUIRE {
                     Op::LockAcquire(lock)

@@ -238,7 +238,8 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn tile_section_name(t: &TileImage) -> String {
+/// The section that holds tile image `t` (`.tile.<col>_<row>.<name>`).
+pub fn tile_section_name(t: &TileImage) -> String {
     format!("{TILE_PREFIX}{}_{}.{}", t.column, t.row, t.name)
 }
 

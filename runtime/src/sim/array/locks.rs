@@ -94,6 +94,16 @@ impl Array {
     /// `now` is the core's modelled cycle.
     pub fn release(&mut self, tile: Tile, lock: u32, add: u32, now: u64) -> Result<(), SimError> {
         let held = *self.core_lock(tile, lock)?;
+        let max = self.profile.limits.lock_value_max;
+        // Refused before any credit is stamped: a release is at most the
+        // lock's range, never one stamp per unit of a huge value.
+        let Some(new) = held.checked_add(add).filter(|&v| v <= max) else {
+            return Err(SimError::new(format!(
+                "lock overflow: release of {add} on value {held} exceeds the maximum {max}"
+            ))
+            .tile(tile)
+            .register(format!("lock[{lock}]")));
+        };
         if let Some(credits) = self
             .tiles
             .get_mut(&tile)
@@ -101,19 +111,8 @@ impl Array {
         {
             credits.give(held, add, now);
         }
-        let max = self.profile.limits.lock_value_max;
-        let value = self.core_lock(tile, lock)?;
-        match value.checked_add(add).filter(|&v| v <= max) {
-            Some(new) => {
-                *value = new;
-                Ok(())
-            }
-            None => Err(SimError::new(format!(
-                "lock overflow: release of {add} on value {value} exceeds the maximum {max}"
-            ))
-            .tile(tile)
-            .register(format!("lock[{lock}]"))),
-        }
+        *self.core_lock(tile, lock)? = new;
+        Ok(())
     }
 
     fn core_lock(&mut self, tile: Tile, lock: u32) -> Result<&mut u32, SimError> {

@@ -16,9 +16,9 @@ pub struct LowIrCores<'p> {
 impl<'p> LowIrCores<'p> {
     /// Cores running the functions of `program` (the translated tile
     /// images), each op costing `op_cycles` modelled cycles.
-    pub fn new(program: &'p Program, op_cycles: u64) -> LowIrCores<'p> {
+    pub fn new(program: &'p Program, op_cycles: u64, max_steps: u64) -> LowIrCores<'p> {
         LowIrCores {
-            workers: Workers::new(program, op_cycles),
+            workers: Workers::new(program, op_cycles, max_steps),
         }
     }
 }
