@@ -20,7 +20,9 @@ use std::fmt;
 
 use object::elf;
 use object::endian::{Endianness, LittleEndian};
-use object::read::elf::{FileHeader as _, Rela as _, SectionHeader as _, SectionTable, Sym as _};
+use object::read::elf::{
+    FileHeader as _, ProgramHeader as _, Rela as _, SectionHeader as _, SectionTable, Sym as _,
+};
 use object::read::{SectionIndex, SymbolIndex};
 use object::write::elf::{FileHeader, ProgramHeader, Rel, SectionHeader, Sym, Writer};
 
@@ -711,8 +713,18 @@ pub fn read(bytes: &[u8]) -> Result<Artifact, ElfError> {
         return Err(ElfError::WrongMachine(header.e_machine(LE).0));
     }
     let sections = header.sections(LE, bytes).map_err(malformed)?;
+    check_segments(header, bytes)?;
 
     let (ctrltext_index, ctrltext) = find(&sections, ".ctrltext")?;
+    if ctrltext.sh_type(LE) != elf::SHT_PROGBITS
+        || ctrltext.sh_flags(LE) != elf::SHF_ALLOC | elf::SHF_EXECINSTR
+    {
+        return Err(malformed(format!(
+            ".ctrltext is not allocated executable code (type {}, flags {:#x}; a .xdna writes SHT_PROGBITS, SHF_ALLOC|SHF_EXECINSTR)",
+            ctrltext.sh_type(LE),
+            ctrltext.sh_flags(LE)
+        )));
+    }
     let ctrltext = ctrltext.data(LE, bytes).map_err(malformed)?.to_vec();
     let columns = read_columns(&sections, bytes)?;
     let loom = read_loom_notes(&sections, bytes)?;
@@ -733,6 +745,60 @@ pub fn read(bytes: &[u8]) -> Result<Artifact, ElfError> {
     validate(&artifact)
         .map_err(|m| ElfError::Malformed(format!("decoded artifact is inconsistent: {m}")))?;
     Ok(artifact)
+}
+
+/// The file header's sizes and the program headers as a loader reads them:
+/// the header and entry sizes of ELF32, each segment a known type lying
+/// inside the file, the PT_LOAD segments the writer makes (two) and one
+/// PT_DYNAMIC.
+fn check_segments(header: &Header, bytes: &[u8]) -> Result<(), ElfError> {
+    let ehsize = header.e_ehsize(LE);
+    if usize::from(ehsize) != std::mem::size_of::<Header>() {
+        return Err(malformed(format!(
+            "e_ehsize is {ehsize}; an ELF32 header has 52 bytes"
+        )));
+    }
+    let phentsize = header.e_phentsize(LE);
+    if usize::from(phentsize) != std::mem::size_of::<elf::ProgramHeader32<LittleEndian>>() {
+        return Err(malformed(format!(
+            "e_phentsize is {phentsize}; an ELF32 program header has 32 bytes"
+        )));
+    }
+    let segments = header.program_headers(LE, bytes).map_err(malformed)?;
+    let (mut loads, mut dynamics) = (0, 0);
+    for (i, segment) in segments.iter().enumerate() {
+        let kind = segment.p_type(LE);
+        match kind {
+            elf::PT_LOAD => loads += 1,
+            elf::PT_DYNAMIC => dynamics += 1,
+            _ => return Err(malformed(format!("program header {i} has type {kind:#x}; a .xdna has PT_LOAD and PT_DYNAMIC segments only"))),
+        }
+        let (offset, size) = (
+            u64::from(segment.p_offset(LE)),
+            u64::from(segment.p_filesz(LE)),
+        );
+        if offset
+            .checked_add(size)
+            .is_none_or(|end| end > bytes.len() as u64)
+        {
+            return Err(malformed(format!(
+                "program header {i}: bytes [{offset}, {}) lie outside the file's {} bytes",
+                u128::from(offset) + u128::from(size),
+                bytes.len()
+            )));
+        }
+        if segment.p_memsz(LE) < segment.p_filesz(LE) {
+            return Err(malformed(format!(
+                "program header {i}: p_memsz is below p_filesz"
+            )));
+        }
+    }
+    if (loads, dynamics) != (2, 1) {
+        return Err(malformed(format!(
+            "{loads} PT_LOAD and {dynamics} PT_DYNAMIC segments; a .xdna has 2 and 1"
+        )));
+    }
+    Ok(())
 }
 
 /// The identification bytes of a 32-bit little-endian ELF.
