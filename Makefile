@@ -17,7 +17,7 @@ DEB_PACKAGES := libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build demo check test-unit test-lit lint bench fuzz clean
+.PHONY: all deps build demo check test-unit test-lit lint bench fuzz fuzz-artifacts clean
 
 all: build
 
@@ -64,6 +64,13 @@ fuzz: deps
 	RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run parse_print fuzz/corpus/parse_print -- \
 	  -dict=fuzz/loom.dict -max_total_time=600 -rss_limit_mb=4096 -timeout=10 \
 	  -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+
+# The bad-input campaign over the tools (docs/fuzzing.md): mutated .xdna
+# artifacts, bytecode and text through loom-test, loom-format, loom-opt and
+# loom-compile; fails on any panic, crash, hang or leftover file.
+FUZZ_RUNS ?= 20000
+fuzz-artifacts: build
+	LOOM_BIN_DIR=$(abspath $(BIN)) python3 scripts/fuzz-campaign.py --runs $(FUZZ_RUNS)
 
 clean:
 	$(CARGO) clean

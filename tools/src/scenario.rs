@@ -256,12 +256,34 @@ fn parse_data<'a>(text: &'a str, dir: &Path) -> Result<(Data, &'a str), String> 
     let args: Vec<&str> = inner.split(',').collect();
     let data = match kind.trim() {
         "npy" => {
-            let path = dir.join(inner.trim().trim_matches('"'));
+            // The binding states what the file must hold, so a file of
+            // another type or size is refused here, not read as raw bytes.
+            let (Some(file), Some(element), Some(count)) = (args.first(), args.get(1), args.get(2))
+            else {
+                return Err("npy(...) needs the file, its element type and its element count: npy(PATH, TYPE, COUNT)".into());
+            };
+            let element = Element::parse(element)?;
+            let count: usize = count
+                .trim()
+                .parse()
+                .map_err(|_| format!("the element count `{}` is not a number", count.trim()))?;
+            let path = dir.join(file.trim().trim_matches('"'));
             let bytes =
                 std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let array = npy::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            let held = Element::of_dtype(array.dtype);
+            let elements = array.data.len() / array.dtype.size();
+            if held != element || elements != count {
+                return Err(format!(
+                    "{} holds {elements} {} elements ({}); the binding says {count} {}",
+                    path.display(),
+                    held.name(),
+                    array.dtype.descr(),
+                    element.name()
+                ));
+            }
             Data {
-                element: Element::of_dtype(array.dtype),
+                element,
                 bytes: array.data,
             }
         }
