@@ -59,6 +59,24 @@ if [ -n "$BIN" ] && [ -x "$BIN/loom-format" ]; then
     fi
   done
   echo "seed.sh: bytecode and generic forms of $converted seeds (with $BIN/loom-format)"
+  # The xdna_read corpus: the artifacts of every public root the artifact
+  # manifest compiles (both profiles).
+  XDNA=$FUZZ/corpus/xdna_read
+  mkdir -p "$XDNA"
+  artifacts=0
+  for profile in amd.xdna.strix.17f0_10 amd.xdna.strix_halo.17f0_11; do
+    for k in 512 4096; do
+      "$BIN/loom-compile" "$ROOT/examples/gated-projection.loom" --root=@ffn_gate_up_quadratic_bf16 \
+        --target=amd.xdna.aie2p:$profile --config=ffn_gate_up.input_size=$k --format=xdna \
+        -o "$XDNA/seed-gated-$k-$profile.xdna" && artifacts=$((artifacts + 1))
+    done
+    for root in ring memtile_copy; do
+      file=$(grep -l "@$root()" "$ROOT"/test/sim/Inputs/*.loom | head -1)
+      "$BIN/loom-compile" "$file" --root=@$root --target=amd.xdna.aie2p:$profile --format=xdna \
+        -o "$XDNA/seed-$root-$profile.xdna" && artifacts=$((artifacts + 1))
+    done
+  done
+  echo "seed.sh: $artifacts .xdna seeds in $XDNA"
 else
   echo "seed.sh: no loom-format found (set LOOM_BIN_DIR); text seeds only"
 fi

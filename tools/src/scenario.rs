@@ -251,7 +251,8 @@ fn parse_data<'a>(text: &'a str, dir: &Path) -> Result<(Data, &'a str), String> 
     let open = text
         .find('(')
         .ok_or_else(|| format!("expected data, got `{text}`"))?;
-    let close = text.find(')').ok_or("unterminated `(`")?;
+    // The `)` that closes this `(`: one earlier in the line closes nothing.
+    let close = open + text[open..].find(')').ok_or("unterminated `(`")?;
     let (kind, inner, rest) = (&text[..open], &text[open + 1..close], &text[close + 1..]);
     let args: Vec<&str> = inner.split(',').collect();
     let data = match kind.trim() {
@@ -501,4 +502,20 @@ pub fn mismatches(expectation: &Expectation, actual: &[u8]) -> Vec<Mismatch> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (found by scripts/fuzz-campaign.py): a `)` before the
+    /// data's `(` sliced the line backwards and panicked.
+    #[test]
+    fn a_closing_parenthesis_before_the_data_is_an_error() {
+        let err = parse_data("512) bf16, npy(data/input.npy, bf16, 512)", Path::new("."))
+            .err()
+            .unwrap();
+        assert!(err.contains("unknown data `512) bf16, npy(...)`"), "{err}");
+        assert!(parse_data("zeros(f32, 1)", Path::new(".")).is_ok());
+    }
 }
