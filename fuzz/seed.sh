@@ -59,8 +59,8 @@ if [ -n "$BIN" ] && [ -x "$BIN/loom-format" ]; then
     fi
   done
   echo "seed.sh: bytecode and generic forms of $converted seeds (with $BIN/loom-format)"
-  # The xdna_read corpus: the artifacts of every public root the artifact
-  # manifest compiles (both profiles).
+  # The xdna_read corpus: artifacts of the example and of three simulator
+  # programs, on both profiles.
   XDNA=$FUZZ/corpus/xdna_read
   mkdir -p "$XDNA"
   artifacts=0
@@ -70,10 +70,10 @@ if [ -n "$BIN" ] && [ -x "$BIN/loom-format" ]; then
         --target=amd.xdna.aie2p:$profile --config=ffn_gate_up.input_size=$k --format=xdna \
         -o "$XDNA/seed-gated-$k-$profile.xdna" && artifacts=$((artifacts + 1))
     done
-    for root in ring memtile_copy; do
-      file=$(grep -l "@$root()" "$ROOT"/test/sim/Inputs/*.loom | head -1)
-      "$BIN/loom-compile" "$file" --root=@$root --target=amd.xdna.aie2p:$profile --format=xdna \
-        -o "$XDNA/seed-$root-$profile.xdna" && artifacts=$((artifacts + 1))
+    for pair in ring:ring memtile-copy:memtile_copy command-stream:two_tiles; do
+      "$BIN/loom-compile" "$ROOT/test/sim/Inputs/${pair%%:*}.loom" --root=@${pair#*:} \
+        --target=amd.xdna.aie2p:$profile --format=xdna \
+        -o "$XDNA/seed-${pair#*:}-$profile.xdna" && artifacts=$((artifacts + 1))
     done
   done
   echo "seed.sh: $artifacts .xdna seeds in $XDNA"
