@@ -20,7 +20,7 @@
 use loom_targets::xdna::regs::{
     BdField, BufferDescriptor, Direction, Iteration, RegisterError, StartQueueEntry, TileKind,
 };
-use loom_targets::xdna::txn::{Txn, TxnError, TxnOp};
+use loom_targets::xdna::txn::{shim_descriptor, Txn, TxnError, TxnOp};
 use loom_targets::DeviceProfile;
 use std::fmt;
 
@@ -361,21 +361,13 @@ impl<'p> TxnBuilder<'p> {
             token_issue: options.token || dma.direction == Direction::S2mm,
         };
         let value = profile.encode_start_queue(TileKind::Shim, &entry)?;
-        self.txn.ops.extend([
-            TxnOp::BlockWrite {
-                address: bd,
-                words: bd_words,
-            },
-            TxnOp::DdrPatch {
-                address: bd + 4,
-                arg_index: dma.arg,
-                arg_offset: offset,
-            },
-            TxnOp::Write {
-                address: queue,
-                value,
-            },
-        ]);
+        self.txn
+            .ops
+            .extend(shim_descriptor(bd, bd_words, dma.arg, offset));
+        self.txn.ops.push(TxnOp::Write {
+            address: queue,
+            value,
+        });
         Ok(())
     }
 
