@@ -62,7 +62,7 @@ mod tests {
     use loom_runtime::hal::packet::npu_packet;
     use loom_runtime::hal::{Device, FakeDevice};
     use loom_targets::xdna::txn::{Txn, TxnOp};
-    use loom_xdna_backend::{DDR_PATCH_ARGUMENT_BASE, NOT_LOADABLE};
+    use loom_xdna_backend::NOT_LOADABLE;
     use std::time::Duration;
 
     /// The walkthrough's artifact, compiled for Strix at K = 512 and read
@@ -164,11 +164,7 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let mut patched: Vec<u32> = artifact
-            .patches
-            .iter()
-            .map(|p| p.arg_index + DDR_PATCH_ARGUMENT_BASE)
-            .collect();
+        let mut patched: Vec<u32> = artifact.patches.iter().map(|p| p.arg_index).collect();
         patched.sort_unstable();
         let mut named = ddr_patches.clone();
         named.sort_unstable();

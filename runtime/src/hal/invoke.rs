@@ -398,8 +398,8 @@ mod tests {
 
     /// Per argument, the compiler's shim transfer without its queue push:
     /// a BLOCKWRITE of shim BD n of tile (0, 0) (0x1D000 + 0x20 n, facts
-    /// §3) holding address 0, then DDR_PATCH of its word 1 with the xclbin
-    /// numbering (argument + 3). Returns the code and each descriptor's
+    /// §3) holding address 0, then DDR_PATCH of its word 1 with the plain
+    /// argument index, as the compiler writes it. Returns the code and each descriptor's
     /// offset in it (the BLOCKWRITE payload, after four header words).
     fn code() -> (Vec<u8>, Vec<u32>) {
         let mut txn = Txn::new(strix()).unwrap();
@@ -409,7 +409,7 @@ mod tests {
             txn.ops.push(TxnOp::BlockWrite { address: bd, words });
             txn.ops.push(TxnOp::DdrPatch {
                 address: bd + 4,
-                arg_index: arg + 3,
+                arg_index: arg,
                 arg_offset: 0,
             });
         }

@@ -31,11 +31,6 @@ use std::collections::BTreeMap;
 pub const NOT_LOADABLE: &str = "worker tile images carry Low aie2p IR for the simulated devices; \
      the AIE2P code generator does not exist yet";
 
-/// In DDR_PATCH, the xclbin flow counts the instruction buffer arguments
-/// (opcode, instructions, instruction count) before the kernel's own
-/// (xdna-hardware-facts §4); the ELF flow patches through relocations.
-pub const DDR_PATCH_ARGUMENT_BASE: u32 = 3;
-
 pub struct Built {
     pub profile: &'static DeviceProfile,
     pub txn: Txn,
@@ -237,10 +232,16 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                     .map_err(|e| fail(op, e.to_string()))?;
                 let bd_address = address(op, at, profile.bd(kind, n as u32))?;
                 patch_ops.push((txn.ops.len(), argument, offset));
+                // DDR_PATCH names the runtime buffer by its plain 0-based
+                // index, as mlir-aie writes it (AIEDmaToNpu, golden test
+                // test/Conversion/DmaToNpu/dma_to_npu.mlir); the +3 is the
+                // xclbin kernel-argument numbering that aiebu adds itself
+                // when it names relocation symbols
+                // (docs/research/configuration-path/findings.md, Q1).
                 txn.ops.extend(shim_descriptor(
                     bd_address,
                     words,
-                    argument as u32 + DDR_PATCH_ARGUMENT_BASE,
+                    argument as u32,
                     offset as u64,
                 ));
                 tiles.entry(at).or_default().bds.push(n);

@@ -12,4 +12,4 @@ mod attributes;
 mod emit;
 mod report;
 
-pub use emit::{emit, Built, DDR_PATCH_ARGUMENT_BASE, NOT_LOADABLE};
+pub use emit::{emit, Built, NOT_LOADABLE};

@@ -221,15 +221,12 @@ impl Array {
                 .tile(tile)
                 .register(register.clone())
         };
-        // Kernel argument i is xclbin argument i + 3 (opcode, instruction
-        // buffer and its size come first).
-        let Some(base) = arg_index
-            .checked_sub(3)
-            .and_then(|i| arguments.get(i as usize))
-        else {
+        // The plain 0-based index of the runtime buffer, as mlir-aie and
+        // the firmware read it; an index past the invocation's arguments
+        // would patch garbage into the descriptor on silicon.
+        let Some(base) = arguments.get(arg_index as usize) else {
             return Err(fail(format!(
-                "DDR_PATCH names argument index {arg_index} (kernel argument {arg_index} - 3), \
-                 but the invocation has {} arguments",
+                "DDR_PATCH names argument {arg_index}, but the invocation passes {} arguments",
                 arguments.len()
             )));
         };
@@ -345,7 +342,7 @@ mod tests {
         assert!(error.message.contains("never written"), "{error}");
         array.apply(1, &bd(SHIM, 0, &shim_bd(16)), &[ARG0]).unwrap();
         let error = array.apply(2, &patch(0, 1, 0), &[ARG0]).unwrap_err();
-        assert!(error.message.contains("has 1 arguments"), "{error}");
+        assert!(error.message.contains("passes 1 arguments"), "{error}");
         let error = array.apply(3, &patch(0, 0, 2), &[ARG0]).unwrap_err();
         assert!(error.message.contains("does not fit"), "{error}");
         // Two patches add up, as the firmware's add does.

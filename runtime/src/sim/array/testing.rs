@@ -175,7 +175,7 @@ pub(super) fn patch(n: u32, argument: u32, offset: u64) -> TxnOp {
     let bd = strix().bd(TileKind::Shim, n).unwrap();
     TxnOp::DdrPatch {
         address: address(SHIM, bd + 4),
-        arg_index: argument + 3,
+        arg_index: argument,
         arg_offset: offset,
     }
 }
