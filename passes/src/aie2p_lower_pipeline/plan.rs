@@ -10,7 +10,7 @@
 //! realization from it.
 
 use super::placement::{placed_alloca, view_bytes};
-use super::realization::{refuse, run_argument, tile_at, tile_kind, Channel, Plan, Refusal, Way};
+use super::realization::{refuse, run_argument, tile_at, Channel, Plan, Refusal, Way};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -43,8 +43,7 @@ impl<'p> Plan<'p> {
                 names::index::CONSTANT | names::buffer::ASSUME_ALIGNMENT | names::buffer::VIEW => {}
                 names::pipeline::MEMORY => {
                     let at = coordinates(op, "coordinates")?;
-                    let tile = tile_at(profile, at);
-                    match tile.and_then(|tile| tile_kind(profile, tile).map(|kind| (tile, kind))) {
+                    match tile_at(profile, at) {
                         Err(why) => return refuse(op, format!("pipeline.memory: {why}")),
                         Ok((tile, TileKind::Shim)) => {
                             return refuse(

@@ -32,13 +32,13 @@ pub(super) fn refuse<T>(at: MlirOperation, message: String) -> Result<T, Refusal
     })
 }
 
-/// The tile at `[c, r]` of `profile`'s array, or why there is none.
-pub fn tile_at(profile: &DeviceProfile, (c, r): (i64, i64)) -> Result<Tile, String> {
+/// The tile at `[c, r]` of `profile`'s array and its kind, or why there is
+/// none.
+pub fn tile_at(profile: &DeviceProfile, (c, r): (i64, i64)) -> Result<(Tile, TileKind), String> {
     let tile = u32::try_from(c).ok().zip(u32::try_from(r).ok());
-    match tile.map(|(c, r)| Tile::new(c, r)) {
-        Some(tile) if profile.tile_kind(tile.column, tile.row).is_some() => Ok(tile),
-        _ => Err(outside(profile, c, r)),
-    }
+    tile.map(|(c, r)| Tile::new(c, r))
+        .and_then(|tile| Some((tile, profile.tile_kind(tile.column, tile.row)?)))
+        .ok_or_else(|| outside(profile, c, r))
 }
 
 /// The kind of `tile` in `profile`'s array, or why there is none.

@@ -38,13 +38,9 @@ impl Plan<'_> {
         arguments: Vec<MlirValue>,
     ) -> Result<(), Refusal> {
         let tile = match tile_at(self.profile, at) {
-            Ok(tile) => tile,
             Err(why) => return refuse(strand, why),
-        };
-        match tile_kind(self.profile, tile) {
-            Err(why) => return refuse(strand, why),
-            Ok(TileKind::Core) => {}
-            Ok(kind) => {
+            Ok((tile, TileKind::Core)) => tile,
+            Ok((tile, kind)) => {
                 return refuse(
                     strand,
                     format!(
@@ -55,7 +51,7 @@ impl Plan<'_> {
                     ),
                 )
             }
-        }
+        };
         let mut channels = BTreeMap::new();
         for (i, &value) in arguments.iter().enumerate() {
             let Some(channel) = self.channel_of(value) else {
