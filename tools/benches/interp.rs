@@ -97,7 +97,8 @@ fn main() {
             lower: false,
         };
         // The outlined module: what the compiler hands to every device.
-        let steps: Vec<Step> = compile::plan(&request, &module).expect("the bench module compiles");
+        let steps: Vec<Step> = compile::plan(&request, &module, compile::Stage::of(&module))
+            .expect("the bench module compiles");
         compile::run(&session, &mut module, &steps, &mut |_, _| Ok(())).expect("compiles");
         let program =
             loom_translate::translate(module.as_operation().to_raw()).expect("translates");

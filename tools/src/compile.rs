@@ -65,7 +65,7 @@ pub const PASSES: &[&str] = &[
 ];
 
 /// Whether the module's strands are already outlined: each body is one call.
-pub fn is_outlined(module: &Module) -> bool {
+fn is_outlined(module: &Module) -> bool {
     let strands: Vec<_> = ir::walk(module.as_operation().to_raw())
         .into_iter()
         .filter(|&op| ir::op_name(op) == names::pipeline::STRAND)
@@ -91,6 +91,27 @@ pub fn is_native(module: &Module) -> bool {
             ir::op_name(op) == names::func::DEF
                 && ir::symbol_ref(op, "target").is_some_and(|t| configurations.contains(&t))
         })
+}
+
+/// Where a module stands in the pipeline: authored source (or anything
+/// before outlining), outlined, or a native realization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Source,
+    Outlined,
+    Native,
+}
+
+impl Stage {
+    pub fn of(module: &Module) -> Stage {
+        if is_native(module) {
+            Stage::Native
+        } else if is_outlined(module) {
+            Stage::Outlined
+        } else {
+            Stage::Source
+        }
+    }
 }
 
 /// Whether `name` can stand in a pass option unquoted: a symbol name of
@@ -147,25 +168,24 @@ fn check(request: &Request, module: &Module, resumed: bool) -> Result<(), String
     Ok(())
 }
 
-/// The steps for `request`, starting where `module` stands, or why the
-/// request cannot run on it.
-pub fn plan(request: &Request, module: &Module) -> Result<Vec<Step>, String> {
+/// The steps for `request`, starting at `stage` (where `module` stands,
+/// `Stage::of`), or why the request cannot run on it.
+pub fn plan(request: &Request, module: &Module, stage: Stage) -> Result<Vec<Step>, String> {
     let lower = Step {
         pass: "aie2p-lower-pipeline",
         options: String::new(),
     };
-    let native = is_native(module);
-    let outlined = !native && is_outlined(module);
-    check(request, module, native || outlined)?;
-    if native {
-        return Ok(Vec::new());
-    }
-    if outlined {
-        return Ok(if request.lower {
-            vec![lower]
-        } else {
-            Vec::new()
-        });
+    check(request, module, stage != Stage::Source)?;
+    match stage {
+        Stage::Native => return Ok(Vec::new()),
+        Stage::Outlined => {
+            return Ok(if request.lower {
+                vec![lower]
+            } else {
+                Vec::new()
+            })
+        }
+        Stage::Source => {}
     }
     let values: Vec<String> = request
         .config

@@ -44,8 +44,8 @@ pub fn compile(
         config,
         lower: true,
     };
-    let steps =
-        crate::compile::plan(&request, module).map_err(|m| crate::error(crate::tool_name(), m))?;
+    let steps = crate::compile::plan(&request, module, crate::compile::Stage::of(module))
+        .map_err(|m| crate::error(crate::tool_name(), m))?;
     crate::compile::run(session, module, &steps, &mut |_, _| Ok(()))?;
     let built =
         loom_xdna_backend::emit(module.as_operation().to_raw(), root).map_err(Failure::from)?;

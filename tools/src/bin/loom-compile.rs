@@ -238,17 +238,21 @@ fn run(args: &Args) -> Result<(), Failure> {
         lower: args.target.is_some()
             || matches!(args.format, OutputFormat::Xdna | OutputFormat::TxnText),
     };
-    let steps = compile::plan(&request, &source.module).map_err(usage)?;
+    let stage = compile::Stage::of(&source.module);
+    let steps = compile::plan(&request, &source.module, stage).map_err(usage)?;
     let resumed = steps.is_empty();
     // A resumed module's configuration was specialized when it was
     // compiled: a value given now would change nothing.
-    if let (true, Some(item)) = (
-        compile::is_native(&source.module) || compile::is_outlined(&source.module),
+    if let (Some(already), Some(item)) = (
+        match stage {
+            compile::Stage::Native => Some("a native realization"),
+            compile::Stage::Outlined => Some("outlined"),
+            compile::Stage::Source => None,
+        },
         args.config.first(),
     ) {
         return Err(usage(format!(
-            "--config={item}: the module is already {}, so its configuration was specialized when it was compiled; give --config when compiling the source",
-            if compile::is_native(&source.module) { "a native realization" } else { "outlined" }
+            "--config={item}: the module is already {already}, so its configuration was specialized when it was compiled; give --config when compiling the source"
         )));
     }
     for pass in &args.dump_ir_after {

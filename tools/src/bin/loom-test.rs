@@ -408,8 +408,8 @@ fn differential(
         config: &config,
         lower: false,
     };
-    let steps =
-        compile::plan(&request, &parsed.module).map_err(|m| format!("loom-test: error: {m}\n"))?;
+    let steps = compile::plan(&request, &parsed.module, compile::Stage::of(&parsed.module))
+        .map_err(|m| format!("loom-test: error: {m}\n"))?;
     let mut problem = None;
     compile::run(&session, &mut parsed.module, &steps, &mut |step, module| {
         if problem.is_some() {
