@@ -100,8 +100,7 @@ fn simplify_if(op: MlirOperation, rewriter: &Rewriter) -> bool {
     let Some(condition) = constant_int(operands(op)[0]) else {
         return false;
     };
-    let taken = blocks(region(op, if condition != 0 { 0 } else { 1 }));
-    let Some(&block) = taken.first() else {
+    let Some(block) = first_block(op, if condition != 0 { 0 } else { 1 }) else {
         // No else branch: the op has no results and does nothing.
         rewriter.erase_op(op);
         return true;

@@ -189,7 +189,7 @@ fn lower_if(if_op: MlirOperation) {
     }
     let before = parent_block(if_op);
     let then_block = body(if_op);
-    let else_block = blocks(region(if_op, 1)).first().copied();
+    let else_block = first_block(if_op, 1);
     move_block_after(then_block, before);
     let otherwise = match else_block {
         None => exit,

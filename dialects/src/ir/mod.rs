@@ -539,6 +539,12 @@ pub fn body(op: MlirOperation) -> MlirBlock {
     unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)) }
 }
 
+/// The first block of `op`'s region `index`, if the region has one (an
+/// `scf.if` without `else` has an empty second region).
+pub fn first_block(op: MlirOperation, index: isize) -> Option<MlirBlock> {
+    blocks(region(op, index)).first().copied()
+}
+
 /// `op`'s region `index`.
 pub fn region(op: MlirOperation, index: isize) -> MlirRegion {
     // SAFETY: a live operation with that many regions.

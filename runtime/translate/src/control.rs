@@ -2,7 +2,7 @@
 //! and function, pipeline and strand bodies into `Function`s.
 
 use crate::body::{Body, Yield};
-use crate::{ffi, Result, Translator};
+use crate::{Result, Translator};
 use loom_dialects::ir::*;
 use loom_runtime::interp::program::{BlockId, FuncId, Function, Inst, Op, Predicate, Reg};
 use mlir_sys::{MlirOperation, MlirRegion};
@@ -25,7 +25,7 @@ impl Translator {
             self.reg(body, op, ins[2])?,
         );
         let inits = self.regs(body, op, &ins[3..])?;
-        let region_block = ffi::first_block(op, 0).expect("a verified loop has a body");
+        let region_block = first_block(op, 0).expect("a verified loop has a body");
         let args = arguments(region_block);
         let params: Vec<Reg> = args.iter().map(|&a| body.define(a)).collect();
         let header = body.block();
@@ -66,8 +66,8 @@ impl Translator {
         body.blocks[join].params = results(op).into_iter().map(|v| body.define(v)).collect();
         let then_block = body.block();
         // An scf.if has two regions; the else region may be empty.
-        let then_region = ffi::first_block(op, 0).expect("a verified scf.if has a then block");
-        let else_region = ffi::first_block(op, 1);
+        let then_region = first_block(op, 0).expect("a verified scf.if has a then block");
+        let else_region = first_block(op, 1);
         let else_block = if else_region.is_none() {
             join
         } else {

@@ -20,13 +20,10 @@ pub fn float_value(attr: MlirAttribute) -> f64 {
     unsafe { mlirFloatAttrGetValueDouble(attr) }
 }
 
-/// Element `i` of a dense i32 array attribute; `None` is its last.
-pub fn dense_i32(attr: MlirAttribute, i: Option<isize>) -> i32 {
-    // SAFETY: a dense i32 array attribute with element `i`.
-    unsafe {
-        let i = i.unwrap_or_else(|| mlirDenseArrayGetNumElements(attr) - 1);
-        mlirDenseI32ArrayGetElement(attr, i)
-    }
+/// The last element of a dense i32 array attribute.
+pub fn last_dense_i32(attr: MlirAttribute) -> i32 {
+    // SAFETY: a non-empty dense i32 array attribute.
+    unsafe { mlirDenseI32ArrayGetElement(attr, mlirDenseArrayGetNumElements(attr) - 1) }
 }
 
 pub fn is_integer(ty: MlirType) -> bool {
@@ -68,11 +65,4 @@ pub fn shape(ty: MlirType) -> Vec<i64> {
             .map(|d| mlirShapedTypeGetDimSize(ty, d))
             .collect()
     }
-}
-
-/// The first block of region `i` of `op`, if the region has one.
-pub fn first_block(op: MlirOperation, i: isize) -> Option<MlirBlock> {
-    // SAFETY: an op with region `i`.
-    let block = unsafe { mlirRegionGetFirstBlock(mlirOperationGetRegion(op, i)) };
-    (!block.ptr.is_null()).then_some(block)
 }

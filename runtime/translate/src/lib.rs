@@ -49,7 +49,7 @@ impl Translator {
     fn typed_operands(&self, op: MlirOperation) -> Vec<MlirValue> {
         let all = operands(op);
         let dims = attribute(op, "operandSegmentSizes")
-            .map(|a| ffi::dense_i32(a, None) as usize)
+            .map(|a| ffi::last_dense_i32(a) as usize)
             .unwrap_or(0);
         all[..all.len() - dims].to_vec()
     }
@@ -101,7 +101,7 @@ pub fn translate(module: MlirOperation) -> Result<Program> {
         if kind != names::func::DEF && kind != names::pipeline::DEF {
             continue;
         }
-        let Some(entry) = ffi::first_block(op, 0) else {
+        let Some(entry) = first_block(op, 0) else {
             continue;
         };
         let name = symbol_name(op).unwrap_or_default();

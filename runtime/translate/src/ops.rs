@@ -374,7 +374,7 @@ impl Translator {
             names::cfg::COND_BR => {
                 let sizes = attribute(op, "operandSegmentSizes").expect("cond_br has segments");
                 // Three segment sizes; two successors.
-                let t = ffi::dense_i32(sizes, Some(1)) as usize;
+                let t = dense_i32_element(sizes, 1) as usize;
                 let targets = successors(op);
                 let f = (targets[0], targets[1]);
                 let cond = r!(ins[0]);
