@@ -402,7 +402,7 @@ mod tests {
     /// argument index, as the compiler writes it. Returns the code and each descriptor's
     /// offset in it (the BLOCKWRITE payload, after four header words).
     fn code() -> (Vec<u8>, Vec<u32>) {
-        let mut txn = Txn::new(strix()).unwrap();
+        let mut txn = Txn::new(strix(), 1).unwrap();
         for arg in 0..2u32 {
             let bd = 0x1D000 + 0x20 * arg;
             let words = vec![16, 0, BD_WORD_2, 0, 0, 0, 0, 1 << 25];
@@ -442,6 +442,7 @@ mod tests {
                 args: vec![arg("input"), arg("output")],
             }],
             tile_images: vec![],
+            pdis: vec![],
             device_loadable: true,
             not_loadable_reason: None,
         };

@@ -186,9 +186,10 @@ fn put(
 }
 
 impl<'p> TxnBuilder<'p> {
-    /// An empty transaction whose header describes the profile's array.
+    /// An empty transaction whose header describes the profile's whole
+    /// array (the reference's transactions address any column).
     pub fn new(profile: &'p DeviceProfile) -> Result<TxnBuilder<'p>, TxnBuildError> {
-        let txn = Txn::new(profile).map_err(TxnBuildError::Header)?;
+        let txn = Txn::new(profile, profile.array.columns).map_err(TxnBuildError::Header)?;
         Ok(TxnBuilder { profile, txn })
     }
 

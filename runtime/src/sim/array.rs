@@ -241,7 +241,7 @@ impl Array {
             TxnOp::BlockWrite { words, .. } => words.len() as u64,
             TxnOp::MaskWrite { .. } | TxnOp::MaskPoll { .. } => 2,
             TxnOp::DdrPatch { .. } => 4,
-            TxnOp::Sync { .. } => 0,
+            TxnOp::Sync { .. } | TxnOp::LoadPdi { .. } => 0,
         };
         let cycles = words * self.profile.timing.control_cycles_per_word;
         self.control += cycles;
@@ -304,6 +304,10 @@ impl Array {
                 self.ddr_patch(index, *address, *arg_index, *arg_offset, arguments)?;
                 Ok(Effect::None)
             }
+            TxnOp::LoadPdi { id, .. } => Err(SimError::new(format!(
+                "LOADPDI of .pdi.{id}: partition resets are not modelled yet"
+            ))
+            .op(index)),
             TxnOp::Sync {
                 column,
                 row,

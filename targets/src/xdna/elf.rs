@@ -13,7 +13,13 @@
 //!   when not loadable, and the entry's argument names.
 //! - `.tile.<col>_<row>.<name>`: one non-allocated section per tile image
 //!   (Loom's convention; XRT ignores them).
-//! - `.group.0`: the COMDAT group that binds `.ctrltext` to the entry's kernel.
+//! - `.pdi.<id>`: one non-allocated section per PDI the control code loads
+//!   (aiebu's name); XRT copies each into a device buffer and writes its
+//!   address into the LOADPDI ops through the `.pdi.<id>` dynamic symbol's
+//!   `address_64` relocations, and submits the run as
+//!   ERT_START_NPU_PREEMPT_ELF (xrt_elf.cpp `get_ert_opcode`).
+//! - `.group.0`: the COMDAT group that binds `.ctrltext` and the PDIs to the
+//!   entry's kernel.
 //! - `.symtab`, `.strtab`, `.shstrtab`.
 
 use std::fmt;
@@ -45,6 +51,7 @@ const NT_LOOM_ARG_NAMES: u32 = 0x13;
 const XRT_OWNER: &[u8] = b"XRT";
 const LOOM_OWNER: &[u8] = b"Loom";
 const TILE_PREFIX: &str = ".tile.";
+const PDI_PREFIX: &str = ".pdi.";
 const GROUP_NAME: &[u8] = b".group.0";
 /// XRT (elf_patcher.h `section_names`) picks sections by substring: a tile
 /// section containing one of these would be taken for control code or a PDI.
@@ -78,6 +85,8 @@ pub struct Artifact {
     /// Exactly one today: XRT binds one control-code section to one kernel.
     pub entries: Vec<Entry>,
     pub tile_images: Vec<TileImage>,
+    /// The PDIs the control code's LOADPDI ops name, by id.
+    pub pdis: Vec<Pdi>,
     /// False when the image must not be sent to a device (say, untested
     /// encodings); `not_loadable_reason` then says why.
     pub device_loadable: bool,
@@ -157,6 +166,21 @@ pub struct EntryArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgKind {
     Buffer,
+}
+
+/// A PDI carried as `.pdi.<id>`, and where the control code loads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pdi {
+    pub id: u16,
+    pub bytes: Vec<u8>,
+    /// Byte offsets in `.ctrltext` of the address words (low, high) of each
+    /// LOADPDI op of this PDI, which the loader sets to the PDI's buffer.
+    pub loads: Vec<u32>,
+}
+
+/// The section that holds `pdi` (`.pdi.<id>`, aiebu `get_pdi_name`).
+pub fn pdi_section_name(pdi: &Pdi) -> String {
+    format!("{PDI_PREFIX}{}", pdi.id)
 }
 
 /// A program or data image for one tile, carried for Loom's own loaders.
@@ -323,6 +347,29 @@ fn validate(a: &Artifact) -> Result<&Entry, String> {
             ));
         }
     }
+    let mut ids = std::collections::BTreeSet::new();
+    for pdi in &a.pdis {
+        if !ids.insert(pdi.id) {
+            return Err(format!("two PDIs are both {}", pdi_section_name(pdi)));
+        }
+        if pdi.bytes.is_empty() || pdi.loads.is_empty() {
+            return Err(format!(
+                "{} is empty or loaded by no LOADPDI",
+                pdi_section_name(pdi)
+            ));
+        }
+        for &at in &pdi.loads {
+            let fits = (at as usize)
+                .checked_add(PatchSchema::Address64.span())
+                .is_some_and(|end| end <= a.ctrltext.len());
+            if !at.is_multiple_of(4) || !fits {
+                return Err(format!(
+                    "the LOADPDI address of {} at {at:#x} is unaligned or overruns .ctrltext",
+                    pdi_section_name(pdi)
+                ));
+            }
+        }
+    }
     let mut seen = std::collections::BTreeSet::new();
     for t in &a.tile_images {
         let section = tile_section_name(t);
@@ -436,7 +483,12 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
         };
         patch_sym.push(at);
     }
-    let dyn_names: Vec<String> = dyn_syms.iter().map(|p| p.arg_index.to_string()).collect();
+    let mut dyn_names: Vec<String> = dyn_syms.iter().map(|p| p.arg_index.to_string()).collect();
+    // Then one per PDI, which XRT recognises by "pdi" in its name.
+    let pdi_names: Vec<String> = artifact.pdis.iter().map(pdi_section_name).collect();
+    dyn_names.extend(pdi_names.iter().cloned());
+    let relocations =
+        artifact.patches.len() + artifact.pdis.iter().map(|p| p.loads.len()).sum::<usize>();
 
     let mut out = Vec::new();
     let mut w = Writer::new(Endianness::Little, false, &mut out);
@@ -464,6 +516,13 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
             id
         })
         .collect();
+    let pdi_ids: Vec<_> = pdi_names
+        .iter()
+        .map(|n| {
+            let id = w.add_section_name(n.as_bytes());
+            (id, w.reserve_section_index())
+        })
+        .collect();
     let group_name = w.add_section_name(GROUP_NAME);
     w.reserve_section_index();
     let symtab_index = w.reserve_symtab_section_index();
@@ -475,7 +534,7 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
         .map(|n| w.add_dynamic_string(n.as_bytes()))
         .collect();
     w.reserve_null_dynamic_symbol_index();
-    let dyn_indices: Vec<_> = dyn_syms
+    let dyn_indices: Vec<_> = dyn_names
         .iter()
         .map(|_| w.reserve_dynamic_symbol_index())
         .collect();
@@ -490,8 +549,8 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
     let ctrltext_offset = w.reserve(artifact.ctrltext.len() as u64, CTRLTEXT_ALIGN);
     let dynsym_offset = w.reserve_dynsym();
     let dynstr_offset = w.reserve_dynstr().map_err(encode)?;
-    let rela_offset = w.reserve_relocations(artifact.patches.len(), true);
-    let rela_size = artifact.patches.len() as u64 * RELA_SIZE;
+    let rela_offset = w.reserve_relocations(relocations, true);
+    let rela_size = relocations as u64 * RELA_SIZE;
     let dynamic_offset = w.reserve_dynamic(DYNAMIC_ENTRIES);
     let dynamic_end = w.reserved_len();
     let xrt_note_offset = w.reserve(xrt_note.len() as u64, 4);
@@ -501,7 +560,12 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
         .iter()
         .map(|t| w.reserve(t.bytes.len() as u64, 4))
         .collect();
-    let group_offset = w.reserve_comdat(1);
+    let pdi_offsets: Vec<u64> = artifact
+        .pdis
+        .iter()
+        .map(|p| w.reserve(p.bytes.len() as u64, 4))
+        .collect();
+    let group_offset = w.reserve_comdat(1 + artifact.pdis.len());
     w.reserve_symtab();
     w.reserve_strtab().map_err(encode)?;
     w.reserve_shstrtab().map_err(encode)?;
@@ -567,6 +631,18 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
             st_size: p.schema.symbol_size().into(),
         });
     }
+    for (pdi, id) in artifact.pdis.iter().zip(&dyn_ids[dyn_syms.len()..]) {
+        w.write_dynamic_symbol(&Sym {
+            section: Some(ctrltext_index.0),
+            st_name: w.dynamic_string_offset(Some(*id)),
+            st_info: elf::SymbolInfo::new(elf::STB_GLOBAL, elf::STT_OBJECT),
+            st_other: elf::SymbolOther(0),
+            st_shndx: elf::SymbolSection(0),
+            st_value: 0,
+            // aiebu gives a PDI symbol the PDI's size.
+            st_size: pdi.bytes.len() as u64,
+        });
+    }
     w.write_dynstr();
 
     w.write_align_relocation();
@@ -581,6 +657,19 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
                 r_addend: i64::from(p.addend as i32),
             },
         );
+    }
+    for (n, pdi) in artifact.pdis.iter().enumerate() {
+        for &at in &pdi.loads {
+            w.write_relocation(
+                true,
+                &Rel {
+                    r_offset: at.into(),
+                    r_sym: dyn_indices[dyn_syms.len() + n].0,
+                    r_type: elf::RelocationType(PatchSchema::Address64 as u32),
+                    r_addend: 0,
+                },
+            );
+        }
     }
 
     w.write_align_dynamic();
@@ -606,10 +695,17 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
         w.pad_until(offset);
         w.write(&t.bytes);
     }
+    for (p, &offset) in artifact.pdis.iter().zip(&pdi_offsets) {
+        w.pad_until(offset);
+        w.write(&p.bytes);
+    }
 
     w.pad_until(group_offset);
     w.write_comdat_header();
     w.write_comdat_entry(ctrltext_index);
+    for (_, index) in &pdi_ids {
+        w.write_comdat_entry(*index);
+    }
 
     w.write_null_symbol();
     w.write_symbol(&Sym {
@@ -683,6 +779,16 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
             ..SectionHeader::default()
         });
     }
+    for ((p, &offset), (id, _)) in artifact.pdis.iter().zip(&pdi_offsets).zip(&pdi_ids) {
+        w.write_section_header(&SectionHeader {
+            sh_name: w.section_name_offset(Some(*id)),
+            sh_type: elf::SHT_PROGBITS,
+            sh_offset: offset,
+            sh_size: p.bytes.len() as u64,
+            sh_addralign: 4,
+            ..SectionHeader::default()
+        });
+    }
     w.write_comdat_section_header(group_name, symtab_index, instance_sym, group_offset, 1);
     w.write_symtab_section_header(1);
     w.write_strtab_section_header();
@@ -729,8 +835,9 @@ pub fn read(bytes: &[u8]) -> Result<Artifact, ElfError> {
     let columns = read_columns(&sections, bytes)?;
     let loom = read_loom_notes(&sections, bytes)?;
     let entry = read_entry(&sections, bytes, ctrltext_index, loom.arg_names)?;
-    let patches = read_patches(&sections, bytes, ctrltext_index)?;
+    let (patches, pdi_loads) = read_patches(&sections, bytes, ctrltext_index)?;
     let tile_images = read_tiles(&sections, bytes)?;
+    let pdis = read_pdis(&sections, bytes, pdi_loads)?;
 
     let artifact = Artifact {
         profile: loom.profile,
@@ -739,6 +846,7 @@ pub fn read(bytes: &[u8]) -> Result<Artifact, ElfError> {
         patches,
         entries: vec![entry],
         tile_images,
+        pdis,
         device_loadable: loom.loadable,
         not_loadable_reason: loom.reason,
     };
@@ -1040,11 +1148,16 @@ fn read_entry(
     Ok(Entry { name, args })
 }
 
+/// Per PDI id, the `.ctrltext` offsets its relocations patch.
+type PdiLoads = std::collections::BTreeMap<u16, Vec<u32>>;
+
+/// The argument patches, and the PDI loads (relocations of `.pdi.<id>`
+/// symbols).
 fn read_patches(
     sections: &Sections<'_>,
     bytes: &[u8],
     ctrltext_index: SectionIndex,
-) -> Result<Vec<Patch>, ElfError> {
+) -> Result<(Vec<Patch>, PdiLoads), ElfError> {
     let dynsym = sections
         .symbols(LE, bytes, elf::SHT_DYNSYM)
         .map_err(malformed)?;
@@ -1056,40 +1169,97 @@ fn read_patches(
     if link != dynsym.section() {
         return Err(ElfError::BadRelocation("it does not link .dynsym".into()));
     }
-    relas
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let bad = |m: String| ElfError::BadRelocation(format!("entry {i}: {m}"));
-            let sym_index = r.r_sym(LE);
-            let sym = dynsym
-                .symbol(SymbolIndex(sym_index as usize))
-                .map_err(|_| bad(format!("no dynamic symbol {sym_index}")))?;
-            let name = dynsym.symbol_name(LE, sym).unwrap_or_default();
-            let arg_index = std::str::from_utf8(name)
-                .ok()
-                .and_then(|s| s.parse::<u32>().ok().filter(|n| n.to_string() == s))
+    let mut patches = Vec::new();
+    let mut loads = PdiLoads::new();
+    for (i, r) in relas.iter().enumerate() {
+        let bad = |m: String| ElfError::BadRelocation(format!("entry {i}: {m}"));
+        let sym_index = r.r_sym(LE);
+        let sym = dynsym
+            .symbol(SymbolIndex(sym_index as usize))
+            .map_err(|_| bad(format!("no dynamic symbol {sym_index}")))?;
+        let name = dynsym.symbol_name(LE, sym).unwrap_or_default();
+        if usize::from(sym.st_shndx(LE).0) != ctrltext_index.0 {
+            return Err(bad("its symbol does not point at .ctrltext".into()));
+        }
+        if let Some(id) = name.strip_prefix(PDI_PREFIX.as_bytes()) {
+            let id = decimal(id)
+                .and_then(|n| u16::try_from(n).ok())
                 .ok_or_else(|| {
-                    let name = String::from_utf8_lossy(name);
-                    bad(format!("symbol {name:?} is not a decimal argument index"))
+                    bad(format!(
+                        "symbol {:?} is not .pdi.<id>",
+                        String::from_utf8_lossy(name)
+                    ))
                 })?;
-            if usize::from(sym.st_shndx(LE).0) != ctrltext_index.0 {
-                return Err(bad("its symbol does not point at .ctrltext".into()));
+            if r.r_type(LE).0 != PatchSchema::Address64 as u32 || r.r_addend(LE) != 0 {
+                return Err(bad(format!(
+                    "the load of .pdi.{id} is not an address_64 relocation without addend"
+                )));
             }
+            loads.entry(id).or_default().push(r.r_offset(LE));
+            continue;
+        }
+        let patch = {
+            let arg_index = decimal(name).ok_or_else(|| {
+                let name = String::from_utf8_lossy(name);
+                bad(format!("symbol {name:?} is not a decimal argument index"))
+            })?;
             let code = r.r_type(LE).0;
             let schema = PatchSchema::from_code(code)
                 .ok_or_else(|| bad(format!("r_type {code} is not a patch schema Loom writes")))?;
             if sym.st_size(LE) != schema.symbol_size() {
                 return Err(bad(format!("st_size is not the {schema:?} mask")));
             }
-            Ok(Patch {
+            Patch {
                 arg_index,
                 ctrltext_offset: r.r_offset(LE),
                 schema,
                 addend: r.r_addend(LE) as u32,
-            })
-        })
-        .collect()
+            }
+        };
+        patches.push(patch);
+    }
+    Ok((patches, loads))
+}
+
+/// A decimal number written without leading zeros or sign.
+fn decimal(text: &[u8]) -> Option<u32> {
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok().filter(|n| n.to_string() == s))
+}
+
+/// The `.pdi.<id>` sections, each with the loads its relocations name.
+fn read_pdis(
+    sections: &Sections<'_>,
+    bytes: &[u8],
+    mut loads: PdiLoads,
+) -> Result<Vec<Pdi>, ElfError> {
+    let mut pdis = Vec::new();
+    for section in sections.iter() {
+        let name = sections.section_name(LE, section).map_err(malformed)?;
+        let Some(id) = name.strip_prefix(PDI_PREFIX.as_bytes()) else {
+            continue;
+        };
+        let name = String::from_utf8_lossy(name);
+        let id = decimal(id)
+            .and_then(|n| u16::try_from(n).ok())
+            .ok_or_else(|| malformed(format!("section {name} is not .pdi.<id>")))?;
+        if section.sh_type(LE) != elf::SHT_PROGBITS {
+            return Err(malformed(format!("{name} is not SHT_PROGBITS")));
+        }
+        let data = section.data(LE, bytes).map_err(malformed)?.to_vec();
+        pdis.push(Pdi {
+            id,
+            bytes: data,
+            loads: loads.remove(&id).unwrap_or_default(),
+        });
+    }
+    if let Some(id) = loads.keys().next() {
+        return Err(ElfError::BadRelocation(format!(
+            "a LOADPDI names .pdi.{id}, which the file lacks"
+        )));
+    }
+    Ok(pdis)
 }
 
 fn read_tiles(sections: &Sections<'_>, bytes: &[u8]) -> Result<Vec<TileImage>, ElfError> {
@@ -1182,6 +1352,18 @@ mod tests {
                     bytes: vec![],
                 },
             ],
+            pdis: vec![
+                Pdi {
+                    id: 0,
+                    bytes: crate::xdna::pdi::empty(0),
+                    loads: vec![0x08],
+                },
+                Pdi {
+                    id: 1,
+                    bytes: crate::xdna::pdi::empty(1),
+                    loads: vec![0x48],
+                },
+            ],
             device_loadable: true,
             not_loadable_reason: None,
         }
@@ -1209,6 +1391,7 @@ mod tests {
         let mut bare = sample();
         bare.patches.clear();
         bare.tile_images.clear();
+        bare.pdis.clear();
         bare.entries[0].args.clear();
         assert_eq!(read(&write(&bare).unwrap()).unwrap(), bare);
     }
@@ -1266,10 +1449,15 @@ mod tests {
                 expect("1", 8, 0x50, 0, 0),
                 expect("0", 5, 0x40, 0xffff_fff0, 0),
                 expect("2", 3, 0x5c, 0, u32::MAX),
+                // aiebu's PDI symbols: address_64 at each LOADPDI's address
+                // words, st_size the PDI's size.
+                expect(".pdi.0", 8, 0x08, 0, 368),
+                expect(".pdi.1", 8, 0x48, 0, 368),
             ]
         );
-        // Argument 0 is patched twice: one symbol serves both.
-        assert_eq!(dynsym.len(), 4);
+        // Argument 0 is patched twice: one symbol serves both; then the
+        // null symbol and two PDIs.
+        assert_eq!(dynsym.len(), 6);
 
         let symtab = sections.symbols(LE, &*bytes, elf::SHT_SYMTAB).unwrap();
         let kernel = symtab.symbol(SymbolIndex(1)).unwrap();

@@ -2,6 +2,7 @@
 //! ELF.
 
 pub mod elf;
+pub mod pdi;
 pub mod regs;
 pub mod route;
 pub mod txn;

@@ -25,14 +25,14 @@ const BLOCKWRITE: u8 = 1;
 const MASKWRITE: u8 = 3;
 const MASKPOLL: u8 = 4;
 const TCT: u8 = 0x80;
+const LOADPDI: u8 = 8;
 const DDR_PATCH: u8 = 0x81;
 /// Stable opcodes this module reads no further than their name.
-const UNSUPPORTED: [(u8, &str); 8] = [
+const UNSUPPORTED: [(u8, &str); 7] = [
     (2, "BLOCKSET"),
     (5, "NOOP"),
     (6, "PREEMPT"),
     (7, "MASKPOLL_BUSY"),
-    (8, "LOADPDI"),
     (0x82, "READ_REGS"),
     (0x83, "RECORD_TIMER"),
     (0x84, "MERGE_SYNC"),
@@ -45,6 +45,8 @@ const MASK_BYTES: usize = 28;
 /// aie-rt writes sizeof(XAie_MaskWrite32Hdr), which pads 28 bytes to 32.
 const MASK_BYTES_PADDED: usize = 32;
 const TCT_BYTES: usize = 16;
+/// aie-rt `XAie_LoadPdiHdr`: opcode, pad, u16 id, u32 size, u64 address.
+const LOADPDI_BYTES: usize = 16;
 const DDR_PATCH_BYTES: usize = 48;
 
 /// One TXN op.
@@ -75,6 +77,15 @@ pub enum TxnOp {
         address: u32,
         arg_index: u32,
         arg_offset: u64,
+    },
+    /// Load the PDI `id` of `size` bytes at device address `address`: the
+    /// firmware resets the partition when the address differs from the PDI
+    /// it last loaded, then runs the PDI's configuration. The address is 0
+    /// in an artifact; the loader writes it (XRT patches `.pdi.<id>`).
+    LoadPdi {
+        id: u16,
+        size: u32,
+        address: u64,
     },
     /// Wait for the task-completion tokens of a channel over a range of tiles.
     Sync {
@@ -120,6 +131,7 @@ impl TxnOp {
             TxnOp::MaskWrite { .. } => "MASKWRITE",
             TxnOp::MaskPoll { .. } => "MASKPOLL",
             TxnOp::DdrPatch { .. } => "DDR_PATCH",
+            TxnOp::LoadPdi { .. } => "LOADPDI",
             TxnOp::Sync { .. } => "SYNC",
         }
     }
@@ -170,6 +182,12 @@ impl TxnOp {
                 out.extend([*address, 0, *arg_index, 0]);
                 out.extend([*arg_offset as u32, (*arg_offset >> 32) as u32]);
             }
+            TxnOp::LoadPdi { id, size, address } => out.extend([
+                u32::from(LOADPDI) | u32::from(*id) << 16,
+                *size,
+                *address as u32,
+                (*address >> 32) as u32,
+            ]),
             TxnOp::Sync {
                 column,
                 row,
@@ -222,6 +240,11 @@ pub enum TxnErrorKind {
         field: &'static str,
         value: u32,
     },
+    /// A partition of no columns, or wider than the array.
+    PartitionWidth {
+        columns: u32,
+        array: u32,
+    },
     TruncatedHeader {
         length: usize,
     },
@@ -270,6 +293,10 @@ impl fmt::Display for TxnErrorKind {
             TxnErrorKind::HeaderFieldTooWide { field, value } => {
                 write!(f, "header {field} {value} does not fit a byte")
             }
+            TxnErrorKind::PartitionWidth { columns, array } => write!(
+                f,
+                "a partition of {columns} columns does not fit the array's {array}"
+            ),
             TxnErrorKind::TruncatedHeader { length } => {
                 write!(
                     f,
@@ -473,6 +500,16 @@ fn decode_op(rest: &[u8]) -> Result<(TxnOp, usize), OpFault> {
             };
             Ok((op, TCT_BYTES))
         }
+        LOADPDI => {
+            // The op has no size word: its length is fixed.
+            let w = take(rest, "LOADPDI", LOADPDI_BYTES)?;
+            let op = TxnOp::LoadPdi {
+                id: (w[0] >> 16) as u16,
+                size: w[1],
+                address: u64::from(w[3]) << 32 | u64::from(w[2]),
+            };
+            Ok((op, LOADPDI_BYTES))
+        }
         DDR_PATCH => {
             let w = take(rest, "DDR_PATCH", 8)?;
             check_size(&w, "DDR_PATCH", 1, |s| s == DDR_PATCH_BYTES, "48")?;
@@ -505,8 +542,20 @@ fn header_error(offset: usize, kind: TxnErrorKind) -> TxnError {
 }
 
 impl Txn {
-    /// An empty stream whose header describes the profile's array.
-    pub fn new(profile: &DeviceProfile) -> Result<Txn, TxnError> {
+    /// An empty stream for a partition `columns` wide on the profile's
+    /// array. The header carries the partition's width, not the array's:
+    /// mlir-aie writes 1 for a one-column device and aiebu takes the
+    /// partition size from it (findings.md Q3).
+    pub fn new(profile: &DeviceProfile, columns: u32) -> Result<Txn, TxnError> {
+        if columns == 0 || columns > profile.array.columns {
+            return Err(header_error(
+                4,
+                TxnErrorKind::PartitionWidth {
+                    columns,
+                    array: profile.array.columns,
+                },
+            ));
+        }
         let byte = |offset: usize, field: &'static str, value: u32| {
             u8::try_from(value).map_err(|_| {
                 header_error(offset, TxnErrorKind::HeaderFieldTooWide { field, value })
@@ -518,7 +567,7 @@ impl Txn {
             minor: MINOR,
             device_generation: byte(2, "device generation", profile.device.aie_generation)?,
             rows: byte(3, "rows", profile.array.rows)?,
-            columns: byte(4, "columns", profile.array.columns)?,
+            columns: byte(4, "columns", columns)?,
             memory_tile_rows: byte(5, "memory-tile rows", memory_tile_rows)?,
             ops: vec![],
         })
@@ -686,6 +735,14 @@ impl Txn {
                     "{} <- argument {arg_index} + {arg_offset}",
                     locate(profile, *address).0
                 ),
+                TxnOp::LoadPdi { id, size, address } => {
+                    let at = if *address == 0 {
+                        "address patched by the loader".to_string()
+                    } else {
+                        format!("at {address:#x}")
+                    };
+                    format!(".pdi.{id}  {size} bytes, {at}")
+                }
                 TxnOp::Sync {
                     column,
                     row,
@@ -771,7 +828,7 @@ mod tests {
     }
 
     fn one_op(op: TxnOp) -> Vec<u32> {
-        let mut txn = Txn::new(strix()).unwrap();
+        let mut txn = Txn::new(strix(), 8).unwrap();
         txn.ops.push(op);
         words_of(&txn.encode())[4..].to_vec()
     }
@@ -813,19 +870,24 @@ mod tests {
                 column_count: 2,
                 row_count: 1,
             },
+            TxnOp::LoadPdi {
+                id: 1,
+                size: 368,
+                address: 0x1_2345_6780,
+            },
         ]
     }
 
     #[test]
     fn every_op_round_trips() {
         for profile in profiles() {
-            let mut txn = Txn::new(profile).unwrap();
+            let mut txn = Txn::new(profile, profile.array.columns).unwrap();
             txn.ops = every_op();
             let bytes = txn.encode();
             assert_eq!(Txn::decode(&bytes), Ok(txn));
         }
         for op in every_op() {
-            let mut txn = Txn::new(strix()).unwrap();
+            let mut txn = Txn::new(strix(), 8).unwrap();
             txn.ops.push(op);
             assert_eq!(Txn::decode(&txn.encode()), Ok(txn));
         }
@@ -833,7 +895,7 @@ mod tests {
 
     #[test]
     fn op_offsets_point_at_each_encoded_op() {
-        let mut txn = Txn::new(strix()).unwrap();
+        let mut txn = Txn::new(strix(), 8).unwrap();
         txn.ops = every_op();
         let bytes = txn.encode();
         let offsets = txn.op_offsets();
@@ -853,7 +915,7 @@ mod tests {
     // (XAie_TxnHeader, XAie_Write32Hdr, XAie_CustomOpHdr, patch_op_t, tct_op_t).
     #[test]
     fn header_bytes_match_the_layout() {
-        let txn = Txn::new(strix()).unwrap();
+        let txn = Txn::new(strix(), 8).unwrap();
         let bytes = txn.encode();
         assert_eq!(bytes, [0, 1, 4, 6, 8, 1, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0]);
         let mut one = txn.clone();
@@ -888,6 +950,8 @@ mod tests {
             one_op(ops[6].clone()),
             [0x80, 16, 1 | 1 << 16, 1 << 8 | 2 << 16 | 1 << 24]
         );
+        // aie-rt XAie_LoadPdiHdr: opcode | id << 16, size, address low, high.
+        assert_eq!(one_op(ops[7].clone()), [8 | 1 << 16, 368, 0x2345_6780, 1]);
     }
 
     fn stream(ops: &[&[u32]]) -> Vec<u8> {
@@ -1093,7 +1157,7 @@ mod tests {
             token_issue: true,
         };
         let queue = p.start_queue(kind, Direction::Mm2s, 0).unwrap();
-        let mut txn = Txn::new(p).unwrap();
+        let mut txn = Txn::new(p, p.array.columns).unwrap();
         txn.ops = vec![
             TxnOp::BlockWrite {
                 address: p.bd(kind, 0).unwrap(),
@@ -1154,7 +1218,7 @@ TXN 0.1  device generation 4  6 rows x 8 columns  1 memory-tile row  8 ops  288 
         let p = strix();
         let mut words = vec![0u32; 8];
         words[3] = 1 << 20;
-        let mut txn = Txn::new(p).unwrap();
+        let mut txn = Txn::new(p, p.array.columns).unwrap();
         txn.ops.push(TxnOp::BlockWrite {
             address: 0x0001D020,
             words,
@@ -1169,7 +1233,7 @@ TXN 0.1  device generation 4  6 rows x 8 columns  1 memory-tile row  8 ops  288 
     #[test]
     fn headers_come_from_the_profile() {
         for p in profiles() {
-            let txn = Txn::new(p).unwrap();
+            let txn = Txn::new(p, p.array.columns).unwrap();
             assert_eq!(
                 (
                     txn.device_generation,

@@ -70,7 +70,8 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             format!("unknown device profile `{profile_name}`"),
         ));
     };
-    let mut txn = Txn::new(profile).map_err(|e| fail(configuration, e.to_string()))?;
+    let mut txn =
+        Txn::new(profile, profile.array.columns).map_err(|e| fail(configuration, e.to_string()))?;
     let entry = body(function);
     let run_arguments = arguments(entry);
     let mut patches = Vec::new();
@@ -317,6 +318,7 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                 .collect(),
         }],
         tile_images: images,
+        pdis: vec![],
         device_loadable: false,
         not_loadable_reason: Some(NOT_LOADABLE.to_string()),
     };

@@ -73,6 +73,7 @@ fn artifact(loadable: bool) -> Artifact {
             }],
         }],
         tile_images: vec![],
+        pdis: vec![],
         device_loadable: loadable,
         not_loadable_reason: (!loadable).then(|| "untested encodings".to_string()),
     }
