@@ -217,7 +217,44 @@ pub struct StreamSwitch {
     /// Shim only: how its DMA channels reach the switch.
     #[serde(default)]
     pub shim_dma: Option<ShimDma>,
+    pub packet: PacketSwitch,
     pub sources: Vec<String>,
+}
+
+/// The switch's packet mode: a slave with packet enable passes each packet
+/// to the first of its slots whose id matches under the slot's mask; the
+/// slot names an arbiter and an msel; a master with packet enable takes the
+/// packets of its arbiter whose msel its msel-enable mask holds.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacketSwitch {
+    /// Slot `k` of slave physical index `i` is at
+    /// `slot_base + i * slot_port_stride + k * slot_stride`.
+    pub slot_base: Hex,
+    pub slot_port_stride: Hex,
+    pub slot_stride: Hex,
+    pub slots: u32,
+    pub slave_packet_enable: Field,
+    pub master_packet_enable: Field,
+    pub master_drop_header: Field,
+    pub master_msel_enable: Field,
+    pub master_arbiter: Field,
+    pub slot_id: Field,
+    pub slot_mask: Field,
+    pub slot_enable: Field,
+    pub slot_msel: Field,
+    pub slot_arbiter: Field,
+}
+
+/// Fields of a DMA channel's control register.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelControl {
+    /// Holds the channel in reset; the shim's channels have none.
+    #[serde(default)]
+    pub reset: Option<Field>,
+    /// The packet id of the channel's task-complete tokens.
+    pub controller_id: Field,
 }
 
 /// The shim's AXI burst length: field code `i` means `bytes[i]`.
@@ -257,6 +294,8 @@ pub struct BdExtended {
     pub d1_stride: BdField,
     pub d2_stride: BdField,
     pub axcache: BdField,
+    /// The AXI cache attributes every shim BD carries unless asked otherwise.
+    pub axcache_default: u32,
 }
 
 /// Where a buffer descriptor keeps the fields of a plain 1-D transfer.
@@ -302,6 +341,7 @@ pub struct TileRegisters {
     pub dma_s2mm: RegisterArray,
     pub dma_mm2s: RegisterArray,
     pub start_queue: StartQueue,
+    pub channel_control: ChannelControl,
     pub stream_switch: StreamSwitch,
     /// Start of the tile's data memory (none in the shim).
     #[serde(default)]
@@ -321,6 +361,9 @@ pub struct TileRegisters {
 pub struct CoreModule {
     pub control: Hex,
     pub status: Hex,
+    /// Core_Control fields.
+    pub enable: Field,
+    pub reset: Field,
 }
 
 #[derive(Debug, Deserialize)]
@@ -465,10 +508,13 @@ mod tests {
                     let bits = (((1u64 << f.width) - 1) << f.lsb) as u32;
                     let mut words = vec![0; layout.words as usize];
                     words[f.word as usize] = bits;
+                    // A plain shim BD carries the default cache attributes.
+                    let default = (u64::from(e.axcache_default) << e.axcache.lsb) as u32;
+                    let plain = if f.word == e.axcache.word { default } else { 0 };
                     let alone = RegisterError::NotPlain {
                         word: f.word,
                         found: bits,
-                        plain: 0,
+                        plain,
                     };
                     assert_eq!(p.decode_bd(kind, &words), Err(alone), "{kind:?} {f:?}");
                     assert_eq!(taken[f.word as usize] & bits, 0, "{kind:?} {f:?}");

@@ -181,7 +181,9 @@ fn put(
     if u64::from(value) >> field.width != 0 {
         return Err(layout(what, value));
     }
-    *word |= value << field.lsb;
+    // Replaces what the encoder wrote there (the default cache attributes).
+    let mask = ((1u64 << field.width) - 1) as u32;
+    *word = *word & !(mask << field.lsb) | value << field.lsb;
     Ok(())
 }
 

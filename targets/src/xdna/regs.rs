@@ -708,6 +708,14 @@ impl DeviceProfile {
             (None, None) => {}
         }
 
+        if let Some(extended) = &layout.extended {
+            put(
+                &mut words,
+                extended.axcache,
+                extended.axcache_default.into(),
+            );
+        }
+
         match (&layout.iteration, bd.iteration) {
             (Some(fields), Some(it)) => {
                 for (field, value) in iteration_fields(fields, &it)? {
@@ -1048,7 +1056,8 @@ mod tests {
     }
 
     // Shim: BD_0 length in words, BD_1 byte address [31:2], BD_2 address
-    // [47:32] in [15:0], BD_4 burst code [31:30], BD_7 as the core's BD_5.
+    // [47:32] in [15:0], BD_4 burst code [31:30], BD_5 AxCache [27:24] = 2 as
+    // mlir-aie writes it, BD_7 as the core's BD_5.
     #[test]
     fn shim_bd_words_match_aie_rt() {
         let bd = BufferDescriptor {
@@ -1066,7 +1075,7 @@ mod tests {
                 0xABCD,
                 0,
                 3 << 30,
-                0,
+                2 << 24,
                 0,
                 1 << 25 | 1 << 18 | 2 << 13
             ]

@@ -167,6 +167,15 @@ pub enum RouteError {
         from_column: u32,
         to_column: u32,
     },
+    /// More tiles of one column issue tokens than packet ids can tell apart.
+    TooManyTokenSources {
+        column: u32,
+    },
+    /// No South lane is free from the topmost token issuer down to the shim.
+    NoTokenLane {
+        column: u32,
+        top: u32,
+    },
 }
 
 fn upper(direction: Direction) -> &'static str {
@@ -254,6 +263,16 @@ impl fmt::Display for RouteError {
                 f,
                 "no row has the East and West ports to cross from column {from_column} \
                  to column {to_column}"
+            ),
+            RouteError::TooManyTokenSources { column } => write!(
+                f,
+                "more than 31 tiles of column {column} issue task-complete tokens; \
+                 packet ids tell 31 apart"
+            ),
+            RouteError::NoTokenLane { column, top } => write!(
+                f,
+                "no South lane is free in every switch from tile [{column}, {top}] down to \
+                 the shim to carry its task-complete tokens to the firmware"
             ),
         }
     }
@@ -688,6 +707,9 @@ pub fn route(
     }
     Ok(settings)
 }
+
+mod token;
+pub use token::{controller_ids, token_routes};
 
 #[cfg(test)]
 mod tests;
