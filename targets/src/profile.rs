@@ -101,6 +101,19 @@ pub struct Field {
     pub width: u32,
 }
 
+impl Field {
+    /// The field's bits in its register.
+    pub fn mask(self) -> u32 {
+        let ones = u32::MAX.checked_shr(32 - self.width.min(32)).unwrap_or(0);
+        ones.checked_shl(self.lsb).unwrap_or(0)
+    }
+
+    /// `value` in the field's place (bits beyond its width dropped).
+    pub fn place(self, value: u32) -> u32 {
+        value.checked_shl(self.lsb).unwrap_or(0) & self.mask()
+    }
+}
+
 /// A bit field of one word of a buffer descriptor.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]

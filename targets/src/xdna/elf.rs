@@ -789,7 +789,13 @@ pub fn write(artifact: &Artifact) -> Result<Vec<u8>, ElfError> {
             ..SectionHeader::default()
         });
     }
-    w.write_comdat_section_header(group_name, symtab_index, instance_sym, group_offset, 1);
+    w.write_comdat_section_header(
+        group_name,
+        symtab_index,
+        instance_sym,
+        group_offset,
+        1 + artifact.pdis.len(),
+    );
     w.write_symtab_section_header(1);
     w.write_strtab_section_header();
     w.write_shstrtab_section_header();
@@ -1475,7 +1481,9 @@ mod tests {
         let (flags, members) = group.group(LE, &*bytes).unwrap().unwrap();
         assert_eq!(flags, elf::GRP_COMDAT);
         let members: Vec<usize> = members.iter().map(|m| m.get(LE) as usize).collect();
-        assert_eq!(members, [ctrltext_index.0]);
+        // .ctrltext and the two PDIs (after the tile images).
+        let pdi = |name: &'static str| find(&sections, name).unwrap().0 .0;
+        assert_eq!(members, [ctrltext_index.0, pdi(".pdi.0"), pdi(".pdi.1")]);
         assert_eq!(group.sh_info(LE), 2, "signature is the instance symbol");
     }
 

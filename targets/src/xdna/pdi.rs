@@ -135,7 +135,7 @@ fn seal(words: &mut [u32]) {
 /// files), id 1 the same without it (two).
 pub fn empty(id: u16) -> Vec<u8> {
     let nop = [CDO_NOP];
-    let files: &[&[u32]] = if id % 2 == 0 {
+    let files: &[&[u32]] = if id.is_multiple_of(2) {
         &[&nop, &nop, &nop]
     } else {
         &[&nop, &nop]

@@ -234,6 +234,11 @@ pub enum Register {
     StartQueue(Direction, u32),
     StreamSwitchMaster(u32),
     StreamSwitchSlave(u32),
+    /// A packet rule of a slave port.
+    StreamSwitchSlot {
+        port: u32,
+        slot: u32,
+    },
     CoreControl,
     CoreStatus,
     ShimMux,
@@ -268,6 +273,9 @@ impl fmt::Display for RegisterName {
             Register::StartQueue(dir, ch) => write!(f, "dma.{}[{ch}].{queue}", dir.name()),
             Register::StreamSwitchMaster(port) => write!(f, "stream_switch.master[{port}]"),
             Register::StreamSwitchSlave(port) => write!(f, "stream_switch.slave[{port}]"),
+            Register::StreamSwitchSlot { port, slot } => {
+                write!(f, "stream_switch.slave[{port}].slot[{slot}]")
+            }
             Register::CoreControl => write!(f, "control"),
             Register::CoreStatus => write!(f, "status"),
             Register::ShimMux => write!(f, "mux"),
@@ -915,6 +923,19 @@ fn register_at(profile: &DeviceProfile, kind: TileKind, offset: u32) -> Option<R
     };
     if let Some(port) = index_in(&slaves, offset, switch.slaves) {
         return Some(Register::StreamSwitchSlave(port));
+    }
+    let packet = &switch.packet;
+    let slots = RegisterArray {
+        base: packet.slot_base,
+        stride: packet.slot_stride,
+    };
+    if let Some(n) = index_in(&slots, offset, switch.slaves * packet.slots)
+        .filter(|_| packet.slot_port_stride.0 == packet.slot_stride.0 * packet.slots)
+    {
+        return Some(Register::StreamSwitchSlot {
+            port: n / packet.slots,
+            slot: n % packet.slots,
+        });
     }
     match kind {
         TileKind::Core if offset == profile.core_control() => return Some(Register::CoreControl),

@@ -2,30 +2,47 @@
 //! alone (so a resumed compile of the dumped native module gives the same
 //! bytes), with the realization section of the compile report.
 //!
-//! The configuration function's instructions become TXN control code in
-//! order: lock initial values (WRITE), stream routes (stream-switch WRITEs),
-//! core enables, tile buffer descriptors (BLOCKWRITE) and start-queue
-//! entries, shim buffer descriptors (BLOCKWRITE, then DDR_PATCH of the
-//! caller's buffer address), shim task-queue entries with a completion
-//! token, and waits for those tokens (TCT sync). Worker images carry the
-//! worker's Low aie2p IR: there is no AIE2P code generator yet, so the
-//! artifact and the report say `device_loadable: false`.
+//! The configuration function's instructions become TXN control code that
+//! brings the partition up in mlir-aie's order (`--expand-load-pdis` and
+//! lib/Targets/AIERT.cpp; docs/research/configuration-path/findings.md Q6,
+//! Q8), then runs the command stream:
+//!
+//! 1. LOADPDI of the empty `.pdi.0`: the firmware resets the partition;
+//! 2. per core tile with a program: the core disabled, its DMA channels
+//!    reset, the program written, the channels let go (`bring_up`);
+//! 3. lock initial values, stream routes, and the task-complete-token routes
+//!    of every tile that issues tokens;
+//! 4. core enables, last of the configuration;
+//! 5. the command stream in its order: tile buffer descriptors (BLOCKWRITE)
+//!    and start-queue entries, shim buffer descriptors (BLOCKWRITE, then
+//!    DDR_PATCH of the caller's buffer address), the channel's controller id
+//!    before a queue entry that issues a token, and waits for those tokens
+//!    (TCT sync);
+//! 6. LOADPDI of the other empty PDI, `.pdi.1`, so that the next dispatch's
+//!    first load is a new PDI and resets the partition again.
+//!
+//! Configuration instructions after the command stream's first one are
+//! refused: they would run before it. Worker images carry the worker's Low
+//! aie2p IR: there is no AIE2P code generator yet, so the artifact and the
+//! report say `device_loadable: false`, and step 2 writes no program.
 
 use crate::attributes::{direction, int, tile};
+use crate::bring_up::{controller_id, core_bring_up, core_enable};
 use crate::report::{place, report, TileUse};
 use loom_diagnostic::Diagnostic;
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::elf::{
-    self, ArgKind, Artifact, ElfError, Entry, EntryArg, Patch, PatchSchema, TileImage,
+    self, ArgKind, Artifact, ElfError, Entry, EntryArg, Patch, PatchSchema, Pdi, TileImage,
 };
-use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry};
+use loom_targets::xdna::pdi;
+use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry, TileKind};
 use loom_targets::xdna::route::{self, Endpoint, Used};
 use loom_targets::xdna::txn::{shim_descriptor, Txn, TxnOp};
 use loom_targets::{DeviceProfile, Tile};
 use mlir_sys::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Why tile images cannot run on an NPU yet.
 pub const NOT_LOADABLE: &str = "worker tile images carry Low aie2p IR for the simulated devices; \
@@ -70,12 +87,16 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             format!("unknown device profile `{profile_name}`"),
         ));
     };
-    let mut txn =
-        Txn::new(profile, profile.array.columns).map_err(|e| fail(configuration, e.to_string()))?;
     let entry = body(function);
     let run_arguments = arguments(entry);
+    // The control code's parts, in the order they run (see the module doc).
+    let mut bring_up = Vec::new();
+    let mut configure = Vec::new();
+    let mut enables = Vec::new();
+    let mut stream = Vec::new();
     let mut patches = Vec::new();
-    let mut patch_ops = Vec::new(); // (op index of the BD's BLOCKWRITE, argument, offset)
+    let mut patch_ops = Vec::new(); // (index in `stream` of the BD's BLOCKWRITE, argument, offset)
+    let mut stream_started = false;
     let mut used = Used::default();
     let mut tiles: BTreeMap<Tile, TileUse> = BTreeMap::new();
     let mut images = Vec::new();
@@ -95,18 +116,41 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             .map(|o| profile.tile_address(at.column, at.row, o) as u32)
             .map_err(|e| fail(op, format!("tile {at}: {e}")))
     };
+    // Every tile with a channel that issues task-complete tokens gets a
+    // controller id and a route for them to the firmware.
+    let issuers: BTreeSet<Tile> = ops_of(entry)
+        .into_iter()
+        .filter(|&op| op_name(op) == names::aie2p::DMA_START && attribute(op, "token").is_some())
+        .map(|op| tile(op, "tile"))
+        .collect();
+    let ids = route::controller_ids(&issuers).map_err(|e| fail(function, e.to_string()))?;
     for op in ops_of(entry) {
         let name = op_name(op);
         if name.starts_with("aie2p.") && name != names::aie2p::TILE_BUFFER {
             command_stream.push(Value::String(op_text(op)));
         }
+        let configures = [
+            names::aie2p::LOCK_INIT,
+            names::aie2p::ROUTE,
+            names::aie2p::PROGRAM_LOAD,
+            names::aie2p::CORE_ENABLE,
+        ]
+        .contains(&name.as_str());
+        if configures && stream_started {
+            return Err(fail(
+                op,
+                format!("`{name}` follows the command stream's first transfer; the xdna target configures the array before the command stream runs, so it would run earlier than written"),
+            ));
+        }
+        stream_started |=
+            !configures && name != names::aie2p::TILE_BUFFER && name != names::func::RETURN;
         match name.as_str() {
             names::aie2p::TILE_BUFFER => place(&mut tiles, op),
             names::aie2p::LOCK_INIT => {
                 let at = tile(op, "tile");
                 let kind = kind_of(op, at)?;
                 let lock = int(op, "lock");
-                txn.ops.push(TxnOp::Write {
+                configure.push(TxnOp::Write {
                     address: address(op, at, profile.lock_value(kind, lock as u32))?,
                     value: int(op, "value") as u32,
                 });
@@ -127,7 +171,7 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                 let settings = route::route(profile, source, destination, &mut used)
                     .map_err(|e| fail(op, e.to_string()))?;
                 // The shim mux/demux fields of other channels must stay.
-                txn.ops.extend(settings.iter().map(|s| s.txn_op(profile)));
+                configure.extend(settings.iter().map(|s| s.txn_op(profile)));
             }
             names::aie2p::PROGRAM_LOAD => {
                 let at = tile(op, "coordinates");
@@ -151,6 +195,18 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                     text.push_str(&op_text(op));
                     text.push_str("\n\n");
                 }
+                if kind_of(op, at)? != TileKind::Core {
+                    return Err(fail(
+                        op,
+                        format!("tile {at} has no core to load a program into"),
+                    ));
+                }
+                // Low IR images write no program memory (the simulated
+                // devices read them from the artifact).
+                bring_up.extend(
+                    core_bring_up(profile, at, vec![])
+                        .map_err(|e| fail(op, format!("tile {at}: {e}")))?,
+                );
                 tiles.entry(at).or_default().image = Some((image.clone(), text.len()));
                 images.push(TileImage {
                     column: at.column,
@@ -161,10 +217,10 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             }
             names::aie2p::CORE_ENABLE => {
                 let at = tile(op, "tile");
-                txn.ops.push(TxnOp::Write {
-                    address: profile.tile_address(at.column, at.row, profile.core_control()) as u32,
-                    value: 1,
-                });
+                if kind_of(op, at)? != TileKind::Core {
+                    return Err(fail(op, format!("tile {at} has no core to enable")));
+                }
+                enables.push(core_enable(profile, at));
             }
             names::aie2p::DMA_BD => {
                 let at = tile(op, "tile");
@@ -196,7 +252,7 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                 let words = profile
                     .encode_bd(kind, &bd)
                     .map_err(|e| fail(op, e.to_string()))?;
-                txn.ops.push(TxnOp::BlockWrite {
+                stream.push(TxnOp::BlockWrite {
                     address: address(op, at, profile.bd(kind, n as u32))?,
                     words,
                 });
@@ -219,12 +275,14 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                     valid: true,
                     acquire: None,
                     release: None,
+                    // mlir-aie's default burst: the longest the shim offers
+                    // (AIEDialect.cpp getShimBurstLength).
                     burst_length: profile
                         .tile_registers(kind)
                         .bd_layout
                         .burst_length
                         .as_ref()
-                        .and_then(|b| b.bytes.first().copied()),
+                        .and_then(|b| b.bytes.iter().copied().max()),
                     iteration: None,
                 };
                 let n = int(op, "bd");
@@ -232,14 +290,14 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                     .encode_bd(kind, &bd)
                     .map_err(|e| fail(op, e.to_string()))?;
                 let bd_address = address(op, at, profile.bd(kind, n as u32))?;
-                patch_ops.push((txn.ops.len(), argument, offset));
+                patch_ops.push((stream.len(), argument, offset));
                 // DDR_PATCH names the runtime buffer by its plain 0-based
                 // index, as mlir-aie writes it (AIEDmaToNpu, golden test
                 // test/Conversion/DmaToNpu/dma_to_npu.mlir); the +3 is the
                 // xclbin kernel-argument numbering that aiebu adds itself
                 // when it names relocation symbols
                 // (docs/research/configuration-path/findings.md, Q1).
-                txn.ops.extend(shim_descriptor(
+                stream.extend(shim_descriptor(
                     bd_address,
                     words,
                     argument as u32,
@@ -261,7 +319,13 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                 let value = profile
                     .encode_start_queue(kind, &entry)
                     .map_err(|e| fail(op, e.to_string()))?;
-                txn.ops.push(TxnOp::Write {
+                if entry.token_issue {
+                    stream.push(
+                        controller_id(profile, kind, at, dir, channel as u32, ids[&at])
+                            .map_err(|e| fail(op, format!("tile {at}: {e}")))?,
+                    );
+                }
+                stream.push(TxnOp::Write {
                     address: address(op, at, profile.start_queue(kind, dir, channel as u32))?,
                     value,
                 });
@@ -273,7 +337,7 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             }
             names::aie2p::DMA_WAIT => {
                 let at = tile(op, "tile");
-                txn.ops.push(TxnOp::Sync {
+                stream.push(TxnOp::Sync {
                     column: at.column as u8,
                     row: at.row as u8,
                     direction: direction(op),
@@ -291,17 +355,54 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             }
         }
     }
+    configure.extend(
+        route::token_routes(profile, &ids, &mut used)
+            .map_err(|e| fail(function, e.to_string()))?
+            .iter()
+            .map(|s| s.txn_op(profile)),
+    );
+    let columns = tiles
+        .keys()
+        .chain(&issuers)
+        .map(|t| t.column + 1)
+        .max()
+        .unwrap_or(1);
+    let mut txn = Txn::new(profile, columns).map_err(|e| fail(configuration, e.to_string()))?;
+    let empty = [pdi::empty(0), pdi::empty(1)];
+    let load = |id: u16| TxnOp::LoadPdi {
+        id,
+        size: empty[usize::from(id)].len() as u32,
+        address: 0,
+    };
+    txn.ops.push(load(0));
+    txn.ops.extend(bring_up);
+    txn.ops.extend(configure);
+    txn.ops.extend(enables);
+    let stream_at = txn.ops.len();
+    txn.ops.extend(stream);
+    txn.ops.push(load(1));
     let offsets = txn.op_offsets();
     for (index, argument, offset) in patch_ops {
         // The relocation names the BLOCKWRITE's first payload word (BD word 0).
         patches.push(Patch {
             arg_index: argument as u32,
-            ctrltext_offset: (offsets[index] + 16) as u32,
+            ctrltext_offset: (offsets[stream_at + index] + 16) as u32,
             schema: PatchSchema::ShimDma48,
             addend: offset as u32,
         });
     }
-    let columns = tiles.keys().map(|t| t.column + 1).max().unwrap_or(1);
+    // XRT writes each PDI's buffer address into its LOADPDI's words 2-3.
+    let last = txn.ops.len() - 1;
+    let pdis = empty
+        .into_iter()
+        .zip([offsets[0], offsets[last]])
+        .enumerate()
+        .map(|(id, (bytes, at))| Pdi {
+            id: id as u16,
+            bytes,
+            loads: vec![(at + 8) as u32],
+        })
+        .collect();
     let artifact = Artifact {
         profile: profile.name.clone(),
         columns,
@@ -318,7 +419,7 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                 .collect(),
         }],
         tile_images: images,
-        pdis: vec![],
+        pdis,
         device_loadable: false,
         not_loadable_reason: Some(NOT_LOADABLE.to_string()),
     };

@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 
 mod attributes;
+mod bring_up;
 mod emit;
 mod report;
 
