@@ -2,6 +2,8 @@
 //! ELF.
 
 pub mod elf;
+#[cfg(test)]
+mod golden;
 pub mod pdi;
 pub mod regs;
 pub mod route;
