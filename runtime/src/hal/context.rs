@@ -30,6 +30,12 @@
 //!   header state: COMPLETED is success, ERROR, ABORT and TIMEOUT are their
 //!   own errors, anything else is a command that did not finish.
 //!
+//! A full ELF that carries PDIs runs as XRT's ELF flow runs one
+//! (`load_elf`, `ElfProgram`): a context sized by the partition
+//! (`ContextConfig::partition`), no CONFIG_CU and no debug buffer, each PDI
+//! in a DEV buffer of its own (`pdi`), the control code submitted as
+//! START_NPU_PREEMPT_ELF.
+//!
 //! An instruction list runs as a START_CU packet and an ELF's `.ctrltext`
 //! as a START_NPU packet (`packet`). A Loom `.xdna` ELF is read with
 //! `loom_targets::xdna::elf::read` and refused when not device-loadable;
@@ -42,7 +48,7 @@
 
 use super::device::{BoInfo, BoKind, BoMap, Device, Hwctx, SyncDirection};
 use super::ioctl::{check_range, HalError, OutOfRange};
-use super::packet::{npu_packet, start_packet, PacketError};
+use super::packet::{npu_packet, preempt_elf_packet, start_packet, PacketError};
 use super::uapi::{AieMetadata, CuConfig, ErtHeader, ErtState, QosInfo, INVALID_ADDR};
 use loom_targets::xdna::elf::{self, ElfError};
 use std::cell::RefCell;
@@ -96,6 +102,19 @@ impl ContextConfig {
             max_opc: MAX_OPC,
             num_tiles: columns.saturating_mul(u32::from(metadata.core.row_count)),
             timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// The context XRT's ELF flow opens for a full ELF: its partition's
+    /// columns and no operations-per-cycle figure (amd/xdna-driver
+    /// @856409ca `src/shim/hwctx.cpp`, the `partition_size` constructor:
+    /// `m_col_cnt = partition_size`, `m_ops_per_cycle = 0`, then
+    /// `num_tiles = n_cols * core_rows`). The driver computes its own
+    /// figure from the columns (aie2_ctx.c `aie2_ctx_init`).
+    pub fn partition(metadata: &AieMetadata, columns: u32) -> ContextConfig {
+        ContextConfig {
+            max_opc: 0,
+            ..ContextConfig::columns(metadata, columns)
         }
     }
 }
@@ -687,6 +706,59 @@ impl<'d, D: Device> Context<'d, D> {
         })
     }
 
+    /// A DEV buffer holding the PDI `bytes`, flushed to the device. XRT
+    /// makes a PDI's buffer with `use_type::pdi` (Xilinx/XRT @963c58ee
+    /// `xrt_module.cpp` `create_instruction_buf`), which is cacheable
+    /// (`xrt_bo.cpp` `compose_internal_bo_flags`), and xdna-driver's shim
+    /// makes a cacheable buffer a DEV buffer once the client has a heap
+    /// (`src/shim/buffer.cpp` `bo_flags_to_type`).
+    pub fn pdi(&self, bytes: &[u8]) -> Result<Bo, ContextError> {
+        let call = "pdi";
+        if bytes.is_empty() {
+            return Err(fail(call)(ErrorKind::Empty("PDI")));
+        }
+        self.place(call, bytes)
+    }
+
+    /// Loads a full ELF's control code, its argument and LOADPDI addresses
+    /// already patched in, as XRT's ELF flow does: a DEV buffer and a
+    /// command buffer, nothing configured on the context (the PDIs are
+    /// reached through the code's LOADPDI ops).
+    pub fn load_elf(&self, code: &[u8]) -> Result<ElfProgram<'_, D>, ContextError> {
+        let call = "load";
+        if code.is_empty() {
+            return Err(fail(call)(ErrorKind::Empty("control code")));
+        }
+        let ctrl = self.place(call, code)?;
+        let cmd = self.command_as(call)?;
+        Ok(ElfProgram {
+            ctx: self,
+            ctrl,
+            size: code.len() as u64,
+            cmd,
+        })
+    }
+
+    /// Writes `packet` into `cmd` and submits it with the control code's
+    /// and the run's buffers, as XRT sends them, so the driver holds them
+    /// for the run.
+    fn exec(
+        &self,
+        call: &'static str,
+        cmd: &Command<D::Map>,
+        packet: &[u8],
+        ctrl: &Bo,
+        buffers: &[Bo],
+    ) -> Result<u64, ContextError> {
+        cmd.map.write(0, packet).map_err(range(call))?;
+        let handles: Vec<u32> = std::iter::once(ctrl.handle)
+            .chain(buffers.iter().map(|b| b.handle))
+            .collect();
+        self.dev
+            .exec_cmd(self.hwctx.handle, cmd.bo, &handles)
+            .map_err(kernel(call))
+    }
+
     /// Waits until the context reaches `point`, then checks that each of
     /// `commands` completed.
     pub fn finish(&self, point: u64, commands: &[&Command<D::Map>]) -> Result<(), ContextError> {
@@ -835,16 +907,7 @@ impl<'c, D: Device> Program<'c, D> {
         let packet = self
             .packet(args)
             .map_err(|e| fail(call)(ErrorKind::Packet(e)))?;
-        cmd.map.write(0, &packet).map_err(range(call))?;
-        // The control code and the run's buffers go with the command, as
-        // XRT sends them, so the driver holds them for the run.
-        let handles: Vec<u32> = std::iter::once(self.ctrl.handle)
-            .chain(buffers.iter().map(|b| b.handle))
-            .collect();
-        self.ctx
-            .dev
-            .exec_cmd(self.ctx.hwctx.handle, cmd.bo, &handles)
-            .map_err(kernel(call))
+        self.ctx.exec(call, cmd, &packet, &self.ctrl, buffers)
     }
 
     /// Queues a run in `cmd` and returns its point on the context's
@@ -869,6 +932,30 @@ impl<'c, D: Device> Program<'c, D> {
         let mut out = vec![0u8; self.debug.size as usize];
         self.ctx.get("debug", &self.debug, &mut out, 0)?;
         Ok(out)
+    }
+}
+
+/// A loaded full ELF: its control code (which loads its PDIs itself) and
+/// the command buffer of its runs.
+pub struct ElfProgram<'c, D: Device> {
+    ctx: &'c Context<'c, D>,
+    ctrl: Bo,
+    size: u64,
+    cmd: Command<D::Map>,
+}
+
+impl<D: Device> ElfProgram<'_, D> {
+    /// Runs the code once as START_NPU_PREEMPT_ELF and waits for the run;
+    /// `first_arg` is what XRT puts after the preempt head (the entry's
+    /// first buffer's address), `buffers` go with the command.
+    pub fn run(&self, first_arg: u64, buffers: &[Bo]) -> Result<(), ContextError> {
+        let call = "run";
+        let packet = preempt_elf_packet(self.ctrl.at, self.size, first_arg)
+            .map_err(|e| fail(call)(ErrorKind::Packet(e)))?;
+        let point = self
+            .ctx
+            .exec(call, &self.cmd, &packet, &self.ctrl, buffers)?;
+        self.ctx.finish_as(call, point, &[&self.cmd])
     }
 }
 

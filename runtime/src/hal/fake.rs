@@ -7,7 +7,8 @@ use super::device::{
 };
 use super::ioctl::{check_range, HalError, OutOfRange};
 use super::uapi::{
-    AieMetadata, AieVersion, CuConfig, ErtHeader, ErtState, FirmwareVersion, QosInfo, INVALID_ADDR,
+    ert_op, payload_word_index, AieMetadata, AieVersion, CuConfig, ErtHeader, ErtState,
+    FirmwareVersion, NpuPreemptData, QosInfo, INVALID_ADDR,
 };
 use loom_targets::DeviceProfile;
 use rustix::io::Errno;
@@ -181,6 +182,9 @@ struct FakeState {
     configured: BTreeSet<u32>,
     /// Debug buffers and the context each is assigned to.
     debug_bos: BTreeMap<u32, u32>,
+    /// Per DEV or SHMEM buffer, its bytes as the device has them: each
+    /// SYNC_BO to the device copies the synced range in.
+    synced: BTreeMap<u32, Vec<u8>>,
 }
 
 impl FakeState {
@@ -212,6 +216,27 @@ impl FakeState {
             Some((mem, offset)) => mem.all_touched(offset, bo.size as usize),
             None => false,
         }
+    }
+
+    /// Whether the driver would send the packet to the firmware, by what
+    /// its run_job does before sending (xdna-driver @856409ca
+    /// `aie2_message.c` `aie2_cmdlist_fill_slot`): the preempt opcodes need
+    /// the firmware's AIE2_PREEMPT feature (else EOPNOTSUPP), and their
+    /// payload must hold the preempt head (`aie2_cmdlist_fill_npu_elf`:
+    /// EINVAL).
+    fn sendable(packet: &[u8], preempt: bool) -> bool {
+        let Some(word) = packet.get(..4) else {
+            return true;
+        };
+        let header = ErtHeader::unpack(u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+        if !matches!(
+            header.opcode,
+            ert_op::START_NPU_PREEMPT | ert_op::START_NPU_PREEMPT_ELF
+        ) {
+            return true;
+        }
+        let payload_words = header.count.saturating_sub(payload_word_index(header)) as usize;
+        preempt && 4 * payload_words >= std::mem::size_of::<NpuPreemptData>()
     }
 
     /// The packet in command buffer `cmd`: its header and `count` words.
@@ -253,11 +278,21 @@ impl FakeState {
 /// writes its state (COMPLETED unless scripted) into the header of the
 /// mapped command buffer, as the driver does when the firmware answers, so
 /// a caller that reads the state before waiting sees the packet unchanged.
+/// A command the driver would not send (a preempt opcode without
+/// `preempt`, or a payload shorter than the preempt head) is accepted by
+/// EXEC_CMD and reaches its point in state NEW, as xdna-driver leaves it:
+/// `aie2_sched_job_run` (aie2_ctx.c) sets NEW, and the failed fill ends the
+/// job with the error on its fence only, which the syncobj wait does not
+/// report.
 pub struct FakeDevice {
     pub aie: AieVersion,
     pub firmware: FirmwareVersion,
     pub metadata: AieMetadata,
     pub pasid: bool,
+    /// The firmware's AIE2_PREEMPT feature, which xdna-driver needs for
+    /// START_NPU_PREEMPT and START_NPU_PREEMPT_ELF (npu4_regs.c: firmware
+    /// protocol 6.12 on, for Strix and Strix Halo alike).
+    pub preempt: bool,
     state: RefCell<FakeState>,
 }
 
@@ -326,6 +361,7 @@ impl FakeDevice {
             firmware: FirmwareVersion::default(),
             metadata: AieMetadata::default(),
             pasid: true,
+            preempt: true,
             state: RefCell::new(FakeState {
                 next_handle: 1,
                 next_host: FAKE_HOST_ADDR,
@@ -380,6 +416,13 @@ impl FakeDevice {
         let end = at.checked_add(usize::try_from(b.size).ok()?)?;
         let bytes = mem.bytes.borrow();
         bytes.get(at..end).map(<[u8]>::to_vec)
+    }
+
+    /// What DEV or SHMEM buffer `bo` held at its SYNC_BOs to the device:
+    /// the bytes the NPU reads, where a write not yet synced does not
+    /// count (`None` before any such sync).
+    pub fn synced_bytes(&self, bo: u32) -> Option<Vec<u8>> {
+        self.state.borrow().synced.get(&bo).cloned()
     }
 
     /// Records `call`, then fails it if the script says so.
@@ -580,12 +623,32 @@ impl Device for FakeDevice {
         offset: u64,
         size: u64,
     ) -> Result<(), HalError> {
-        self.enter(Call::SyncBo {
+        let mut guard = self.enter(Call::SyncBo {
             bo,
             direction,
             offset,
             size,
         })?;
+        let state = &mut *guard;
+        if direction != SyncDirection::ToDevice {
+            return Ok(());
+        }
+        let Some(b) = state.bos.get(&bo) else {
+            return Ok(());
+        };
+        let Some((mem, at)) = state.backing(b) else {
+            return Ok(());
+        };
+        let len = b.size as usize;
+        let copy = state.synced.entry(bo).or_insert_with(|| vec![0; len]);
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(len);
+        let end = usize::try_from(offset.saturating_add(size))
+            .unwrap_or(usize::MAX)
+            .min(len);
+        let bytes = mem.bytes.borrow();
+        if let Some(from) = bytes.get(at + start..at + end) {
+            copy[start..end].copy_from_slice(from);
+        }
         Ok(())
     }
 
@@ -603,6 +666,7 @@ impl Device for FakeDevice {
         *last += 1;
         let point = *last;
         let packet = state.packet(cmd);
+        let sendable = FakeState::sendable(&packet, self.preempt);
         let untouched = bos.iter().copied().filter(|&b| !state.touched(b)).collect();
         state.submissions.push(Submission {
             hwctx,
@@ -612,7 +676,11 @@ impl Device for FakeDevice {
             packet,
             untouched,
         });
-        let finish = state.completions.pop_front().unwrap_or(ErtState::Completed);
+        let finish = if sendable {
+            state.completions.pop_front().unwrap_or(ErtState::Completed)
+        } else {
+            ErtState::New
+        };
         state.pending.push(Pending {
             hwctx,
             point,
@@ -905,6 +973,67 @@ mod tests {
         heap_map.write(at + 4095, &[1, 2]).unwrap();
         dev.exec_cmd(ctx.handle, cmd, &[pdi]).unwrap();
         assert!(dev.submissions()[2].untouched.is_empty());
+    }
+
+    /// The device has a buffer's bytes as of its syncs to the device; the
+    /// preempt opcodes are sent only with AIE2_PREEMPT and a whole preempt
+    /// head, otherwise they reach their point still NEW.
+    #[test]
+    fn the_fake_sees_synced_bytes_and_holds_preempt_commands_to_the_driver() {
+        let dev = FakeDevice::new();
+        let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+        let heap_map = dev
+            .map_bo(&dev.bo_info(heap).unwrap(), 64 << 20, 1)
+            .unwrap();
+        let pdi = dev.create_bo(8, BoKind::Dev).unwrap();
+        assert_eq!(dev.synced_bytes(pdi), None);
+        let at = (dev.bo_info(pdi).unwrap().vaddr - heap_map.addr()) as usize;
+        heap_map.write(at, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+        dev.sync_bo(pdi, SyncDirection::ToDevice, 2, 4).unwrap();
+        assert_eq!(dev.synced_bytes(pdi).unwrap(), [0, 0, 3, 4, 5, 6, 0, 0]);
+        // A write after the sync is not on the device until synced.
+        heap_map.write(at, &[9]).unwrap();
+        dev.sync_bo(pdi, SyncDirection::FromDevice, 0, 8).unwrap();
+        assert_eq!(dev.synced_bytes(pdi).unwrap()[0], 0);
+
+        for (preempt, opcode, count, after) in [
+            // CU mask + 10-word head + first argument: sent, completed.
+            (true, 22, 13, ErtState::Completed),
+            // A payload shorter than the head: EINVAL in the driver's fill.
+            (true, 22, 10, ErtState::New),
+            // Without AIE2_PREEMPT: EOPNOTSUPP for both preempt opcodes.
+            (false, 22, 13, ErtState::New),
+            (false, 21, 13, ErtState::New),
+            (false, 20, 5, ErtState::Completed),
+        ] {
+            assert_eq!(
+                state_after(preempt, opcode, count),
+                after,
+                "preempt {preempt}, opcode {opcode}, count {count}"
+            );
+        }
+    }
+
+    /// The state a command of `opcode` with `count` payload words is in once
+    /// its point is reached, on a fake with or without AIE2_PREEMPT.
+    fn state_after(preempt: bool, opcode: u32, count: u32) -> ErtState {
+        let mut dev = FakeDevice::new();
+        dev.preempt = preempt;
+        let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+        let _heap_map = dev
+            .map_bo(&dev.bo_info(heap).unwrap(), 64 << 20, 1)
+            .unwrap();
+        let ctx = dev.create_hwctx(&QosInfo::default(), 0, 4).unwrap();
+        let cmd = dev.create_bo(4096, BoKind::Cmd).unwrap();
+        let map = dev.map_bo(&dev.bo_info(cmd).unwrap(), 4096, 1).unwrap();
+        let header = 1 | count << 12 | opcode << 23;
+        map.write(0, &header.to_le_bytes()).unwrap();
+        let point = dev.exec_cmd(ctx.handle, cmd, &[]).unwrap();
+        dev.wait_syncobj(ctx.syncobj, point, Duration::ZERO)
+            .unwrap();
+        let mut word = [0u8; 4];
+        map.read(0, &mut word).unwrap();
+        ErtState::from_raw(u32::from_le_bytes(word) & 0xF)
     }
 
     #[test]

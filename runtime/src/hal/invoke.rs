@@ -29,25 +29,42 @@
 //! buffer addresses: `xrt_kernel.cpp` `initialize_command` keeps only the
 //! first 64-bit argument), so keeping it is XRT's behaviour, unverified.
 //!
-//! Firmware: the reference's `load` configures the context's compute unit
-//! with a firmware image (PDI) for every kernel, an ELF's included, and an
-//! ELF's code runs as a START_NPU packet, which the driver sends as
-//! MSG_OP_EXEC_DPU for the compute unit its CU mask names (linux
-//! `aie2_message.c` `aie2_execbuf`). A `.xdna` file has no `.pdi` section,
-//! so `run_artifact` takes the image from elsewhere (an xclbin's AIE
-//! partition, `xclbin`; `loom-test --firmware`) and refuses with
-//! `NoFirmware` without one. XRT's
-//! full-ELF flow and ROCr's XDNA driver (`amd_xdna_driver.cpp`
-//! `BuildFullElfCommand`) run ELFs another way: no compute unit configured,
-//! START_NPU_PREEMPT_ELF, the PDI's address patched into the code. The
-//! reference's way is kept.
+//! Two ways to load, by what the artifact carries:
+//! - With PDIs (`.pdi.<id>` sections, loaded by LOADPDI ops in its code),
+//!   the artifact runs as XRT's full-ELF flow runs such an ELF (Xilinx/XRT
+//!   @963c58ee): a hardware context of the partition's columns with no
+//!   compute unit configured (amd/xdna-driver @856409ca `src/shim/hwctx.cpp`,
+//!   `kmq/hwctx.cpp`: the `partition_size` constructors send no CONFIG_CU),
+//!   one DEV buffer per PDI holding its bytes (`xrt_module.cpp`
+//!   `create_instruction_buf`: `create_bo(..., use_type::pdi)`, filled and
+//!   synced), each LOADPDI's address words set to its PDI buffer's device
+//!   address with `patch64` (the plain address: no DDR offset, unlike
+//!   `shim_dma_48`), and ERT_START_NPU_PREEMPT_ELF (`xrt_elf.cpp`
+//!   `get_ert_opcode`: any `.pdi` section picks it). No firmware image is
+//!   taken, and none may be given.
+//!   xdna-driver sends that opcode only when the firmware has its
+//!   AIE2_PREEMPT feature (`aie2_message.c` `aie2_cmdlist_fill_slot`, else
+//!   EOPNOTSUPP); the refusal happens after EXEC_CMD, in the driver's
+//!   scheduler, and leaves the command in state NEW (`aie2_ctx.c`
+//!   `aie2_sched_job_run`), which `run_artifact` reports as
+//!   `PreemptElfNotSent`.
+//! - Without PDIs, the reference's way: the context's compute unit is
+//!   configured with a firmware image the caller gives (an xclbin's AIE
+//!   partition, `xclbin`; `loom-test --firmware`), and the code runs as a
+//!   START_NPU packet, which the driver sends as MSG_OP_EXEC_DPU for the
+//!   compute unit its CU mask names (linux `aie2_message.c`
+//!   `aie2_execbuf`). Without an image the run is refused with
+//!   `NoFirmware`.
 
-use super::context::{Context, ContextConfig, ContextError, ControlCode, ErrorKind};
+use super::context::{Bo, Context, ContextConfig, ContextError, ControlCode, ErrorKind};
 use super::device::{check_geometry, device_info, Device, GeometryMismatch};
 use super::ioctl::HalError;
-use loom_targets::xdna::elf::{Artifact, Patch, PatchSchema};
+use super::uapi::ErtState;
+use loom_targets::xdna::elf::{Artifact, Patch, PatchSchema, Pdi};
+use loom_targets::xdna::txn::{Txn, TxnOp};
 use loom_targets::DeviceProfile;
 use rustix::io::Errno;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
@@ -85,8 +102,24 @@ pub enum InvokeError {
         index: usize,
     },
     Patch(PatchError),
-    /// No firmware image for the context's compute unit.
+    /// An artifact without PDIs and no firmware image for the context's
+    /// compute unit.
     NoFirmware,
+    /// A firmware image given for an artifact that carries its own PDIs
+    /// (their ids).
+    FirmwareWithPdis {
+        pdis: Vec<u16>,
+    },
+    /// A PDI's buffer could not be made.
+    Pdi {
+        id: u16,
+        error: ContextError,
+    },
+    /// The driver left the START_NPU_PREEMPT_ELF command unsent (state NEW
+    /// once its point was reached).
+    PreemptElfNotSent {
+        cmd: u32,
+    },
     /// A GET_INFO query failed.
     Query(HalError),
     /// The NPU's array is not the one its profile describes.
@@ -132,8 +165,27 @@ impl fmt::Display for InvokeError {
             InvokeError::Patch(e) => write!(f, "{e}"),
             InvokeError::NoFirmware => write!(
                 f,
-                "the artifact carries no firmware image (PDI): a START_NPU run needs \
-                 a compute unit configured with one"
+                "the artifact carries no PDI (.pdi.<id> section) and no firmware image \
+                 was given: a START_NPU run needs a compute unit configured with one"
+            ),
+            InvokeError::FirmwareWithPdis { pdis } => {
+                let names: Vec<String> = pdis.iter().map(|id| format!(".pdi.{id}")).collect();
+                write!(
+                    f,
+                    "a firmware image was given, but the artifact carries its own PDIs ({}), \
+                     which its control code loads",
+                    names.join(", ")
+                )
+            }
+            InvokeError::Pdi { id, error } => write!(f, "PDI .pdi.{id}: {error}"),
+            InvokeError::PreemptElfNotSent { cmd } => write!(
+                f,
+                "the driver did not send command {cmd} (ERT_START_NPU_PREEMPT_ELF, opcode 22) \
+                 to the firmware: it is still NEW after its run ended. xdna-driver refuses \
+                 this opcode with EOPNOTSUPP when the firmware lacks the AIE2_PREEMPT feature \
+                 (firmware protocol 6.12 or later on Strix and Strix Halo), and a driver \
+                 that does not know the opcode refuses it the same way (see the kernel log); \
+                 an artifact that carries PDIs runs only with it"
             ),
             InvokeError::Query(e) => write!(f, "querying the NPU: {e}"),
             InvokeError::Geometry(e) => write!(f, "{e}"),
@@ -165,6 +217,23 @@ pub enum PatchError {
         offset: u32,
         code_len: usize,
     },
+    /// A PDI's load that is not the address of a LOADPDI op of that PDI
+    /// (`found`: the op's first word, `8 | id << 16` in one).
+    NotLoadPdi { id: u16, offset: u32, found: u32 },
+    /// LOADPDI ops of PDI `id` that no `.pdi.<id>` relocation patches: the
+    /// firmware would load a PDI at address 0.
+    UnpatchedLoadPdi { id: u16, ops: usize, loads: usize },
+    /// Control code that does not decode as TXN, so its LOADPDI ops cannot
+    /// be checked.
+    NotTxn(String),
+    /// A LOADPDI whose size word is not its PDI's size: the firmware would
+    /// read another length than the buffer holds.
+    PdiSize {
+        id: u16,
+        offset: u32,
+        op_size: u32,
+        pdi_size: usize,
+    },
 }
 
 impl fmt::Display for PatchError {
@@ -182,6 +251,28 @@ impl fmt::Display for PatchError {
                 f,
                 "the {schema:?} patch at {offset:#x} is unaligned or overruns the \
                  control code ({code_len} bytes)"
+            ),
+            PatchError::NotLoadPdi { id, offset, found } => write!(
+                f,
+                "the load of .pdi.{id} at {offset:#x} is not the address of a LOADPDI of \
+                 that PDI (the op's first word is {found:#010x}, not {:#010x})",
+                load_pdi_word(*id)
+            ),
+            PatchError::UnpatchedLoadPdi { id, ops, loads } => write!(
+                f,
+                "the control code has {ops} LOADPDI ops of PDI {id}, but {loads} .pdi.{id} \
+                 relocations: the others would load a PDI at address 0"
+            ),
+            PatchError::NotTxn(e) => write!(f, "the control code is not TXN: {e}"),
+            PatchError::PdiSize {
+                id,
+                offset,
+                op_size,
+                pdi_size,
+            } => write!(
+                f,
+                "the LOADPDI of .pdi.{id} at {offset:#x} says {op_size} bytes, but the PDI \
+                 holds {pdi_size}"
             ),
         }
     }
@@ -233,6 +324,90 @@ fn set_word(code: &mut [u8], at: usize, value: u32) {
     if let Some(bytes) = at.checked_add(4).and_then(|end| code.get_mut(at..end)) {
         bytes.copy_from_slice(&value.to_le_bytes());
     }
+}
+
+/// The first word of a LOADPDI op of PDI `id` (aie-rt `XAie_LoadPdiHdr`:
+/// opcode 8, a pad byte, the 16-bit id).
+fn load_pdi_word(id: u16) -> u32 {
+    8 | u32::from(id) << 16
+}
+
+/// Checks that each load of `pdi` is the address of a LOADPDI op of that
+/// PDI in `code` and that the op's size is the PDI's; returns the offsets
+/// of the address words.
+fn pdi_loads(pdi: &Pdi, code: &[u8]) -> Result<Vec<usize>, PatchError> {
+    let mut sites = Vec::with_capacity(pdi.loads.len());
+    for &offset in &pdi.loads {
+        let at = offset as usize;
+        let fits = at
+            .checked_add(4 * patch_words(PatchSchema::Address64))
+            .is_some_and(|end| end <= code.len());
+        if !at.is_multiple_of(4) || !fits {
+            return Err(PatchError::Site {
+                schema: PatchSchema::Address64,
+                offset,
+                code_len: code.len(),
+            });
+        }
+        // The op's first word and its size word come before the address.
+        let found = at.checked_sub(8).map_or(0, |op| word(code, op));
+        if at < 8 || found != load_pdi_word(pdi.id) {
+            return Err(PatchError::NotLoadPdi {
+                id: pdi.id,
+                offset,
+                found,
+            });
+        }
+        let op_size = word(code, at - 4);
+        if op_size as usize != pdi.bytes.len() {
+            return Err(PatchError::PdiSize {
+                id: pdi.id,
+                offset,
+                op_size,
+                pdi_size: pdi.bytes.len(),
+            });
+        }
+        sites.push(at);
+    }
+    Ok(sites)
+}
+
+/// Checks that every LOADPDI op in `artifact`'s code is one a `.pdi.<id>`
+/// relocation patches (`pdi_loads` checked that each relocation lands on
+/// one): `elf::read` refuses a relocation naming a PDI the file lacks, but
+/// not an op no relocation names.
+fn all_loads_patched(artifact: &Artifact) -> Result<(), PatchError> {
+    let txn = Txn::decode(&artifact.ctrltext).map_err(|e| PatchError::NotTxn(e.to_string()))?;
+    let mut ops = BTreeMap::<u16, usize>::new();
+    for op in &txn.ops {
+        if let TxnOp::LoadPdi { id, .. } = op {
+            *ops.entry(*id).or_default() += 1;
+        }
+    }
+    for (id, ops) in ops {
+        let loads = artifact
+            .pdis
+            .iter()
+            .find(|p| p.id == id)
+            .map_or(0, |p| p.loads.iter().collect::<BTreeSet<_>>().len());
+        if ops > loads {
+            return Err(PatchError::UnpatchedLoadPdi { id, ops, loads });
+        }
+    }
+    Ok(())
+}
+
+/// Writes each PDI's buffer address (`addresses`, one per PDI) into the
+/// address words of its LOADPDI ops, as XRT's `patch64` does: low word
+/// first, nothing added.
+pub fn patch_pdi_loads(code: &mut [u8], pdis: &[Pdi], addresses: &[u64]) -> Result<(), PatchError> {
+    for (pdi, &address) in pdis.iter().zip(addresses) {
+        for at in pdi_loads(pdi, code)? {
+            set_word(code, at, address as u32);
+            set_word(code, at + 4, (address >> 32) as u32);
+        }
+    }
+    Ok(())
 }
 
 /// `code` with each patch applied for buffers at `addresses` (one per
@@ -311,17 +486,41 @@ fn admit(
     for p in &artifact.patches {
         site(p, artifact.ctrltext.len(), args.len()).map_err(InvokeError::Patch)?;
     }
-    Ok(())
+    for pdi in &artifact.pdis {
+        pdi_loads(pdi, &artifact.ctrltext).map_err(InvokeError::Patch)?;
+    }
+    all_loads_patched(artifact).map_err(InvokeError::Patch)
 }
 
 fn context(argument: Option<usize>) -> impl Fn(ContextError) -> InvokeError {
     move |error| InvokeError::Context { argument, error }
 }
 
-/// Runs `artifact` once on `device`, its compute unit running `firmware`
-/// (a PDI: a `.xdna` file brings none, and an empty one is refused once the
-/// artifact is admitted), with one buffer per argument holding `args`, and
-/// returns the buffers as the run left them.
+/// What a failed run's error says: the wait's timeout, the driver leaving
+/// a START_NPU_PREEMPT_ELF command unsent, or the library call's error.
+fn run_error(timeout: Duration, preempt_elf: bool) -> impl Fn(ContextError) -> InvokeError {
+    move |error| match &error.kind {
+        ErrorKind::Kernel(e)
+            if e.call == "SYNCOBJ_TIMELINE_WAIT" && e.errno == Errno::TIME.raw_os_error() =>
+        {
+            InvokeError::TimedOut { timeout }
+        }
+        ErrorKind::NotCompleted {
+            cmd,
+            state: ErtState::New,
+        } if preempt_elf => InvokeError::PreemptElfNotSent { cmd: *cmd },
+        _ => InvokeError::Context {
+            argument: None,
+            error,
+        },
+    }
+}
+
+/// Runs `artifact` once on `device` with one buffer per argument holding
+/// `args`, and returns the buffers as the run left them. An artifact that
+/// carries PDIs loads them itself (START_NPU_PREEMPT_ELF) and takes no
+/// `firmware`; one without runs on a compute unit configured with
+/// `firmware` (a PDI), which must then not be empty.
 pub fn run_artifact<D: Device>(
     device: &D,
     npu_profile: &DeviceProfile,
@@ -331,16 +530,26 @@ pub fn run_artifact<D: Device>(
     timeout: Duration,
 ) -> Result<Vec<Vec<u8>>, InvokeError> {
     admit(npu_profile, artifact, &args)?;
-    if firmware.is_empty() {
+    let full_elf = !artifact.pdis.is_empty();
+    if full_elf && !firmware.is_empty() {
+        let pdis = artifact.pdis.iter().map(|p| p.id).collect();
+        return Err(InvokeError::FirmwareWithPdis { pdis });
+    }
+    if !full_elf && firmware.is_empty() {
         return Err(InvokeError::NoFirmware);
     }
     // The artifact's tiles were placed on the profile's array: it must be
     // the NPU's, and the context's tile count follows the NPU's core rows.
     let info = device_info(device).map_err(InvokeError::Query)?;
     check_geometry(npu_profile, &info.metadata).map_err(InvokeError::Geometry)?;
+    let sized = if full_elf {
+        ContextConfig::partition
+    } else {
+        ContextConfig::columns
+    };
     let config = ContextConfig {
         timeout,
-        ..ContextConfig::columns(&info.metadata, artifact.columns)
+        ..sized(&info.metadata, artifact.columns)
     };
     // Dropping the context on an early return destroys it.
     let ctx = Context::open(device, config).map_err(context(None))?;
@@ -351,24 +560,28 @@ pub fn run_artifact<D: Device>(
         buffers.push(bo);
     }
     let addresses: Vec<u64> = buffers.iter().map(|b| b.at).collect();
-    let bytes = patch_control_code(&artifact.ctrltext, &artifact.patches, &addresses)
+    let mut bytes = patch_control_code(&artifact.ctrltext, &artifact.patches, &addresses)
         .map_err(InvokeError::Patch)?;
-    let program = ctx
-        .load_code(firmware, &ControlCode { bytes, elf: true })
-        .map_err(context(None))?;
-    program.run(&addresses, &buffers).map_err(|error| {
-        let expired = matches!(&error.kind, ErrorKind::Kernel(e)
-            if e.call == "SYNCOBJ_TIMELINE_WAIT" && e.errno == Errno::TIME.raw_os_error());
-        if expired {
-            InvokeError::TimedOut { timeout }
-        } else {
-            InvokeError::Context {
-                argument: None,
-                error,
-            }
+    let ran = if full_elf {
+        let mut pdis: Vec<Bo> = Vec::with_capacity(artifact.pdis.len());
+        for pdi in &artifact.pdis {
+            let bo = ctx
+                .pdi(&pdi.bytes)
+                .map_err(|error| InvokeError::Pdi { id: pdi.id, error })?;
+            pdis.push(bo);
         }
-    })?;
-    drop(program);
+        let at: Vec<u64> = pdis.iter().map(|b| b.at).collect();
+        patch_pdi_loads(&mut bytes, &artifact.pdis, &at).map_err(InvokeError::Patch)?;
+        let program = ctx.load_elf(&bytes).map_err(context(None))?;
+        // XRT sends the first argument only; the driver reads none.
+        program.run(addresses.first().copied().unwrap_or(0), &buffers)
+    } else {
+        let program = ctx
+            .load_code(firmware, &ControlCode { bytes, elf: true })
+            .map_err(context(None))?;
+        program.run(&addresses, &buffers)
+    };
+    ran.map_err(run_error(timeout, full_elf))?;
     for (i, (bo, data)) in buffers.iter().zip(args.iter_mut()).enumerate() {
         ctx.download_into(bo, data, 0).map_err(context(Some(i)))?;
     }
@@ -383,9 +596,10 @@ mod tests {
     use crate::hal::fake::{Call, FakeDevice};
     use crate::hal::ioctl::HalError;
     use crate::hal::packet::npu_packet;
+    use crate::hal::packet::preempt_elf_packet;
     use crate::hal::uapi::ErtState;
-    use loom_targets::xdna::elf::{self, ArgKind, Entry, EntryArg};
-    use loom_targets::xdna::txn::{Txn, TxnOp};
+    use loom_targets::xdna::elf::{self, ArgKind, ElfError, Entry, EntryArg};
+    use loom_targets::xdna::pdi::empty as empty_pdi;
 
     const FIRMWARE: &[u8] = b"a partition image of whole words";
     const TIMEOUT: Duration = Duration::from_secs(3);
@@ -399,10 +613,21 @@ mod tests {
     /// Per argument, the compiler's shim transfer without its queue push:
     /// a BLOCKWRITE of shim BD n of tile (0, 0) (0x1D000 + 0x20 n, facts
     /// §3) holding address 0, then DDR_PATCH of its word 1 with the plain
-    /// argument index, as the compiler writes it. Returns the code and each descriptor's
-    /// offset in it (the BLOCKWRITE payload, after four header words).
-    fn code() -> (Vec<u8>, Vec<u32>) {
+    /// argument index, as the compiler writes it; with `pdis`, framed by
+    /// `LOADPDI 0` and `LOADPDI 1` as the compiler frames a self-contained
+    /// artifact. Returns the code, each descriptor's offset in it (the
+    /// BLOCKWRITE payload, after four header words) and each LOADPDI's
+    /// address words' offset (after two words).
+    fn framed_code(pdis: bool) -> (Vec<u8>, Vec<u32>, Vec<u32>) {
         let mut txn = Txn::new(strix(), 1).unwrap();
+        let load = |id| TxnOp::LoadPdi {
+            id,
+            size: empty_pdi(id).len() as u32,
+            address: 0,
+        };
+        if pdis {
+            txn.ops.push(load(0));
+        }
         for arg in 0..2u32 {
             let bd = 0x1D000 + 0x20 * arg;
             let words = vec![16, 0, BD_WORD_2, 0, 0, 0, 0, 1 << 25];
@@ -413,15 +638,32 @@ mod tests {
                 arg_offset: 0,
             });
         }
+        if pdis {
+            txn.ops.push(load(1));
+        }
         let offsets = txn.op_offsets();
-        let sites = offsets.iter().step_by(2).map(|&at| at as u32 + 16);
-        (txn.encode(), sites.collect())
+        let mut sites = vec![];
+        let mut loads = vec![];
+        for (op, &at) in txn.ops.iter().zip(&offsets) {
+            match op {
+                TxnOp::BlockWrite { .. } => sites.push(at as u32 + 16),
+                TxnOp::LoadPdi { .. } => loads.push(at as u32 + 8),
+                _ => {}
+            }
+        }
+        (txn.encode(), sites, loads)
+    }
+
+    fn code() -> (Vec<u8>, Vec<u32>) {
+        let (code, sites, _) = framed_code(false);
+        (code, sites)
     }
 
     /// A loadable artifact as `elf::read` gives it back from its file:
-    /// argument 0 read from byte 16, argument 1 from byte 0.
-    fn artifact() -> Artifact {
-        let (ctrltext, sites) = code();
+    /// argument 0 read from byte 16, argument 1 from byte 0; with `pdis`,
+    /// carrying `.pdi.0` and `.pdi.1` for its two LOADPDI ops.
+    fn artifact_with(pdis: bool) -> Artifact {
+        let (ctrltext, sites, loads) = framed_code(pdis);
         let patch = |arg_index, addend| Patch {
             arg_index,
             ctrltext_offset: sites[arg_index as usize],
@@ -432,6 +674,15 @@ mod tests {
             name: name.into(),
             kind: ArgKind::Buffer,
         };
+        let pdis = loads
+            .iter()
+            .zip(0..)
+            .map(|(&at, id)| Pdi {
+                id,
+                bytes: empty_pdi(id),
+                loads: vec![at],
+            })
+            .collect();
         let written = Artifact {
             profile: strix().name.clone(),
             columns: 1,
@@ -442,11 +693,15 @@ mod tests {
                 args: vec![arg("input"), arg("output")],
             }],
             tile_images: vec![],
-            pdis: vec![],
+            pdis,
             device_loadable: true,
             not_loadable_reason: None,
         };
         elf::read(&elf::write(&written).unwrap()).unwrap()
+    }
+
+    fn artifact() -> Artifact {
+        artifact_with(false)
     }
 
     fn args() -> Vec<Vec<u8>> {
@@ -693,7 +948,7 @@ mod tests {
             text(reason),
             "the artifact is not device-loadable: no AIE2P code generator yet"
         );
-        assert!(text(InvokeError::NoFirmware).contains("no firmware image (PDI)"));
+        assert!(text(InvokeError::NoFirmware).contains("no PDI (.pdi.<id> section)"));
         assert!(text(site(0x40)).contains("ShimDma48 patch at 0x40"));
     }
 
@@ -810,6 +1065,312 @@ mod tests {
             "{e}"
         );
         assert_eq!(dev.calls().len(), 3);
+    }
+
+    /// Each CREATE_BO with the handle the GET_BO_INFO right after it asks
+    /// about (every buffer the HAL makes is looked up at once).
+    fn created(calls: &[Call]) -> Vec<(u64, BoKind, u32)> {
+        calls
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [Call::CreateBo { size, kind }, Call::BoInfo { bo }] => Some((*size, *kind, *bo)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn run_full(dev: &FakeDevice) -> Result<Vec<Vec<u8>>, InvokeError> {
+        run_artifact(dev, strix(), &artifact_with(true), &[], args(), TIMEOUT)
+    }
+
+    /// A library call, and the buffer or PDI it was made for.
+    type Phase = (&'static str, Option<usize>, Option<u16>);
+
+    /// The kernel calls of a run of an artifact with PDIs, and the
+    /// library call each is made for (`None`: GET_INFO, before any).
+    fn full_phases() -> Vec<(&'static str, Option<Phase>)> {
+        let mut out: Vec<_> = ["GET_INFO(AIE_VERSION)", "GET_INFO(FIRMWARE_VERSION)"]
+            .into_iter()
+            .chain(["GET_INFO(AIE_METADATA)"])
+            .map(|n| (n, None))
+            .collect();
+        let open = ["CREATE_BO", "GET_BO_INFO", "mmap", "CREATE_HWCTX"];
+        out.extend(open.map(|n| (n, Some(("open", None, None)))));
+        for i in 0..2 {
+            let buffer = ["CREATE_BO", "GET_BO_INFO", "mmap", "SYNC_BO"];
+            out.extend(buffer.map(|n| (n, Some(("buffer", Some(i), None)))));
+            out.push(("SYNC_BO", Some(("upload", Some(i), None))));
+        }
+        let placed = ["CREATE_BO", "GET_BO_INFO", "SYNC_BO"];
+        for id in 0..2 {
+            out.extend(placed.map(|n| (n, Some(("pdi", None, Some(id))))));
+        }
+        out.extend(placed.map(|n| (n, Some(("load", None, None)))));
+        let command = ["CREATE_BO", "GET_BO_INFO", "mmap"];
+        out.extend(command.map(|n| (n, Some(("load", None, None)))));
+        let run = ["EXEC_CMD", "SYNCOBJ_TIMELINE_WAIT"];
+        out.extend(run.map(|n| (n, Some(("run", None, None)))));
+        for i in 0..2 {
+            out.push(("SYNC_BO", Some(("download_into", Some(i), None))));
+        }
+        out.push(("DESTROY_HWCTX", Some(("close", None, None))));
+        out
+    }
+
+    /// An artifact that carries PDIs runs as XRT's full-ELF flow runs it:
+    /// no firmware image, a context of its partition with nothing
+    /// configured, a DEV buffer per PDI holding its bytes, each LOADPDI
+    /// holding its own PDI buffer's address, START_NPU_PREEMPT_ELF.
+    #[test]
+    fn an_artifact_with_pdis_runs_as_preempt_elf_without_firmware() {
+        let artifact = artifact_with(true);
+        assert_eq!(artifact.pdis.len(), 2);
+        let dev = npu();
+        let out = run_full(&dev).unwrap();
+        assert_eq!(out, args());
+        let expected: Vec<&str> = full_phases().iter().map(|(n, _)| *n).collect();
+        // No CONFIG_HWCTX at all: no CU, no debug buffer.
+        assert_eq!(dev.call_names(), expected);
+        let calls = dev.calls();
+        // The partition's one column of four core rows, no ops figure.
+        let hwctx = position(&calls, |c| matches!(c, Call::CreateHwctx { .. }));
+        assert!(matches!(
+            calls[hwctx],
+            Call::CreateHwctx {
+                max_opc: 0,
+                num_tiles: 4,
+                ..
+            }
+        ));
+        let bos = created(&calls);
+        let kinds: Vec<(u64, BoKind)> = bos.iter().map(|&(size, kind, _)| (size, kind)).collect();
+        let code_len = artifact.ctrltext.len() as u64;
+        assert_eq!(
+            kinds,
+            [
+                (64 << 20, BoKind::DevHeap),
+                (80, BoKind::Shmem),
+                (64, BoKind::Shmem),
+                (368, BoKind::Dev), // .pdi.0
+                (368, BoKind::Dev), // .pdi.1
+                (code_len, BoKind::Dev),
+                (4096, BoKind::Cmd),
+            ]
+        );
+        let (pdi0, pdi1, ctrl) = (bos[3].2, bos[4].2, bos[5].2);
+        let at = |bo| dev.bo_info(bo).unwrap().xdna_addr;
+        // What the device has of each PDI buffer is its PDI, whole.
+        assert_eq!(dev.synced_bytes(pdi0).unwrap(), empty_pdi(0));
+        assert_eq!(dev.synced_bytes(pdi1).unwrap(), empty_pdi(1));
+        assert_ne!(at(pdi0), at(pdi1));
+        let sent = dev.submissions();
+        let [sent_ctrl, input, output] = sent[0].bos[..] else {
+            panic!("{:?}", sent[0].bos);
+        };
+        assert_eq!(sent_ctrl, ctrl);
+        // The code the device has: the argument patches as before, and
+        // each LOADPDI's address words its own PDI buffer's address, low
+        // word first, nothing added.
+        let mut expected = patch_control_code(
+            &artifact.ctrltext,
+            &artifact.patches,
+            &[at(input), at(output)],
+        )
+        .unwrap();
+        for (pdi, bo) in artifact.pdis.iter().zip([pdi0, pdi1]) {
+            let site = pdi.loads[0] as usize;
+            assert_eq!(word(&artifact.ctrltext, site), 0);
+            expected[site..site + 4].copy_from_slice(&(at(bo) as u32).to_le_bytes());
+            expected[site + 4..site + 8].copy_from_slice(&((at(bo) >> 32) as u32).to_le_bytes());
+        }
+        assert_eq!(dev.synced_bytes(ctrl).unwrap(), expected);
+        let ops = Txn::decode(&expected).unwrap().ops;
+        let load = |id, bo| TxnOp::LoadPdi {
+            id,
+            size: 368,
+            address: at(bo),
+        };
+        assert_eq!(ops.first(), Some(&load(0, pdi0)));
+        assert_eq!(ops.last(), Some(&load(1, pdi1)));
+        // Opcode 22, the preempt head (the code's address and size, no
+        // save or restore code), then argument 0's address only.
+        let packet = preempt_elf_packet(at(ctrl), code_len, at(input)).unwrap();
+        assert_eq!(sent[0].packet, packet);
+        let header = u32::from_le_bytes(packet[..4].try_into().unwrap());
+        assert_eq!(header >> 23, 22);
+        assert_eq!(word(&packet, 8), at(ctrl) as u32);
+        assert_eq!(word(&packet, 32), code_len as u32);
+        assert!(sent[0].untouched.is_empty());
+    }
+
+    #[test]
+    fn the_driver_refusing_preempt_elf_is_reported_as_such() {
+        let mut dev = npu();
+        dev.preempt = false;
+        let e = run_full(&dev).unwrap_err();
+        let cmd = dev.submissions()[0].cmd;
+        assert_eq!(e, InvokeError::PreemptElfNotSent { cmd });
+        let shown = e.to_string();
+        for part in [
+            "ERT_START_NPU_PREEMPT_ELF, opcode 22",
+            "still NEW",
+            "EOPNOTSUPP",
+            "AIE2_PREEMPT",
+        ] {
+            assert!(shown.contains(part), "{shown}");
+        }
+        // Nothing is read back; the context is released.
+        let names = dev.call_names();
+        assert_eq!(
+            names[names.len() - 2..],
+            ["SYNCOBJ_TIMELINE_WAIT", "DESTROY_HWCTX"]
+        );
+        // Without PDIs the same NPU runs START_NPU as before.
+        let mut dev = npu();
+        dev.preempt = false;
+        run(&dev, TIMEOUT).unwrap();
+    }
+
+    #[test]
+    fn every_failed_call_of_a_preempt_elf_run_is_a_typed_error() {
+        let phases = full_phases();
+        for (index, (name, phase)) in phases.iter().enumerate() {
+            let dev = npu();
+            dev.fail_at(index, Errno::IO);
+            let e = run_full(&dev).unwrap_err();
+            let failed = HalError::new(name, Errno::IO.raw_os_error());
+            let Some((call, argument, pdi)) = *phase else {
+                assert_eq!(e, InvokeError::Query(failed), "call {index}");
+                continue;
+            };
+            let error = ContextError {
+                call,
+                kind: ErrorKind::Kernel(failed),
+            };
+            let expected = match pdi {
+                Some(id) => InvokeError::Pdi { id, error },
+                None => InvokeError::Context { argument, error },
+            };
+            assert_eq!(e, expected, "call {index}");
+            if let Some(id) = pdi {
+                assert!(
+                    e.to_string()
+                        .starts_with(&format!("PDI .pdi.{id}: pdi: {name} failed: EIO")),
+                    "{e}"
+                );
+            }
+        }
+    }
+
+    /// What is wrong with a PDI-carrying artifact is found before any
+    /// device call.
+    #[test]
+    fn pdi_refusals_come_before_any_device_call() {
+        let good = artifact_with(true);
+        let load1 = good.pdis[1].loads[0];
+        let code_len = good.ctrltext.len();
+        let changed = |change: &dyn Fn(&mut Artifact)| {
+            let mut a = good.clone();
+            change(&mut a);
+            a
+        };
+        let patch = InvokeError::Patch;
+        let cases = [
+            // Its load aimed at PDI 1's LOADPDI.
+            (
+                changed(&|a| a.pdis[0].loads[0] = load1),
+                patch(PatchError::NotLoadPdi {
+                    id: 0,
+                    offset: load1,
+                    found: 8 | 1 << 16,
+                }),
+            ),
+            (
+                changed(&|a| a.pdis[1].bytes.extend([0; 4])),
+                patch(PatchError::PdiSize {
+                    id: 1,
+                    offset: load1,
+                    op_size: 368,
+                    pdi_size: 372,
+                }),
+            ),
+            (
+                changed(&|a| a.pdis[0].loads[0] = code_len as u32 - 4),
+                patch(PatchError::Site {
+                    schema: PatchSchema::Address64,
+                    offset: code_len as u32 - 4,
+                    code_len,
+                }),
+            ),
+            // The closing LOADPDI 1 with no .pdi.1 to patch it from.
+            (
+                changed(&|a| a.pdis.truncate(1)),
+                patch(PatchError::UnpatchedLoadPdi {
+                    id: 1,
+                    ops: 1,
+                    loads: 0,
+                }),
+            ),
+            (
+                changed(&|a| a.ctrltext[0] = 9),
+                patch(PatchError::NotTxn(
+                    Txn::decode(&[&[9], &good.ctrltext[1..]].concat())
+                        .unwrap_err()
+                        .to_string(),
+                )),
+            ),
+        ];
+        for (artifact, expected) in cases {
+            let dev = npu();
+            let e = run_artifact(&dev, strix(), &artifact, &[], args(), TIMEOUT).unwrap_err();
+            assert_eq!(e, expected);
+            assert!(dev.calls().is_empty(), "{e}");
+        }
+        // An artifact with PDIs takes no firmware image.
+        let dev = npu();
+        let e = run_artifact(&dev, strix(), &good, FIRMWARE, args(), TIMEOUT).unwrap_err();
+        assert_eq!(e, InvokeError::FirmwareWithPdis { pdis: vec![0, 1] });
+        assert!(dev.calls().is_empty());
+        assert!(
+            e.to_string().contains("its own PDIs (.pdi.0, .pdi.1)"),
+            "{e}"
+        );
+        // A file without .pdi.1 still reads (nothing relocates the op);
+        // admission names the op no relocation patches.
+        let bare = elf::read(&elf::write(&changed(&|a| a.pdis.truncate(1))).unwrap()).unwrap();
+        let e = run_artifact(&npu(), strix(), &bare, &[], args(), TIMEOUT).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("1 LOADPDI ops of PDI 1, but 0 .pdi.1 relocations"),
+            "{e}"
+        );
+        let aimed = PatchError::NotLoadPdi {
+            id: 0,
+            offset: load1,
+            found: 8 | 1 << 16,
+        };
+        assert!(
+            aimed
+                .to_string()
+                .contains("first word is 0x00010008, not 0x00000008"),
+            "{aimed}"
+        );
+    }
+
+    /// A relocation naming a PDI the file lacks never reaches the HAL:
+    /// `elf::read` refuses the file.
+    #[test]
+    fn a_load_of_a_pdi_the_file_lacks_is_refused_by_elf_read() {
+        let mut bytes = elf::write(&artifact_with(true)).unwrap();
+        let sections = elf::sections(&bytes).unwrap();
+        let name = sections.iter().find(|s| s.name == b".pdi.1").unwrap().name;
+        // Renaming the section leaves the relocation's symbol .pdi.1.
+        let at = name.as_ptr() as usize - bytes.as_ptr() as usize;
+        bytes[at + 5] = b'7';
+        assert_eq!(
+            elf::read(&bytes).unwrap_err(),
+            ElfError::BadRelocation("a LOADPDI names .pdi.1, which the file lacks".into())
+        );
     }
 
     fn words(values: &[u32]) -> Vec<u8> {

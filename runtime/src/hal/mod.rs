@@ -6,7 +6,7 @@
 //!
 //! What exists:
 //! - `uapi`: the ioctl arguments, GET_INFO replies, syncobj timeline wait,
-//!   ERT header and START_NPU head as `#[repr(C)]` types, every size and
+//!   ERT header, START_NPU head and preempt head as `#[repr(C)]` types, every size and
 //!   offset pinned at compile time, the ioctl numbers as constants.
 //! - `ioctl`: the only `unsafe` in the HAL (the crate denies
 //!   `unsafe_code`): typed ioctls, GET_INFO queries and BO mappings, each
@@ -24,25 +24,30 @@
 //!   process address (XRT's rule), pages touched and SYNC_BO each way, `load` (firmware + control code:
 //!   an instruction list, a Loom `.xdna` ELF read by `elf::read`, or another
 //!   ELF's `.ctrltext`), `code`, `another`, `run`, `submit` and `finish`
+//!   (and, for a full ELF with PDIs, `pdi` buffers and `load_elf`)
 //!   (syncobj wait, then the ERT state), the debug buffer and `close`; every
 //!   failure a `ContextError` naming the library call.
 //! - `packet`: the START_CU (instruction list; the DPU register map as a
-//!   pinned `#[repr(C)]` type) and START_NPU (ELF) packets.
+//!   pinned `#[repr(C)]` type), START_NPU (ELF) and START_NPU_PREEMPT_ELF
+//!   (full ELF with PDIs) packets.
 //! - `txn`: the reference's TXN builder over `loom_targets::xdna::txn`.
 //! - `xclbin`: an xclbin's AIE partition PDIs and IP layout names.
 //! - `invoke`: one run of a Loom `.xdna` artifact: admission (profile,
 //!   loadability, arguments), the NPU's array checked against the profile,
 //!   a buffer per argument, the ELF's argument
 //!   patches applied to its control code on the host as XRT's ELF flow
-//!   does, START_NPU, the wait with a timeout, the buffers read back. A
-//!   `.xdna` file has no firmware image, which the reference's `load` needs:
-//!   `run_artifact` takes one from the caller (`loom-test --firmware`).
+//!   does, the wait with a timeout, the buffers read back. An artifact that
+//!   carries PDIs runs as XRT's full-ELF flow runs it (a PDI buffer each,
+//!   their addresses patched into the LOADPDI ops, START_NPU_PREEMPT_ELF,
+//!   no compute unit); one without runs START_NPU on a compute unit
+//!   configured with a firmware image from the caller (`loom-test
+//!   --firmware`).
 //!
-//! Not yet: preemption and ELF-embedded PDI packets (START_NPU_PREEMPT*),
+//! Not yet: preemption proper (START_NPU_PREEMPT with save/restore code),
 //! freeing single buffers. Nothing here has run on an NPU: the firmware's
-//! side (packet layouts as read, DDR_PATCH argument numbering and whether
-//! it acts on DDR_PATCH in an ELF's code, debug buffer contents) is
-//! unverified.
+//! side (packet layouts as read, whether it acts on DDR_PATCH in an ELF's
+//! code, whether it compares PDI addresses or contents, debug buffer
+//! contents) is unverified.
 
 pub mod context;
 pub mod device;
@@ -54,10 +59,10 @@ pub mod txn;
 pub mod uapi;
 pub mod xclbin;
 
-pub use context::{Bo, Command, Context, ContextConfig, ContextError, Kernel, Program};
+pub use context::{Bo, Command, Context, ContextConfig, ContextError, ElfProgram, Kernel, Program};
 pub use device::{discover, discover_system, Device, NoDevice, Npu, XdnaDevice};
 pub use fake::FakeDevice;
-pub use invoke::{patch_control_code, run_artifact, InvokeError, PatchError};
+pub use invoke::{patch_control_code, patch_pdi_loads, run_artifact, InvokeError, PatchError};
 pub use ioctl::HalError;
 
 /// A scratch directory for tests, removed when dropped.

@@ -17,10 +17,22 @@
 //!   bytes, no properties), then each argument in 64 bits, as XRT's ELF flow
 //!   fills it (XRT `module_run_aie_gen2::fill_ert_aie_gen2_non_preempt_data`,
 //!   opcode from `get_ert_opcode` of an aie2p ELF without PDIs or preemption).
+//! - [`preempt_elf_packet`], for a full ELF that carries PDIs:
+//!   ERT_START_NPU_PREEMPT_ELF, which XRT picks for an ELF with `.pdi.*`
+//!   sections (Xilinx/XRT @963c58ee `xrt_elf.cpp` `get_ert_opcode`), with
+//!   the `ert_npu_preempt_data` head (`xrt_module.cpp`
+//!   `fill_ert_aie_gen2_preempt_data`: save and restore buffers 0 and size
+//!   0 when the ELF has no preemption sections), then the first argument's
+//!   64 bits only (`xrt_kernel.cpp` `run_impl::initialize_command`: "for ELF
+//!   flow ... only the first arg ... is sent"; a full ELF's arguments sit at
+//!   8-byte offsets from 0, `xrt_elf.cpp` `construct_kernel_args`). The
+//!   driver reads none of the arguments: it sends the firmware the code's
+//!   address and the save/restore pair only (amd/xdna-driver @856409ca
+//!   `aie2_message.c` `aie2_cmdlist_fill_npu_elf`).
 //!
-//! Both are little-endian (the NPU hosts are x86-64) and start in state NEW.
+//! All are little-endian (the NPU hosts are x86-64) and start in state NEW.
 
-use super::uapi::{ert_op, ErtHeader, ErtState, StartNpu};
+use super::uapi::{ert_op, ErtHeader, ErtState, NpuPreemptData, StartNpu};
 use std::fmt;
 use std::mem::{offset_of, size_of};
 
@@ -214,6 +226,33 @@ pub fn npu_packet(ctrl: u64, size: u64, args: &[u64]) -> Result<Vec<u8>, PacketE
     Ok(out)
 }
 
+/// Words of the START_NPU_PREEMPT_ELF packet after the header: the CU
+/// mask, the 10-word `ert_npu_preempt_data` and the first argument's two.
+const PREEMPT_ELF_COUNT: u32 = 1 + 10 + 2;
+const _: () = assert!(size_of::<NpuPreemptData>() == 4 * 10);
+
+/// The START_NPU_PREEMPT_ELF packet that runs `size` bytes of a full ELF's
+/// control code at device address `ctrl`, `first_arg` the entry's first
+/// argument (its buffer's address; 0 without arguments). The CU mask
+/// names CU 0, as for START_NPU; the driver does not read it for this
+/// opcode.
+pub fn preempt_elf_packet(ctrl: u64, size: u64, first_arg: u64) -> Result<Vec<u8>, PacketError> {
+    let instruction_buffer_size =
+        u32::try_from(size).map_err(|_| PacketError::SizeTooLarge { size })?;
+    let head = NpuPreemptData {
+        instruction_buffer: ctrl,
+        instruction_buffer_size,
+        ..Default::default()
+    };
+    let mut out = bytes(&[
+        header(PREEMPT_ELF_COUNT, ert_op::START_NPU_PREEMPT_ELF),
+        CU_MASK_CU0,
+    ]);
+    out.extend_from_slice(&head.to_le_bytes());
+    out.extend_from_slice(&first_arg.to_le_bytes());
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +379,39 @@ mod tests {
         let head = ErtHeader::unpack(words(&packet)[0]);
         assert_eq!((head.count, head.opcode), (9, ert_op::START_NPU));
         assert_eq!(packet.len(), 4 * (1 + head.count as usize));
+    }
+
+    #[test]
+    fn preempt_elf_packet_bytes_are_xrts() {
+        let packet = preempt_elf_packet(0x0000_0001_0203_4000, 0x1a4, 0x7f12_3456_7000).unwrap();
+        #[rustfmt::skip]
+        let expected: [u8; 56] = [
+            0x01, 0xD0, 0x00, 0x0B,                         // NEW, count 13, opcode 22
+            0x01, 0x00, 0x00, 0x00,                         // CU mask: CU 0
+            0x00, 0x40, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, // instruction_buffer
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // save_buffer
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // restore_buffer
+            0xa4, 0x01, 0x00, 0x00,                         // instruction_buffer_size
+            0x00, 0x00, 0x00, 0x00,                         // save_buffer_size
+            0x00, 0x00, 0x00, 0x00,                         // restore_buffer_size
+            0x00, 0x00, 0x00, 0x00,                         // instruction_prop_count
+            0x00, 0x70, 0x56, 0x34, 0x12, 0x7f, 0x00, 0x00, // argument 0
+        ];
+        assert_eq!(packet, expected);
+        let head = ErtHeader::unpack(words(&packet)[0]);
+        assert_eq!(
+            (head.count, head.opcode),
+            (13, ert_op::START_NPU_PREEMPT_ELF)
+        );
+        assert_eq!(packet.len(), 4 * (1 + head.count as usize));
+        // More than the preempt head: the CU mask comes first, as XRT's
+        // ert.h `ert_valid_opcode` and the driver's fill require.
+        assert!(head.count as usize > size_of::<NpuPreemptData>() / 4);
+        let huge = u64::from(u32::MAX) + 1;
+        assert_eq!(
+            preempt_elf_packet(0, huge, 0),
+            Err(PacketError::SizeTooLarge { size: huge })
+        );
     }
 
     #[test]

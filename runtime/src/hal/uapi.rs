@@ -651,6 +651,47 @@ impl StartNpu {
     }
 }
 
+/// `struct amdxdna_cmd_preempt_data` (xdna-driver
+/// `src/driver/amdxdna/amdxdna_ctx.h` @856409ca; XRT `ert.h`
+/// `ert_npu_preempt_data` @963c58ee is the same layout): the fixed head of
+/// an ERT_START_NPU_PREEMPT or _PREEMPT_ELF payload, after the CU mask.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NpuPreemptData {
+    /// Device address of the control code.
+    pub instruction_buffer: u64,
+    pub save_buffer: u64,
+    pub restore_buffer: u64,
+    /// Size of the control code in bytes.
+    pub instruction_buffer_size: u32,
+    pub save_buffer_size: u32,
+    pub restore_buffer_size: u32,
+    pub instruction_prop_count: u32,
+}
+const _: () = assert!(size_of::<NpuPreemptData>() == 40);
+const _: () = assert!(offset_of!(NpuPreemptData, save_buffer) == 8);
+const _: () = assert!(offset_of!(NpuPreemptData, restore_buffer) == 16);
+const _: () = assert!(offset_of!(NpuPreemptData, instruction_buffer_size) == 24);
+const _: () = assert!(offset_of!(NpuPreemptData, save_buffer_size) == 28);
+const _: () = assert!(offset_of!(NpuPreemptData, restore_buffer_size) == 32);
+const _: () = assert!(offset_of!(NpuPreemptData, instruction_prop_count) == 36);
+
+impl NpuPreemptData {
+    /// The little-endian bytes the driver reads, in field order (the
+    /// asserts above pin it to the layout).
+    pub fn to_le_bytes(self) -> [u8; 40] {
+        let mut out = [0u8; 40];
+        out[0..8].copy_from_slice(&self.instruction_buffer.to_le_bytes());
+        out[8..16].copy_from_slice(&self.save_buffer.to_le_bytes());
+        out[16..24].copy_from_slice(&self.restore_buffer.to_le_bytes());
+        out[24..28].copy_from_slice(&self.instruction_buffer_size.to_le_bytes());
+        out[28..32].copy_from_slice(&self.save_buffer_size.to_le_bytes());
+        out[32..36].copy_from_slice(&self.restore_buffer_size.to_le_bytes());
+        out[36..40].copy_from_slice(&self.instruction_prop_count.to_le_bytes());
+        out
+    }
+}
+
 /// `amdxdna_cmd_get_payload` skips `1 + extra_cu_masks` CU mask words
 /// (none for CMD_CHAIN): the payload's word index after the header.
 pub fn payload_word_index(header: ErtHeader) -> u32 {
@@ -815,6 +856,30 @@ mod tests {
         .is_none());
         assert!(ErtHeader { count: 0x800, ..ok }.pack().is_none());
         assert!(ErtHeader { opcode: 32, ..ok }.pack().is_none());
+    }
+
+    #[test]
+    fn preempt_payload_bytes() {
+        let head = NpuPreemptData {
+            instruction_buffer: 0x0000_0001_0203_4000,
+            save_buffer: 0x11,
+            restore_buffer: 0x22,
+            instruction_buffer_size: 0x180,
+            save_buffer_size: 3,
+            restore_buffer_size: 4,
+            instruction_prop_count: 5,
+        };
+        #[rustfmt::skip]
+        let expected = [
+            0x00, 0x40, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, // instruction_buffer
+            0x11, 0, 0, 0, 0, 0, 0, 0,                      // save_buffer
+            0x22, 0, 0, 0, 0, 0, 0, 0,                      // restore_buffer
+            0x80, 0x01, 0x00, 0x00,                         // instruction_buffer_size
+            3, 0, 0, 0,                                     // save_buffer_size
+            4, 0, 0, 0,                                     // restore_buffer_size
+            5, 0, 0, 0,                                     // instruction_prop_count
+        ];
+        assert_eq!(head.to_le_bytes(), expected);
     }
 
     #[test]
