@@ -1,14 +1,17 @@
 //! The functional model of the AIE2P array that the array simulator drives:
-//! per-tile register files, locks, DMA engines (start queues, buffer
-//! descriptor chains, task-complete tokens) and circuit-switched stream
-//! routes. Cores are not modelled here: a core model (`super::core`) runs
+//! the partition's PDI loads and resets, per-tile register files, locks,
+//! core bring-up, DMA engines (start queues, buffer descriptor chains,
+//! task-complete tokens and their packet routes) and circuit-switched
+//! stream routes. Cores are not modelled here: a core model (`super::core`) runs
 //! worker code and takes and hands on lock credits through
 //! [`Array::try_acquire`] and [`Array::release`].
 //!
 //! This file is the façade (the tiles' state, TXN ops, tokens, stepping
 //! the engines); its parts are `registers` (register writes and reads,
-//! DDR_PATCH), `locks` (credits), `dma` (channels, tasks, descriptors),
-//! `switch` (routes and streams) and `timing` (the clocks' figures).
+//! DDR_PATCH), `partition` (LOADPDI, the reset, core and channel control),
+//! `locks` (credits), `dma` (channels, tasks, descriptors), `switch`
+//! (circuit routes and streams), `packet` (the tokens' packet routes) and
+//! `timing` (the clocks' figures).
 //!
 //! Every offset, field and count comes from the device profile (see
 //! `targets/src/xdna/regs.rs`), so the model follows a profile with another
@@ -65,8 +68,50 @@
 //!   firmware"). XRT and the firmware also add a DDR-to-AIE offset of
 //!   0x80000000; the model leaves it out because its DDR addresses are the
 //!   simulator's own argument addresses, not host physical ones.
+//! - LOADPDI of a PDI other than the resident one resets the partition:
+//!   cores stop, DMA channels drop their tasks, locks, registers (buffer
+//!   descriptors, switches, channel and core control) and pending tokens
+//!   clear; tile memory stays. A LOADPDI of the resident PDI does nothing
+//!   (mlir-aie lib/Dialect/AIEX/Transforms/AIEExpandLoadPdi.cpp and its
+//!   doc on `@empty`, quoting the firmware's ert_ipu.c: `pdi_address !=
+//!   loaded_pdi_addr -> IPU_IPC_REINIT_PARTITION`;
+//!   docs/research/configuration-path/findings.md Q6). PDIs are named by id
+//!   (`.pdi.<id>`, aiebu get_pdi_name); the loader gives each its own
+//!   buffer, so distinct ids are distinct addresses.
 //! - Core_Control bit 0 enables the core (aie-rt xaie2pgbl_params.h
 //!   CORE_MODULE_CORE_CONTROL_ENABLE, xaie2pgbl_reginit.c Aie2PCoreCtrlReg).
+//!   After a reset a core may be enabled only once its bring-up has run:
+//!   the core disabled, each of its DMA channels put in reset and released
+//!   again, program memory written in between (mlir-aie
+//!   lib/Targets/AIERT.cpp addAieElf: XAie_CoreDisable,
+//!   XAie_DmaChannelResetAll, XAie_LoadElf, XAie_DmaChannelResetAll).
+//! - DMA channel control: Reset (bit 1, core and memory tiles only; a shim
+//!   channel's bit 1 is Pause_Mem) holds the channel, so a start-queue write
+//!   to it is lost (an error here); Controller_ID (bits 12:8 as the profile
+//!   gives them) is the packet ID of the channel's tokens (aie-rt
+//!   xaie2pgbl_params.h *_DMA_*_CTRL fields; xaie_dma.c
+//!   XAie_DmaChannelReset; findings Q2, Q8).
+//! - A task-complete token is a packet that the issuing tile's TileControl
+//!   port sends with the channel's Controller_ID; the firmware receives it
+//!   only on a shim's master South 0 (mlir-aie
+//!   AIEGenerateColumnControlOverlay.cpp, "Only using SHIM dest SOUTH 0 for
+//!   TCT"; test/npu-xrt/core_dmas/dma_configure_task_token). Packet mode,
+//!   as the profile's fields give it (aie-rt xaie_ss.c
+//!   _XAie_StrmPktSwMstrPortConfig, _XAie_StrmSlaveSlotConfig): a slave
+//!   with enable and packet enable passes a packet to the first of its
+//!   enabled slots whose ID equals the packet's on the slot mask's bits; the
+//!   slot names an arbiter and an msel; every master with enable, packet
+//!   enable, that arbiter and the msel's bit in its msel-enable mask takes
+//!   it, and one that drops the header hands on no packet. A token follows
+//!   every such branch switch by switch; one that reaches no shim South 0
+//!   is lost, and a SYNC that waits for it never returns. Matching under
+//!   the mask is inferred from the fields' names (aie-rt's ID and Mask,
+//!   mlir-aie's `aie.rule(mask, id, amsel)`).
+//! - A switch joins the (slave kind, master kind) pairs the profile lists
+//!   in `same_index` only at equal indices; aie-rt refuses such a circuit
+//!   when it is set (driver/src/stream_switch/xaie_ss_aieml.c PortVerify,
+//!   e.g. _XAieMl_MemTile_StrmSwCheckPortValidity for a memory tile's
+//!   South/North lanes), and so does the model, at the master's write.
 //!
 //! Decisions of the model (not hardware behaviour):
 //!
@@ -78,8 +123,24 @@
 //!   model keeps, so waiting would not help).
 //! - A TCT sync over more than one tile is an error (Loom syncs one channel of
 //!   one tile).
-//! - Settings beyond what the model follows (channel control bits, packet
-//!   switching, core reset) are errors rather than ignored.
+//! - Any op before the first LOADPDI is an error: the firmware's reset at
+//!   that load would undo it.
+//! - A LOADPDI must name a PDI the artifact carries, with its size, and the
+//!   PDI must be empty (bootgen's layout around a CDO of NOPs only): the
+//!   model follows configuration as control-code writes, not as PDI
+//!   content.
+//! - Before a reset the driver lets the engines and cores go as far as
+//!   they can; DMA tasks, cores or stream bytes the reset would cut off
+//!   are an error, as at the end of the control code.
+//! - A SYNC fails at once when its token, not yet issued, has no route to
+//!   the firmware as the switches and the channel's Controller_ID stand
+//!   then; a token is routed again when it is issued.
+//! - Settings beyond what the model follows are errors rather than
+//!   ignored: core reset, channel control bits other than Reset and
+//!   Controller_ID (and Reset on a shim channel), resetting a channel that
+//!   has tasks, disabling a running core, packet-switched data streams
+//!   (packet mode carries only tokens here), bits outside the packet
+//!   fields.
 //! - A stream is an unbounded FIFO of bytes per destination S2MM channel: an
 //!   MM2S buffer descriptor pushes its bytes at once; an S2MM one waits until
 //!   its whole length has arrived. The neighbour tiles' locks and memories
@@ -87,6 +148,8 @@
 
 mod dma;
 mod locks;
+mod packet;
+mod partition;
 mod registers;
 mod switch;
 #[cfg(test)]
@@ -100,6 +163,7 @@ use locks::Credits;
 use loom_targets::xdna::regs::{Direction, TileKind};
 use loom_targets::xdna::txn::TxnOp;
 use loom_targets::{DeviceProfile, Tile};
+use partition::BringUp;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 
@@ -131,6 +195,10 @@ pub enum Effect {
     CoreEnabled(Tile),
     /// A TCT sync: the control code waits until `take_token` succeeds.
     Wait(TokenKey),
+    /// A LOADPDI of a PDI other than the resident one: the firmware resets
+    /// the partition. The driver lets the engines and cores go as far as
+    /// they can, then calls [`Array::reset`].
+    Reset,
 }
 
 #[derive(Debug)]
@@ -146,6 +214,8 @@ struct TileState {
     s2mm: Vec<DmaChannel>,
     mm2s: Vec<DmaChannel>,
     core_enabled: bool,
+    /// Core tiles: the control code's progress towards a runnable program.
+    bring_up: BringUp,
 }
 
 impl TileState {
@@ -173,8 +243,11 @@ pub struct Array {
     profile: &'static DeviceProfile,
     tiles: BTreeMap<Tile, TileState>,
     /// Issued and not yet taken task-complete tokens: the modelled cycle
-    /// each was issued.
-    tokens: HashMap<TokenKey, VecDeque<u64>>,
+    /// each was issued, or why it cannot reach the firmware.
+    tokens: HashMap<TokenKey, VecDeque<Result<u64, String>>>,
+    /// The artifact's PDIs by id, and the one the firmware loaded last.
+    pdis: BTreeMap<u16, Vec<u8>>,
+    resident: Option<u16>,
     /// The command processor's modelled cycle, and the cycles it spent
     /// writing (not waiting).
     control: u64,
@@ -186,7 +259,7 @@ pub struct Array {
 
 impl Array {
     /// Every tile of the profile's array with registers and locks at zero,
-    /// no route, no core enabled.
+    /// no route, no core enabled, and no PDI loaded yet.
     pub fn new(profile: &'static DeviceProfile) -> Array {
         let a = &profile.array;
         let mut tiles = BTreeMap::new();
@@ -205,6 +278,7 @@ impl Array {
                             s2mm: channels(budget.s2mm),
                             mm2s: channels(budget.mm2s),
                             core_enabled: false,
+                            bring_up: BringUp::default(),
                         },
                     );
                 }
@@ -214,6 +288,8 @@ impl Array {
             profile,
             tiles,
             tokens: HashMap::new(),
+            pdis: BTreeMap::new(),
+            resident: None,
             control: 0,
             control_busy: 0,
             sent: 0,
@@ -226,14 +302,22 @@ impl Array {
     }
 
     /// Apply TXN op number `index` (for error messages). `arguments[i]` is
-    /// the DDR base address of kernel argument i; DDR_PATCH names argument
-    /// i as i + 3 (the xclbin flow's numbering, see docs/xdna-target.md).
+    /// the DDR base address of kernel argument i, as DDR_PATCH names it.
     pub fn apply(
         &mut self,
         index: usize,
         op: &TxnOp,
         arguments: &[u64],
     ) -> Result<Effect, SimError> {
+        // The firmware's reset at the first LOADPDI would undo it.
+        if self.resident.is_none() && !matches!(op, TxnOp::LoadPdi { .. }) {
+            return Err(SimError::new(format!(
+                "{} before the partition's first LOADPDI: configuration before the \
+                 partition's LOADPDI is lost when the firmware resets it",
+                mnemonic(op)
+            ))
+            .op(index));
+        }
         // The command processor spends a cycle per register word it writes
         // (a mask write reads first; a patch reads and writes two words).
         let words = match op {
@@ -304,10 +388,7 @@ impl Array {
                 self.ddr_patch(index, *address, *arg_index, *arg_offset, arguments)?;
                 Ok(Effect::None)
             }
-            TxnOp::LoadPdi { id, .. } => Err(SimError::new(format!(
-                "LOADPDI of .pdi.{id}: partition resets are not modelled yet"
-            ))
-            .op(index)),
+            TxnOp::LoadPdi { id, size, .. } => self.load_pdi(index, *id, *size),
             TxnOp::Sync {
                 column,
                 row,
@@ -334,30 +415,52 @@ impl Array {
                         direction.name()
                     )));
                 }
-                Ok(Effect::Wait(TokenKey {
+                let key = TokenKey {
                     tile,
                     direction: *direction,
                     channel: (*channel).into(),
-                }))
+                };
+                // A token not issued yet must have a way to the firmware as
+                // the switches stand now, or the SYNC can never return.
+                let route = match self.tokens.get(&key).and_then(|issued| issued.front()) {
+                    Some(Ok(_)) => Ok(()),
+                    Some(Err(why)) => Err(why.clone()),
+                    None => self.token_route(key),
+                };
+                route.map_err(|why| self.lost(index, key, &why))?;
+                Ok(Effect::Wait(key))
             }
         }
     }
 
     /// Consume one task-complete token of `key` if one was issued; the
-    /// command processor, which waited for it, continues from the cycle it
-    /// was issued.
-    pub fn take_token(&mut self, key: &TokenKey) -> bool {
+    /// command processor, which waited for it at TXN op `index`, continues
+    /// from the cycle it was issued. A token that was lost on its way is an
+    /// error.
+    pub fn take_token(&mut self, index: usize, key: &TokenKey) -> Result<bool, SimError> {
         match self
             .tokens
             .get_mut(key)
             .and_then(|issued| issued.pop_front())
         {
-            Some(at) => {
+            Some(Ok(at)) => {
                 self.control = self.control.max(at);
-                true
+                Ok(true)
             }
-            None => false,
+            Some(Err(why)) => Err(self.lost(index, *key, &why)),
+            None => Ok(false),
         }
+    }
+
+    fn lost(&self, index: usize, key: TokenKey, why: &str) -> SimError {
+        let kind = self.state(key.tile).map_or(TileKind::Core, |s| s.kind);
+        SimError::new(format!(
+            "SYNC waits for the channel's task-complete token, which cannot reach the \
+             firmware: {why}"
+        ))
+        .op(index)
+        .tile(key.tile)
+        .register(dma::channel_name(kind, key.direction, key.channel))
     }
 
     /// Advance every DMA engine as far as it can go now; `Ok(true)` if
@@ -408,5 +511,18 @@ impl Array {
 
     fn state(&self, tile: Tile) -> Option<&TileState> {
         self.tiles.get(&tile)
+    }
+}
+
+/// The op's name in errors, as the disassembly writes it.
+fn mnemonic(op: &TxnOp) -> &'static str {
+    match op {
+        TxnOp::Write { .. } => "WRITE",
+        TxnOp::BlockWrite { .. } => "BLOCKWRITE",
+        TxnOp::MaskWrite { .. } => "MASKWRITE",
+        TxnOp::MaskPoll { .. } => "MASKPOLL",
+        TxnOp::DdrPatch { .. } => "DDR_PATCH",
+        TxnOp::LoadPdi { .. } => "LOADPDI",
+        TxnOp::Sync { .. } => "SYNC",
     }
 }

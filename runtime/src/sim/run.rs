@@ -114,29 +114,33 @@ pub fn run(
         .map_err(|e| failure(format!("the artifact's .ctrltext: {e}")))?;
     let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
     let mut array = Array::new(profile);
+    array.carry_pdis(&artifact.pdis);
     let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
     let cores: &mut dyn Cores = &mut low_ir;
     let mut started = 0;
     let mut next = 0;
-    let mut waiting: Option<(usize, TokenKey)> = None;
+    let mut stopped: Option<Stop> = None;
     loop {
         // The command processor runs until it waits or the code ends.
-        while waiting.is_none() && next < txn.ops.len() {
+        while stopped.is_none() && next < txn.ops.len() {
             match array.apply(next, &txn.ops[next], &arguments)? {
                 Effect::None => {}
                 Effect::CoreEnabled(tile) => {
-                    cores.start(&image_on(artifact, tile)?, tile, array.control_clock())?;
+                    cores.start(
+                        &image_on(artifact, tile, next)?,
+                        tile,
+                        array.control_clock(),
+                    )?;
                     started += 1;
                 }
-                Effect::Wait(key) => {
-                    waiting = Some((next, key));
-                }
+                Effect::Wait(key) => stopped = Some(Stop::Sync(next, key)),
+                Effect::Reset => stopped = Some(Stop::Reset(next)),
             }
             next += 1;
         }
-        if let Some((_, key)) = &waiting {
-            if array.take_token(key) {
-                waiting = None;
+        if let Some(Stop::Sync(op, key)) = &stopped {
+            if array.take_token(*op, key)? {
+                stopped = None;
                 continue;
             }
         }
@@ -146,20 +150,34 @@ pub fn run(
             profile,
         })?;
         let ran = cores.run(&mut array)?;
-        let cores_done = cores.unfinished().is_empty();
-        let done = waiting.is_none() && next == txn.ops.len() && !array.busy();
-        if done && cores_done {
-            let left = array.undelivered();
-            if !left.is_empty() {
-                let message = "the invocation completed with stream data no DMA channel took";
-                return Err(left
-                    .into_iter()
-                    .fold(failure(message.into()), |d, why| d.with_note("", why)));
+        let settled = !moved && !ran;
+        if let Some(Stop::Reset(op)) = stopped {
+            // The engines and cores go on until the reset; work it would
+            // cut off is an error, as a hang or lost data would be.
+            if settled {
+                unfinished(
+                    &array,
+                    cores,
+                    format!(
+                    "TXN op {op}: the LOADPDI resets the partition while its work is unfinished"
+                ),
+                )?;
+                array.reset();
+                stopped = None;
             }
+            continue;
+        }
+        let done = stopped.is_none() && next == txn.ops.len() && !array.busy();
+        if done && cores.unfinished().is_empty() {
+            unfinished(&array, cores, String::new())?;
             break;
         }
-        if !moved && !ran {
-            return Err(hang(&array, cores, waiting.as_ref(), done));
+        if settled {
+            let waiting = match stopped {
+                Some(Stop::Sync(op, key)) => Some((op, key)),
+                _ => None,
+            };
+            return Err(hang(&array, cores, waiting, done));
         }
     }
     Ok(Outcome {
@@ -208,8 +226,39 @@ fn timing(array: &Array, cores: &dyn Cores) -> Timing {
     }
 }
 
-/// The worker function the artifact's tile image for `tile` holds.
-fn image_on(artifact: &Artifact, tile: Tile) -> Result<String, Diagnostic> {
+/// Where the command processor stopped: at a SYNC (op, the token it waits
+/// for) or at a LOADPDI that resets the partition.
+enum Stop {
+    Sync(usize, TokenKey),
+    Reset(usize),
+}
+
+/// An error `message` (with notes) if DMA tasks, cores or stream bytes
+/// are left over; "" says the invocation completed.
+fn unfinished(array: &Array, cores: &dyn Cores, message: String) -> Result<(), Diagnostic> {
+    let mut notes: Vec<(String, String)> = array
+        .pending()
+        .into_iter()
+        .chain(array.undelivered())
+        .map(|why| (String::new(), why))
+        .collect();
+    notes.extend(cores.unfinished());
+    if notes.is_empty() {
+        return Ok(());
+    }
+    let message = if message.is_empty() {
+        "the invocation completed with stream data no DMA channel took".into()
+    } else {
+        message
+    };
+    Err(notes
+        .into_iter()
+        .fold(failure(message), |d, (loc, why)| d.with_note(loc, why)))
+}
+
+/// The worker function the artifact's tile image for `tile` holds; the
+/// core is enabled by TXN op `op`.
+fn image_on(artifact: &Artifact, tile: Tile, op: usize) -> Result<String, Diagnostic> {
     artifact
         .tile_images
         .iter()
@@ -217,7 +266,8 @@ fn image_on(artifact: &Artifact, tile: Tile) -> Result<String, Diagnostic> {
         .map(|i| i.name.clone())
         .ok_or_else(|| {
             failure(format!(
-                "the control code enables core {tile}, but the artifact has no tile image for it"
+                "TXN op {op}: tile {tile}: enables core {tile}, but the artifact has no tile \
+                 image (program) for it"
             ))
         })
 }
@@ -226,7 +276,7 @@ fn image_on(artifact: &Artifact, tile: Tile) -> Result<String, Diagnostic> {
 fn hang(
     array: &Array,
     cores: &dyn Cores,
-    waiting: Option<&(usize, TokenKey)>,
+    waiting: Option<(usize, TokenKey)>,
     control_done: bool,
 ) -> Diagnostic {
     let message = match waiting {

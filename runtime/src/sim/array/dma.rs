@@ -195,6 +195,13 @@ impl Array {
             .profile
             .decode_start_queue(kind, value)
             .map_err(|e| fail(e.to_string()))?;
+        if self.held_in_reset(tile, direction, channel) {
+            return Err(fail(
+                "the channel is held in reset (its control register's Reset bit): the task \
+                 would be ignored"
+                    .into(),
+            ));
+        }
         let task = Task {
             entry,
             txn_op: op,
@@ -471,7 +478,10 @@ impl Array {
                         channel: id.channel,
                     };
                     let at = self.channel_mut(id).map_or(0, |c| c.clock);
-                    self.tokens.entry(key).or_default().push_back(at);
+                    // The token's way is the switches' as they stand when
+                    // it is sent; without one it is lost.
+                    let token = self.token_route(key).map(|()| at);
+                    self.tokens.entry(key).or_default().push_back(token);
                 }
                 None => {}
             }
@@ -542,7 +552,7 @@ mod tests {
     fn shim_mm2s_fills_core_memory_and_moves_the_locks() {
         let data: Vec<u8> = (0..128).collect();
         let mut memory = TestMemory::new(vec![(ARG0, data.clone())]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let ops = shim_to_core(tile_bd(0x400, 64, Some((0, -1)), Some((1, 1))), 64, 16);
         let effects = run(&mut array, &ops, &mut memory).unwrap();
         assert_eq!(
@@ -570,7 +580,7 @@ mod tests {
         let mut memory = TestMemory::new(vec![(ARG0, vec![0; 32]), (ARG1, vec![0; 64])]);
         let data: Vec<u8> = (1..=16).collect();
         memory.tile(CORE)[0x1000..0x1010].copy_from_slice(&data);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let mut ops = vec![lock_init(CORE, 5, 1), lock_init(CORE, 4, 0)];
         ops.extend(route_ops((CORE, 0), (SHIM, 0)));
         ops.extend([
@@ -596,7 +606,7 @@ mod tests {
     fn tokens_come_only_from_tasks_that_ask_and_are_taken_once() {
         let data: Vec<u8> = (0..16).collect();
         let mut memory = TestMemory::new(vec![(ARG0, data.clone())]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let mut ops = route_ops((SHIM, 0), (CORE, 0));
         ops.extend([
             // One core task of two runs takes both shim tasks' bytes.
@@ -622,11 +632,17 @@ mod tests {
             direction: Direction::S2mm,
             channel: 0,
         };
-        assert!(!array.take_token(&shim), "nothing ran yet");
+        assert!(!array.take_token(0, &shim).unwrap(), "nothing ran yet");
         assert!(array.step(&mut memory).unwrap());
-        assert!(array.take_token(&shim));
-        assert!(!array.take_token(&shim), "one token for two tasks");
-        assert!(!array.take_token(&core), "the core task asked for none");
+        assert!(array.take_token(0, &shim).unwrap());
+        assert!(
+            !array.take_token(0, &shim).unwrap(),
+            "one token for two tasks"
+        );
+        assert!(
+            !array.take_token(0, &core).unwrap(),
+            "the core task asked for none"
+        );
         assert_eq!(
             memory.tile(CORE)[0x100..0x108],
             data[8..16],
@@ -639,7 +655,7 @@ mod tests {
     #[test]
     fn s2mm_waits_for_its_whole_length() {
         let mut memory = TestMemory::new(vec![(ARG0, vec![7; 64])]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let ops = shim_to_core(tile_bd(0, 64, None, None), 32, 0);
         let (last, ops) = ops.split_last().unwrap();
         run(&mut array, ops, &mut memory).unwrap();
@@ -656,7 +672,7 @@ mod tests {
     #[test]
     fn a_descriptor_outside_tile_memory_is_an_error() {
         let mut memory = TestMemory::new(vec![(ARG0, vec![0; 256])]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let ops = shim_to_core(tile_bd(0xFFC0, 128, None, None), 128, 0);
         let error = run(&mut array, &ops, &mut memory).unwrap_err();
         assert_eq!(
@@ -669,7 +685,7 @@ mod tests {
 
     #[test]
     fn task_queue_overflow_is_an_error() {
-        let mut array = Array::new(strix());
+        let mut array = array();
         let depth = strix().limits.task_queue_depth as usize;
         // The running task waits on lock 0, which stays 0.
         let mut ops = vec![bd(CORE, 0, &tile_bd(0, 16, Some((0, -1)), None))];
@@ -691,7 +707,7 @@ mod tests {
 
     #[test]
     fn memory_tile_channels_use_their_half_of_the_descriptors() {
-        let mut array = Array::new(strix());
+        let mut array = array();
         let descriptor = tile_bd(0x80000, 16, None, None);
         array.apply(0, &bd(MEM, 0, &descriptor), &[]).unwrap();
         array.apply(1, &bd(MEM, 24, &descriptor), &[]).unwrap();
@@ -713,7 +729,7 @@ mod tests {
 
     #[test]
     fn a_send_chain_that_never_waits_is_an_error() {
-        let mut array = Array::new(strix());
+        let mut array = array();
         let looping = BufferDescriptor {
             next_bd: Some(0),
             ..tile_bd(0, 16, None, None)
@@ -752,7 +768,7 @@ mod tests {
         let data: Vec<u8> = (0..48).collect();
         let chunk = |i: usize| &data[16 * i..16 * (i + 1)];
         let mut memory = TestMemory::new(vec![(ARG0, data.clone())]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         // Four runs of shim BD 0 (stride 16, wrap 3, from index 1) read chunks
         // 1, 2, 0, 1; the core's chain BD 0 -> BD 1 (each stride 32, wrap 4),
         // run twice, writes them to 0x400, 0x410, 0x420, 0x430.
@@ -802,7 +818,7 @@ mod tests {
     #[test]
     fn every_iteration_step_must_lie_in_tile_memory() {
         let mut memory = TestMemory::new(vec![(ARG0, vec![0; 32])]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         // The second step of the core's descriptor starts past its 64 KiB.
         let core = BufferDescriptor {
             iteration: step(16, 2, 0),

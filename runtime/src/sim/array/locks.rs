@@ -226,7 +226,7 @@ mod tests {
     fn a_core_release_unblocks_a_waiting_transfer() {
         let data: Vec<u8> = (100..132).collect();
         let mut memory = TestMemory::new(vec![(ARG0, data.clone())]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let mut ops = shim_to_core(tile_bd(0, 32, Some((0, -1)), Some((1, 1))), 32, 0);
         ops[0] = lock_init(CORE, 0, 0); // no free slot yet
         run(&mut array, &ops, &mut memory).unwrap();
@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn lock_overflow_is_an_error() {
-        let mut array = Array::new(strix());
+        let mut array = array();
         array.apply(0, &lock_init(CORE, 3, 63), &[]).unwrap();
         let error = array.release(CORE, 3, 1, 0).unwrap_err();
         assert_eq!(
@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn a_dma_release_past_the_maximum_is_an_error() {
         let mut memory = TestMemory::new(vec![(ARG0, vec![0; 16])]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let mut ops = shim_to_core(tile_bd(0, 16, None, Some((1, 1))), 16, 0);
         ops[1] = lock_init(CORE, 1, 63);
         let error = run(&mut array, &ops, &mut memory).unwrap_err();

@@ -3,16 +3,17 @@
 //! queues, stream switch settings and core enables; DDR_PATCH of shim
 //! buffer descriptors.
 
+use super::switch::port_at;
 use super::Array;
 use crate::sim::error::SimError;
-use loom_targets::xdna::regs::{name_of, Field, Register, TileKind};
+use loom_targets::xdna::regs::{name_of, Field, Register, StreamSwitch, TileKind};
 use loom_targets::Tile;
 
 pub(super) fn ones(width: u32) -> u64 {
     1u64.checked_shl(width).map_or(u64::MAX, |bit| bit - 1)
 }
 
-fn field_mask(field: Field) -> u32 {
+pub(super) fn field_mask(field: Field) -> u32 {
     (ones(field.width) << field.lsb) as u32
 }
 
@@ -20,9 +21,62 @@ pub(super) fn field_of(value: u32, field: Field) -> u32 {
     ((u64::from(value) >> field.lsb) & ones(field.width)) as u32
 }
 
-// aie-rt xaie2pgbl_params.h: CORE_CONTROL enable is bit 0 (reset, bit 1, is
-// not modelled).
-const CORE_ENABLE: u32 = 1;
+/// Check a master setting: a circuit (enable, slave index) that joins
+/// ports the switch may join, or a packet-mode master (enable, packet
+/// enable, drop header, msel mask, arbiter).
+fn master_setting(s: &StreamSwitch, master: u32, merged: u32) -> Result<(), String> {
+    let enable = field_mask(s.master_enable);
+    let p = &s.packet;
+    if field_of(merged, p.master_packet_enable) == 1 {
+        let fields = [
+            p.master_packet_enable,
+            p.master_drop_header,
+            p.master_msel_enable,
+            p.master_arbiter,
+        ];
+        let fields = fields.iter().fold(enable, |m, &f| m | field_mask(f));
+        let extra = merged & !fields;
+        if extra != 0 {
+            return Err(format!(
+                "packet master setting {merged:#x} has bits {extra:#x} set outside its fields"
+            ));
+        }
+        return Ok(());
+    }
+    let extra = merged & !(enable | field_mask(s.master_slave_index));
+    if extra != 0 {
+        return Err(format!(
+            "master setting {merged:#x} has bits {extra:#x} set, which no circuit or packet \
+             setting the model follows has"
+        ));
+    }
+    if field_of(merged, s.master_enable) != 1 {
+        return Ok(());
+    }
+    let slave = field_of(merged, s.master_slave_index);
+    if slave >= s.slaves {
+        return Err(format!(
+            "selects slave port {slave}, but the switch has {} slave ports",
+            s.slaves
+        ));
+    }
+    // aie-rt refuses these circuits (xaie_ss_aieml.c PortVerify, e.g.
+    // _XAieMl_MemTile_StrmSwCheckPortValidity); the profile lists them.
+    if let (Some(from), Some(to)) = (
+        port_at(&s.slave_ports, slave),
+        port_at(&s.master_ports, master),
+    ) {
+        if s.same_index.contains(&(from.kind, to.kind)) && from.index != to.index {
+            return Err(format!(
+                "a circuit from slave {from} to master {to} changes lane: the switch joins \
+                 {} and {} ports only at equal indices",
+                from.kind.name(),
+                to.kind.name()
+            ));
+        }
+    }
+    Ok(())
+}
 
 impl Array {
     /// Write `value` under `mask` to a full address; returns the tile whose
@@ -56,17 +110,36 @@ impl Array {
                 .tile(tile)
                 .register(register.clone())
         };
-        if let Register::StartQueue(direction, channel) = name.register {
+        let Some(held) = self.state(tile).map(|state| state.register(offset)) else {
+            return Err(fail("no such tile in the array".into()));
+        };
+        let merged = held & !mask | value & mask;
+        match name.register {
             // The start queue is a FIFO, not storage: a write pushes a task.
-            return self
-                .enqueue(op, tile, name.kind, direction, channel, value & mask)
-                .map(|()| None);
+            Register::StartQueue(direction, channel) => {
+                return self
+                    .enqueue(op, tile, name.kind, direction, channel, value & mask)
+                    .map(|()| None)
+            }
+            Register::ChannelControl(direction, channel) => {
+                return self
+                    .channel_control(tile, direction, channel, merged, fail)
+                    .map(|()| None)
+            }
+            Register::CoreControl => {
+                let started = self.core_control(tile, merged, fail)?;
+                if let Some(state) = self.tiles.get_mut(&tile) {
+                    state.registers.insert(offset, merged);
+                }
+                return Ok(started);
+            }
+            _ => {}
         }
         let max = profile.limits.lock_value_max;
         let Some(state) = self.tiles.get_mut(&tile) else {
             return Err(fail("no such tile in the array".into()));
         };
-        let merged = state.register(offset) & !mask | value & mask;
+        let s = &profile.tile_registers(state.kind).stream_switch;
         match name.register {
             Register::LockValue(id) => {
                 let Some(lock) = state.locks.get_mut(id as usize) else {
@@ -81,56 +154,37 @@ impl Array {
             Register::BdWord { .. } | Register::ShimMux | Register::ShimDemux => {
                 state.registers.insert(offset, merged);
             }
-            Register::ChannelControl(..) => {
-                if merged != 0 {
-                    return Err(fail(format!(
-                        "channel control {merged:#x}: settings such as reset, out-of-order \
-                         or compression are not modelled (only 0)"
-                    )));
-                }
-                state.registers.insert(offset, merged);
-            }
-            Register::StreamSwitchMaster(_) => {
-                let s = &profile.tile_registers(state.kind).stream_switch;
-                let extra =
-                    merged & !(field_mask(s.master_enable) | field_mask(s.master_slave_index));
-                if extra != 0 {
-                    return Err(fail(format!(
-                        "master setting {merged:#x} has bits {extra:#x} set: packet \
-                         switching and other modes are not modelled, only circuits"
-                    )));
-                }
-                let slave = field_of(merged, s.master_slave_index);
-                if field_of(merged, s.master_enable) == 1 && slave >= s.slaves {
-                    return Err(fail(format!(
-                        "selects slave port {slave}, but the switch has {} slave ports",
-                        s.slaves
-                    )));
-                }
+            Register::StreamSwitchMaster(master) => {
+                master_setting(s, master, merged).map_err(fail)?;
                 state.registers.insert(offset, merged);
             }
             Register::StreamSwitchSlave(_) => {
-                let s = &profile.tile_registers(state.kind).stream_switch;
-                let extra = merged & !field_mask(s.slave_enable);
+                let fields = field_mask(s.slave_enable) | field_mask(s.packet.slave_packet_enable);
+                let extra = merged & !fields;
                 if extra != 0 {
                     return Err(fail(format!(
-                        "slave setting {merged:#x} has bits {extra:#x} set: packet \
-                         switching is not modelled, only circuits"
+                        "slave setting {merged:#x} has bits {extra:#x} set, which are not \
+                         modelled (only enable and packet enable)"
                     )));
                 }
                 state.registers.insert(offset, merged);
             }
-            Register::CoreControl => {
-                if merged & !CORE_ENABLE != 0 {
+            Register::StreamSwitchSlot { .. } => {
+                let p = &s.packet;
+                let fields = [
+                    p.slot_id,
+                    p.slot_mask,
+                    p.slot_enable,
+                    p.slot_msel,
+                    p.slot_arbiter,
+                ];
+                let extra = merged & !fields.iter().fold(0, |m, &f| m | field_mask(f));
+                if extra != 0 {
                     return Err(fail(format!(
-                        "core control {merged:#x}: only the enable bit is modelled (not reset)"
+                        "slot setting {merged:#x} has bits {extra:#x} set outside its fields"
                     )));
                 }
-                let enable = merged & CORE_ENABLE != 0;
-                let started = enable && !state.core_enabled;
-                state.core_enabled = enable;
                 state.registers.insert(offset, merged);
-                return Ok(started.then_some(tile));
             }
             Register::CoreStatus => return Err(fail("core status is read-only".into())),
             Register::ProgramMemory(_) | Register::DataMemory(_) => {
@@ -140,7 +194,7 @@ impl Array {
                         .into(),
                 ))
             }
-            Register::StartQueue(..) => {}
+            Register::StartQueue(..) | Register::ChannelControl(..) | Register::CoreControl => {}
         }
         Ok(None)
     }
@@ -291,11 +345,12 @@ mod tests {
     use crate::sim::array::testing::*;
     use crate::sim::array::Effect;
     use loom_targets::xdna::regs::Direction;
+    use loom_targets::xdna::route::PortKind;
     use loom_targets::xdna::txn::TxnOp;
 
     #[test]
     fn writes_the_model_cannot_name_are_errors() {
-        let mut array = Array::new(strix());
+        let mut array = array();
         let write = |offset: u32| TxnOp::Write {
             address: address(CORE, offset),
             value: 1,
@@ -317,27 +372,89 @@ mod tests {
 
     #[test]
     fn core_enable_is_an_effect_once() {
-        let mut array = Array::new(strix());
+        let mut array = array();
+        for (i, op) in bring_up(CORE).iter().enumerate() {
+            assert_eq!(array.apply(i, op, &[]), Ok(Effect::None));
+        }
         let enable = TxnOp::Write {
             address: address(CORE, strix().core_control()),
             value: 1,
         };
-        assert_eq!(array.apply(0, &enable, &[]), Ok(Effect::CoreEnabled(CORE)));
+        assert_eq!(array.apply(9, &enable, &[]), Ok(Effect::CoreEnabled(CORE)));
         assert_eq!(
-            array.apply(1, &enable, &[]),
+            array.apply(10, &enable, &[]),
             Ok(Effect::None),
             "already running"
         );
         let reset = TxnOp::Write {
             address: address(CORE, strix().core_control()),
-            value: 2,
+            value: 3,
         };
-        assert!(array.apply(2, &reset, &[]).is_err());
+        assert!(array.apply(11, &reset, &[]).is_err());
+    }
+
+    #[test]
+    fn a_memory_tile_circuit_that_changes_lane_is_an_error() {
+        let mut array = array();
+        let s = &strix().registers.memory.stream_switch;
+        let north = |i| s.slave_ports[&PortKind::North].first + i;
+        let south = |i| s.master_ports[&PortKind::South].first + i;
+        let circuit = |master, slave| TxnOp::Write {
+            address: address(
+                MEM,
+                strix()
+                    .stream_switch_master(TileKind::Memory, master)
+                    .unwrap(),
+            ),
+            value: 1 << 31 | slave,
+        };
+        assert_eq!(
+            array.apply(1, &circuit(south(1), north(1)), &[]),
+            Ok(Effect::None)
+        );
+        let error = array
+            .apply(2, &circuit(south(0), north(1)), &[])
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "TXN op 2: tile [0, 1] mem.stream_switch.master[{}]: a circuit from slave North1 \
+                 to master South0 changes lane: the switch joins North and South ports only at \
+                 equal indices",
+                south(0)
+            )
+        );
+    }
+
+    #[test]
+    fn packet_settings_outside_their_fields_are_errors() {
+        let mut array = array();
+        let write = |offset, value| TxnOp::Write {
+            address: address(SHIM, offset),
+            value,
+        };
+        // Master South 0 in packet mode: bit 8 is no packet field.
+        let error = array
+            .apply(1, &write(0x3F008, 0xC000_0108), &[])
+            .unwrap_err();
+        assert!(error.message.contains("bits 0x100"), "{error}");
+        let error = array
+            .apply(2, &write(0x3F200, 0x8000_0000), &[])
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "TXN op 2: tile [0, 0] shim.stream_switch.slave[0].slot[0]: slot setting \
+             0x80000000 has bits 0x80000000 set outside its fields"
+        );
+        let error = array
+            .apply(3, &write(0x3F100, 0x2000_0000), &[])
+            .unwrap_err();
+        assert!(error.message.contains("not modelled"), "{error}");
     }
 
     #[test]
     fn ddr_patch_checks_its_argument_and_descriptor() {
-        let mut array = Array::new(strix());
+        let mut array = array();
         let error = array.apply(0, &patch(0, 0, 0), &[ARG0]).unwrap_err();
         assert!(error.message.contains("never written"), "{error}");
         array.apply(1, &bd(SHIM, 0, &shim_bd(16)), &[ARG0]).unwrap();
@@ -363,7 +480,7 @@ mod tests {
 
     #[test]
     fn maskpoll_holds_or_fails_at_once() {
-        let mut array = Array::new(strix());
+        let mut array = array();
         array.apply(0, &lock_init(CORE, 2, 5), &[]).unwrap();
         let poll = |value| TxnOp::MaskPoll {
             address: address(CORE, strix().lock_value(TileKind::Core, 2).unwrap()),

@@ -12,7 +12,7 @@ use loom_targets::Tile;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The port of a switch side that physical index `physical` is.
-fn port_at(ports: &BTreeMap<PortKind, PortRange>, physical: u32) -> Option<Port> {
+pub(super) fn port_at(ports: &BTreeMap<PortKind, PortRange>, physical: u32) -> Option<Port> {
     ports
         .iter()
         .find(|(_, range)| (range.first..range.first + range.count).contains(&physical))
@@ -190,10 +190,13 @@ impl Array {
                     tile
                 ));
             }
+            let packet = |v: u32| field_of(v, s.packet.master_packet_enable) == 1;
             let masters: Vec<u32> = (0..s.masters)
                 .filter(|m| {
                     let v = state.register(s.master_base.0 + m * s.stride.0);
-                    field_of(v, s.master_enable) == 1 && field_of(v, s.master_slave_index) == slave
+                    field_of(v, s.master_enable) == 1
+                        && !packet(v)
+                        && field_of(v, s.master_slave_index) == slave
                 })
                 .collect();
             if masters.is_empty() {
@@ -210,19 +213,17 @@ impl Array {
                     tile
                 ));
             }
+            if field_of(enabled, s.packet.slave_packet_enable) == 1 {
+                return Err(format!(
+                    "tile {} slave {slave_port} is in packet mode: packet-switched data \
+                     streams are not modelled",
+                    tile
+                ));
+            }
             for m in masters {
                 let master = port_at(&s.master_ports, m).ok_or_else(|| {
                     format!("tile {} master port {m} has no kind in the profile", tile)
                 })?;
-                if s.same_index.contains(&(slave_port.kind, master.kind))
-                    && slave_port.index != master.index
-                {
-                    return Err(format!(
-                        "tile {} joins slave {slave_port} to master {master}, which its switch \
-                         joins only at equal indices",
-                        tile
-                    ));
-                }
                 match (master.kind, &s.shim_dma) {
                     (PortKind::Dma, _) => ends.push((tile, master.index)),
                     // A shim's South masters leave the array, to its DMA
@@ -295,7 +296,7 @@ mod tests {
     #[test]
     fn data_sent_to_an_unrouted_port_is_an_error() {
         let mut memory = TestMemory::new(vec![(ARG0, vec![0; 64])]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let s = &strix().registers.core.stream_switch;
         // The route without its master connection in tile [0, 2].
         let mut ops: Vec<TxnOp> = settings((SHIM, 0), (CORE, 0))
@@ -324,7 +325,7 @@ mod tests {
     #[test]
     fn shim_dma_needs_its_mux_set() {
         let mut memory = TestMemory::new(vec![(ARG0, vec![0; 64])]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let mut ops: Vec<TxnOp> = route_ops((SHIM, 0), (CORE, 0))
             .into_iter()
             .filter(|op| !matches!(op, TxnOp::MaskWrite { .. }))

@@ -1,11 +1,14 @@
 //! What the array model's tests share: the Strix profile, a test memory,
-//! and TXN ops that set up routes, locks and buffer descriptors.
+//! a partition after its LOADPDI, and TXN ops that set up routes, locks,
+//! buffer descriptors, token routes and core bring-ups.
 
 use super::{Array, Effect};
 use crate::sim::error::SimError;
 use crate::sim::memory::Memory;
+use loom_targets::xdna::elf::Pdi;
+use loom_targets::xdna::pdi::empty;
 use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry, TileKind};
-use loom_targets::xdna::route::{route, Endpoint, Used};
+use loom_targets::xdna::route::{route, token_routes, Endpoint, Used};
 use loom_targets::xdna::txn::TxnOp;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
@@ -25,6 +28,122 @@ pub(super) fn strix() -> &'static DeviceProfile {
         .iter()
         .find(|p| p.name == "amd.xdna.strix.17f0_10")
         .unwrap()
+}
+
+/// The LOADPDI of the artifact's empty `.pdi.<id>`.
+pub(super) fn load_pdi(id: u16) -> TxnOp {
+    TxnOp::LoadPdi {
+        id,
+        size: empty(id).len() as u32,
+        address: 0,
+    }
+}
+
+/// An array that carries the empty PDIs 0 and 1 and has not loaded one.
+pub(super) fn unloaded() -> Array {
+    let mut array = Array::new(strix());
+    let pdis: Vec<Pdi> = (0..2)
+        .map(|id| Pdi {
+            id,
+            bytes: empty(id),
+            loads: vec![],
+        })
+        .collect();
+    array.carry_pdis(&pdis);
+    array
+}
+
+/// A partition the firmware has just reset (LOADPDI of `.pdi.0`), with the
+/// route the back end gives column 0's shim tokens (controller id 1) and
+/// every shim channel's Controller_ID set to it.
+pub(super) fn array() -> Array {
+    let mut array = unloaded();
+    assert_eq!(array.apply(0, &load_pdi(0), &[]), Ok(Effect::Reset));
+    array.reset();
+    let mut ops = shim_token_route(1);
+    for direction in [Direction::S2mm, Direction::Mm2s] {
+        ops.extend((0..2).map(|ch| controller_id(SHIM, direction, ch, 1)));
+    }
+    for op in &ops {
+        array.apply(0, op, &[]).unwrap();
+    }
+    array
+}
+
+/// The shim's token route as the back end writes it: slave TileControl in
+/// packet mode, its slot 0 for `id` (mask 0x1F, msel 0, arbiter 0), master
+/// South 0 in packet mode taking msel 0 on arbiter 0, header kept.
+pub(super) fn shim_token_route(id: u32) -> Vec<TxnOp> {
+    let write = |offset, value| TxnOp::Write {
+        address: address(SHIM, offset),
+        value,
+    };
+    vec![
+        write(0x3F100, 0xC000_0000),
+        write(0x3F200, id << 24 | 0x1F << 16 | 1 << 8),
+        write(0x3F008, 0xC000_0000 | 1 << 3),
+    ]
+}
+
+/// The token routes `token_routes` gives for the issuers `ids`, beside the
+/// ports `used` holds.
+pub(super) fn token_route_ops(ids: &[(Tile, u32)], used: &mut Used) -> Vec<TxnOp> {
+    token_routes(strix(), &ids.iter().copied().collect(), used)
+        .unwrap()
+        .iter()
+        .map(|s| s.txn_op(strix()))
+        .collect()
+}
+
+/// MASKWRITE of a channel's Controller_ID field, as before a token start.
+pub(super) fn controller_id(tile: Tile, direction: Direction, channel: u32, id: u32) -> TxnOp {
+    channel_control(tile, direction, channel, id << 8, 0x1F00)
+}
+
+pub(super) fn channel_control(
+    tile: Tile,
+    direction: Direction,
+    channel: u32,
+    value: u32,
+    mask: u32,
+) -> TxnOp {
+    let offset = strix()
+        .channel_control(kind(tile), direction, channel)
+        .unwrap();
+    TxnOp::MaskWrite {
+        address: address(tile, offset),
+        value,
+        mask,
+    }
+}
+
+/// MASKWRITE of a core's Core_Control enable bit.
+pub(super) fn core_enable(tile: Tile, on: bool) -> TxnOp {
+    TxnOp::MaskWrite {
+        address: address(tile, strix().core_control()),
+        value: u32::from(on),
+        mask: 1,
+    }
+}
+
+/// A core tile's bring-up as the back end writes it: disable the core,
+/// reset its MM2S then S2MM channels, (write its program), release them.
+pub(super) fn bring_up(tile: Tile) -> Vec<TxnOp> {
+    let channels = [
+        (Direction::Mm2s, 0),
+        (Direction::Mm2s, 1),
+        (Direction::S2mm, 0),
+        (Direction::S2mm, 1),
+    ];
+    let mut ops = vec![core_enable(tile, false)];
+    for value in [2, 0] {
+        ops.extend(
+            channels
+                .iter()
+                .map(|&(d, ch)| channel_control(tile, d, ch, value, 2)),
+        );
+    }
+    ops
 }
 
 /// Zeroed tile memories made at first use, and caller buffers by base.
@@ -83,12 +202,21 @@ pub(super) fn lock_init(tile: Tile, lock: u32, value: u32) -> TxnOp {
 
 /// The switch settings `route` gives, as TXN ops.
 pub(super) fn settings(from: (Tile, u32), to: (Tile, u32)) -> Vec<(Tile, u32, TxnOp)> {
+    settings_using(from, to, &mut Used::default())
+}
+
+/// The same, taking the ports in `used`.
+pub(super) fn settings_using(
+    from: (Tile, u32),
+    to: (Tile, u32),
+    used: &mut Used,
+) -> Vec<(Tile, u32, TxnOp)> {
     let end = |(tile, channel): (Tile, u32)| Endpoint {
         column: tile.column,
         row: tile.row,
         channel,
     };
-    route(strix(), end(from), end(to), &mut Used::default())
+    route(strix(), end(from), end(to), used)
         .unwrap()
         .into_iter()
         .map(|s| (Tile::new(s.column, s.row), s.offset, s.txn_op(strix())))
@@ -190,12 +318,19 @@ pub(super) fn run(
     let mut effects = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let effect = array.apply(i, op, &[ARG0, ARG1])?;
-        if let Effect::Wait(key) = effect {
-            while !array.take_token(&key) {
-                if !array.step(memory)? {
-                    return Err(SimError::new(format!("hang: {:?}", array.pending())).op(i));
+        match effect {
+            Effect::Wait(key) => {
+                while !array.take_token(i, &key)? {
+                    if !array.step(memory)? {
+                        return Err(SimError::new(format!("hang: {:?}", array.pending())).op(i));
+                    }
                 }
             }
+            Effect::Reset => {
+                while array.step(memory)? {}
+                array.reset();
+            }
+            _ => {}
         }
         effects.push(effect);
     }

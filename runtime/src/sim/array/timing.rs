@@ -45,14 +45,13 @@ impl Array {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::sim::array::testing::*;
 
     #[test]
     fn transfers_take_their_bytes_at_the_dma_rate_and_the_route_latency() {
         let data: Vec<u8> = (0..128).collect();
         let mut memory = TestMemory::new(vec![(ARG0, data)]);
-        let mut array = Array::new(strix());
+        let mut array = array();
         let ops = shim_to_core(tile_bd(0x400, 64, Some((0, -1)), Some((1, 1))), 64, 16);
         run(&mut array, &ops, &mut memory).unwrap();
         let timing = &strix().timing;
