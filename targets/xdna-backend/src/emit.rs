@@ -97,6 +97,7 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
     let mut patches = Vec::new();
     let mut patch_ops = Vec::new(); // (index in `stream` of the BD's BLOCKWRITE, argument, offset)
     let mut stream_started = false;
+    let mut routed_columns = BTreeSet::new();
     let mut used = Used::default();
     let mut tiles: BTreeMap<Tile, TileUse> = BTreeMap::new();
     let mut images = Vec::new();
@@ -172,6 +173,8 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                     .map_err(|e| fail(op, e.to_string()))?;
                 // The shim mux/demux fields of other channels must stay.
                 configure.extend(settings.iter().map(|s| s.txn_op(profile)));
+                // A route may cross columns no tile of the design is in.
+                routed_columns.extend(settings.iter().map(|s| s.column));
             }
             names::aie2p::PROGRAM_LOAD => {
                 let at = tile(op, "coordinates");
@@ -361,10 +364,14 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             .iter()
             .map(|s| s.txn_op(profile)),
     );
+    // The partition's width: every column the control code touches, from 0
+    // (addresses are absolute; the firmware relocates the partition).
     let columns = tiles
         .keys()
         .chain(&issuers)
-        .map(|t| t.column + 1)
+        .map(|t| t.column)
+        .chain(routed_columns)
+        .map(|c| c + 1)
         .max()
         .unwrap_or(1);
     let mut txn = Txn::new(profile, columns).map_err(|e| fail(configuration, e.to_string()))?;
