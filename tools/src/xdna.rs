@@ -58,8 +58,9 @@ pub fn compile(
 mod tests {
     use super::*;
     use crate::Session;
-    use loom_runtime::hal::invoke::DDR_AIE_ADDR_OFFSET;
-    use loom_runtime::hal::packet::npu_packet;
+    use loom_runtime::hal::fake::Call;
+    use loom_runtime::hal::invoke::{InvokeError, DDR_AIE_ADDR_OFFSET};
+    use loom_runtime::hal::packet::preempt_elf_packet;
     use loom_runtime::hal::{Device, FakeDevice};
     use loom_targets::xdna::txn::{Txn, TxnOp};
     use loom_xdna_backend::NOT_LOADABLE;
@@ -94,19 +95,24 @@ mod tests {
 
     /// The compiler's real artifact through the HAL on the recording fake:
     /// today's artifact is refused with its reason before any device call;
-    /// marked loadable, its entry's arguments become buffers, each of its
-    /// patches lands on a shim descriptor it wrote, and START_NPU carries
-    /// the code and the buffers' addresses.
+    /// marked loadable, it runs without a firmware image (it carries its
+    /// PDIs): its entry's arguments become buffers, each of its patches
+    /// lands on a shim descriptor it wrote, each LOADPDI holds the address
+    /// of a buffer holding its PDI, and START_NPU_PREEMPT_ELF carries the
+    /// code.
     #[test]
     fn the_walkthrough_artifact_runs_through_the_hal() {
         let artifact = walkthrough_artifact();
+        let ids: Vec<u16> = artifact.pdis.iter().map(|p| p.id).collect();
+        assert_eq!(ids, [0, 1]);
         let strix = &loom_targets::profiles()[0];
         let dev = FakeDevice::of_profile(strix);
         let args = vec![vec![1u8; 1024], vec![2u8; 2048], vec![0u8; 4]];
         let timeout = Duration::from_secs(1);
-        let refused =
-            loom_runtime::hal::run_artifact(&dev, strix, &artifact, b"pdi", args.clone(), timeout)
-                .unwrap_err();
+        let run = |artifact: &Artifact, firmware: &[u8]| {
+            loom_runtime::hal::run_artifact(&dev, strix, artifact, firmware, args.clone(), timeout)
+        };
+        let refused = run(&artifact, &[]).unwrap_err();
         assert_eq!(
             refused.to_string(),
             format!("the artifact is not device-loadable: {NOT_LOADABLE}")
@@ -118,29 +124,23 @@ mod tests {
             not_loadable_reason: None,
             ..artifact.clone()
         };
-        let out = loom_runtime::hal::run_artifact(
-            &dev,
-            strix,
-            &loadable,
-            b"pdi image",
-            args.clone(),
-            timeout,
-        )
-        .unwrap();
+        // Its PDIs are its firmware: an image from the caller is refused.
+        let both = run(&loadable, b"pdi image").unwrap_err();
+        assert_eq!(both, InvokeError::FirmwareWithPdis { pdis: vec![0, 1] });
+        assert!(dev.calls().is_empty());
+        let out = run(&loadable, &[]).unwrap();
         // The fake NPU writes nothing: the buffers come back as they went.
         assert_eq!(out, args);
+        let calls = dev.calls();
+        assert!(!calls.iter().any(|c| matches!(c, Call::ConfigCu { .. })));
         let sent = dev.submissions();
         let [ctrl, input, weights, output] = sent[0].bos[..] else {
             panic!("{:?}", sent[0].bos);
         };
         let at = |bo| dev.bo_info(bo).unwrap().xdna_addr;
-        let code = dev.bo_bytes(ctrl).unwrap();
+        let code = dev.synced_bytes(ctrl).unwrap();
         assert_eq!(code.len(), artifact.ctrltext.len());
-        let packet = npu_packet(
-            at(ctrl),
-            code.len() as u64,
-            &[at(input), at(weights), at(output)],
-        );
+        let packet = preempt_elf_packet(at(ctrl), code.len() as u64, at(input));
         assert_eq!(sent[0].packet, packet.unwrap());
         // One patch per shim descriptor, each on the argument its
         // DDR_PATCH names: words 1 and 2 now hold the buffer's address
@@ -155,9 +155,8 @@ mod tests {
             assert_eq!(u64::from(word(&code, site + 4)), expected & 0xFFFF_FFFC);
             assert_eq!(u64::from(word(&code, site + 8) & 0xFFFF), expected >> 32);
         }
-        let ddr_patches: Vec<u32> = Txn::decode(&code)
-            .unwrap()
-            .ops
+        let ops = Txn::decode(&code).unwrap().ops;
+        let ddr_patches: Vec<u32> = ops
             .iter()
             .filter_map(|op| match op {
                 TxnOp::DdrPatch { arg_index, .. } => Some(*arg_index),
@@ -169,5 +168,26 @@ mod tests {
         let mut named = ddr_patches.clone();
         named.sort_unstable();
         assert_eq!(named, patched);
+        // The code opens with LOADPDI 0 and ends with LOADPDI 1, each at
+        // the device address of a buffer that holds its PDI.
+        let loads: Vec<(u16, u64)> = ops
+            .iter()
+            .filter_map(|op| match op {
+                TxnOp::LoadPdi { id, address, .. } => Some((*id, *address)),
+                _ => None,
+            })
+            .collect();
+        assert!(matches!(ops.first(), Some(TxnOp::LoadPdi { id: 0, .. })));
+        assert!(matches!(ops.last(), Some(TxnOp::LoadPdi { id: 1, .. })));
+        let holding = |address: u64| {
+            calls.iter().find_map(|c| match c {
+                Call::BoInfo { bo } if at(*bo) == address => dev.synced_bytes(*bo),
+                _ => None,
+            })
+        };
+        for (id, address) in loads {
+            let pdi = artifact.pdis.iter().find(|p| p.id == id).unwrap();
+            assert_eq!(holding(address), Some(pdi.bytes.clone()), "LOADPDI {id}");
+        }
     }
 }
