@@ -155,13 +155,10 @@ pub fn run(
             // The engines and cores go on until the reset; work it would
             // cut off is an error, as a hang or lost data would be.
             if settled {
-                unfinished(
-                    &array,
-                    cores,
-                    format!(
+                let why = format!(
                     "TXN op {op}: the LOADPDI resets the partition while its work is unfinished"
-                ),
-                )?;
+                );
+                unfinished(&array, cores, why)?;
                 array.reset();
                 stopped = None;
             }
@@ -169,7 +166,8 @@ pub fn run(
         }
         let done = stopped.is_none() && next == txn.ops.len() && !array.busy();
         if done && cores.unfinished().is_empty() {
-            unfinished(&array, cores, String::new())?;
+            let why = "the invocation completed with stream data no DMA channel took";
+            unfinished(&array, cores, why.into())?;
             break;
         }
         if settled {
@@ -233,8 +231,8 @@ enum Stop {
     Reset(usize),
 }
 
-/// An error `message` (with notes) if DMA tasks, cores or stream bytes
-/// are left over; "" says the invocation completed.
+/// The error `message`, with a note for each, if DMA tasks, cores or stream
+/// bytes are left over.
 fn unfinished(array: &Array, cores: &dyn Cores, message: String) -> Result<(), Diagnostic> {
     let mut notes: Vec<(String, String)> = array
         .pending()
@@ -246,11 +244,6 @@ fn unfinished(array: &Array, cores: &dyn Cores, message: String) -> Result<(), D
     if notes.is_empty() {
         return Ok(());
     }
-    let message = if message.is_empty() {
-        "the invocation completed with stream data no DMA channel took".into()
-    } else {
-        message
-    };
     Err(notes
         .into_iter()
         .fold(failure(message), |d, (loc, why)| d.with_note(loc, why)))

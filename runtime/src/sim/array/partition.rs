@@ -10,7 +10,7 @@ use crate::sim::error::SimError;
 use loom_targets::xdna::elf::Pdi;
 use loom_targets::xdna::pdi::{pdi, CDO_NOP};
 use loom_targets::xdna::regs::{Direction, TileKind};
-use loom_targets::Tile;
+use loom_targets::{DeviceProfile, Tile};
 
 /// Bit 1 of a shim channel's control is Pause_Mem, not a reset (aie-rt
 /// xaie2pgbl_params.h NOC_MODULE_DMA_S2MM_0_CTRL_PAUSE_MEM; reginit gives
@@ -194,15 +194,10 @@ impl Array {
                  FoT mode are not modelled (only Reset and Controller_ID)"
             )));
         }
-        let held = |state: &TileState, d: Direction, ch: u32| {
-            profile
-                .channel_control(kind, d, ch)
-                .is_ok_and(|at| state.register(at) & reset != 0)
-        };
         let Some(state) = self.tiles.get_mut(&tile) else {
             return Err(fail("no such tile in the array".into()));
         };
-        let was = held(state, direction, channel);
+        let was = held(profile, state, direction, channel);
         let now = value & reset != 0;
         let c = &state.channels(direction)[channel as usize];
         if now && !was && (c.running.is_some() || !c.queue.is_empty()) {
@@ -223,7 +218,7 @@ impl Array {
         let channels = state.s2mm.len() + state.mm2s.len();
         let any_held = [Direction::S2mm, Direction::Mm2s]
             .iter()
-            .any(|&d| (0..state.channels(d).len() as u32).any(|ch| held(state, d, ch)));
+            .any(|&d| (0..state.channels(d).len() as u32).any(|ch| held(profile, state, d, ch)));
         if was && !now && state.bring_up.reset.len() == channels && !any_held {
             state.bring_up.written = true;
         }
@@ -232,18 +227,18 @@ impl Array {
 
     /// Whether a channel's control register holds it in reset.
     pub(super) fn held_in_reset(&self, tile: Tile, direction: Direction, channel: u32) -> bool {
-        self.state(tile).is_some_and(|state| {
-            let reset = self
-                .profile
-                .tile_registers(state.kind)
-                .channel_control
-                .reset;
-            let at = self.profile.channel_control(state.kind, direction, channel);
-            match (reset, at) {
-                (Some(reset), Ok(at)) => field_of(state.register(at), reset) == 1,
-                _ => false,
-            }
-        })
+        self.state(tile)
+            .is_some_and(|state| held(self.profile, state, direction, channel))
+    }
+}
+
+/// Whether the tile's register file holds a channel in reset.
+fn held(profile: &DeviceProfile, state: &TileState, direction: Direction, channel: u32) -> bool {
+    let reset = profile.tile_registers(state.kind).channel_control.reset;
+    let at = profile.channel_control(state.kind, direction, channel);
+    match (reset, at) {
+        (Some(reset), Ok(at)) => field_of(state.register(at), reset) == 1,
+        _ => false,
     }
 }
 
