@@ -67,8 +67,9 @@ struct Args {
     #[arg(long = "each-pass")]
     each_pass: bool,
     /// The firmware image (PDI) the NPU's compute unit runs, for
-    /// --device=xdna: a PDI file, or an xclbin whose AIE partition holds
-    /// one. A `.xdna` carries none.
+    /// --device=xdna with a kernel that carries none (a foreign ELF): a PDI
+    /// file, or an xclbin whose AIE partition holds one. A Loom `.xdna`
+    /// carries its own PDIs and is refused with this flag.
     #[arg(long, value_name = "FILE")]
     firmware: Option<String>,
 }
