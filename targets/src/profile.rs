@@ -108,6 +108,11 @@ impl Field {
         ones.checked_shl(self.lsb).unwrap_or(0)
     }
 
+    /// The field's value in register word `word`.
+    pub fn get(self, word: u32) -> u32 {
+        (word & self.mask()).checked_shr(self.lsb).unwrap_or(0)
+    }
+
     /// `value` in the field's place (bits beyond its width dropped).
     pub fn place(self, value: u32) -> u32 {
         value.checked_shl(self.lsb).unwrap_or(0) & self.mask()
@@ -535,6 +540,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn fields_read_and_place_their_bits() {
+        let id = Field { lsb: 8, width: 5 };
+        assert_eq!(id.mask(), 0x1F00);
+        assert_eq!(id.place(3), 0x300);
+        assert_eq!(id.place(0x3F), 0x1F00, "bits beyond the width dropped");
+        assert_eq!(id.get(0xFFFF_F3FF), 0x13);
+        let whole = Field { lsb: 0, width: 32 };
+        assert_eq!((whole.mask(), whole.get(7)), (u32::MAX, 7));
     }
 
     #[test]

@@ -5,7 +5,6 @@
 //! profile's `packet` fields are aie-rt's, xaie_ss.c
 //! _XAie_StrmPktSwMstrPortConfig and _XAie_StrmSlaveSlotConfig).
 
-use super::registers::field_of;
 use super::switch::{neighbour, physical, port_at};
 use super::{Array, TokenKey};
 use loom_targets::xdna::regs::TileKind;
@@ -29,13 +28,11 @@ impl Array {
         let control = profile
             .channel_control(state.kind, key.direction, key.channel)
             .map_err(|e| e.to_string())?;
-        let id = field_of(
-            state.register(control),
-            profile
-                .tile_registers(state.kind)
-                .channel_control
-                .controller_id,
-        );
+        let id = (profile
+            .tile_registers(state.kind)
+            .channel_control
+            .controller_id)
+            .get(state.register(control));
         let tile_control = Port {
             kind: PortKind::TileCtrl,
             index: 0,
@@ -60,8 +57,7 @@ impl Array {
                 index: slave,
             });
             let config = state.register(s.slave_base.0 + slave * s.stride.0);
-            if field_of(config, s.slave_enable) != 1 || field_of(config, p.slave_packet_enable) != 1
-            {
+            if s.slave_enable.get(config) != 1 || p.slave_packet_enable.get(config) != 1 {
                 dead.push(format!(
                     "tile {tile} slave {slave_port} is not enabled in packet mode"
                 ));
@@ -75,8 +71,8 @@ impl Array {
                     state.register(at)
                 })
                 .find(|&v| {
-                    let mask = field_of(v, p.slot_mask);
-                    field_of(v, p.slot_enable) == 1 && field_of(v, p.slot_id) & mask == id & mask
+                    let mask = p.slot_mask.get(v);
+                    p.slot_enable.get(v) == 1 && p.slot_id.get(v) & mask == id & mask
                 });
             let Some(slot) = slot else {
                 dead.push(format!(
@@ -84,14 +80,14 @@ impl Array {
                 ));
                 continue;
             };
-            let (msel, arbiter) = (field_of(slot, p.slot_msel), field_of(slot, p.slot_arbiter));
+            let (msel, arbiter) = (p.slot_msel.get(slot), p.slot_arbiter.get(slot));
             let masters: Vec<u32> = (0..s.masters)
                 .filter(|m| {
                     let v = state.register(s.master_base.0 + m * s.stride.0);
-                    field_of(v, s.master_enable) == 1
-                        && field_of(v, p.master_packet_enable) == 1
-                        && field_of(v, p.master_arbiter) == arbiter
-                        && field_of(v, p.master_msel_enable) >> msel & 1 == 1
+                    s.master_enable.get(v) == 1
+                        && p.master_packet_enable.get(v) == 1
+                        && p.master_arbiter.get(v) == arbiter
+                        && p.master_msel_enable.get(v) >> msel & 1 == 1
                 })
                 .collect();
             if masters.is_empty() {
@@ -105,7 +101,7 @@ impl Array {
                     continue;
                 };
                 let v = state.register(s.master_base.0 + m * s.stride.0);
-                if field_of(v, p.master_drop_header) == 1 {
+                if p.master_drop_header.get(v) == 1 {
                     dead.push(format!(
                         "tile {tile} master {master} drops the packet header"
                     ));

@@ -4,7 +4,6 @@
 //! registers are decoded here.
 
 use super::dma::channel_name;
-use super::registers::{field_mask, field_of};
 use super::{Array, Effect, TileState};
 use crate::sim::error::SimError;
 use loom_targets::xdna::elf::Pdi;
@@ -133,12 +132,12 @@ impl Array {
         let Some(state) = self.tiles.get_mut(&tile) else {
             return Err(fail("no such tile in the array".into()));
         };
-        if value & !field_mask(enable) != 0 {
+        if value & !enable.mask() != 0 {
             return Err(fail(format!(
                 "core control {value:#x}: only the enable bit is modelled (not reset)"
             )));
         }
-        let enable = field_of(value, enable) == 1;
+        let enable = enable.get(value) == 1;
         match (state.core_enabled, enable) {
             (false, true) if !state.bring_up.written => {
                 return Err(fail(format!(
@@ -181,14 +180,14 @@ impl Array {
             .channel_control(kind, direction, channel)
             .map_err(|e| fail(e.to_string()))?;
         let fields = &profile.tile_registers(kind).channel_control;
-        let reset = fields.reset.map_or(0, field_mask);
+        let reset = fields.reset.map_or(0, |r| r.mask());
         if reset == 0 && value & PAUSE_MEM != 0 {
             return Err(fail(format!(
                 "channel control {value:#x}: a shim channel has no reset bit (bit 1 is \
                  Pause_Mem, which is not modelled)"
             )));
         }
-        if value & !(field_mask(fields.controller_id) | reset) != 0 {
+        if value & !(fields.controller_id.mask() | reset) != 0 {
             return Err(fail(format!(
                 "channel control {value:#x}: settings such as out-of-order, compression or \
                  FoT mode are not modelled (only Reset and Controller_ID)"
@@ -237,7 +236,7 @@ fn held(profile: &DeviceProfile, state: &TileState, direction: Direction, channe
     let reset = profile.tile_registers(state.kind).channel_control.reset;
     let at = profile.channel_control(state.kind, direction, channel);
     match (reset, at) {
-        (Some(reset), Ok(at)) => field_of(state.register(at), reset) == 1,
+        (Some(reset), Ok(at)) => reset.get(state.register(at)) == 1,
         _ => false,
     }
 }

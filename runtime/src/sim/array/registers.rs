@@ -9,32 +9,24 @@ use crate::sim::error::SimError;
 use loom_targets::xdna::regs::{name_of, Field, Register, StreamSwitch, TileKind};
 use loom_targets::Tile;
 
-pub(super) fn ones(width: u32) -> u64 {
+fn ones(width: u32) -> u64 {
     1u64.checked_shl(width).map_or(u64::MAX, |bit| bit - 1)
-}
-
-pub(super) fn field_mask(field: Field) -> u32 {
-    (ones(field.width) << field.lsb) as u32
-}
-
-pub(super) fn field_of(value: u32, field: Field) -> u32 {
-    ((u64::from(value) >> field.lsb) & ones(field.width)) as u32
 }
 
 /// Check a master setting: a circuit (enable, slave index) that joins
 /// ports the switch may join, or a packet-mode master (enable, packet
 /// enable, drop header, msel mask, arbiter).
 fn master_setting(s: &StreamSwitch, master: u32, merged: u32) -> Result<(), String> {
-    let enable = field_mask(s.master_enable);
+    let enable = s.master_enable.mask();
     let p = &s.packet;
-    if field_of(merged, p.master_packet_enable) == 1 {
+    if p.master_packet_enable.get(merged) == 1 {
         let fields = [
             p.master_packet_enable,
             p.master_drop_header,
             p.master_msel_enable,
             p.master_arbiter,
         ];
-        let fields = fields.iter().fold(enable, |m, &f| m | field_mask(f));
+        let fields = fields.iter().fold(enable, |m, &f| m | f.mask());
         let extra = merged & !fields;
         if extra != 0 {
             return Err(format!(
@@ -43,17 +35,17 @@ fn master_setting(s: &StreamSwitch, master: u32, merged: u32) -> Result<(), Stri
         }
         return Ok(());
     }
-    let extra = merged & !(enable | field_mask(s.master_slave_index));
+    let extra = merged & !(enable | s.master_slave_index.mask());
     if extra != 0 {
         return Err(format!(
             "master setting {merged:#x} has bits {extra:#x} set, which no circuit or packet \
              setting the model follows has"
         ));
     }
-    if field_of(merged, s.master_enable) != 1 {
+    if s.master_enable.get(merged) != 1 {
         return Ok(());
     }
-    let slave = field_of(merged, s.master_slave_index);
+    let slave = s.master_slave_index.get(merged);
     if slave >= s.slaves {
         return Err(format!(
             "selects slave port {slave}, but the switch has {} slave ports",
@@ -159,7 +151,7 @@ impl Array {
                 state.registers.insert(offset, merged);
             }
             Register::StreamSwitchSlave(_) => {
-                let fields = field_mask(s.slave_enable) | field_mask(s.packet.slave_packet_enable);
+                let fields = s.slave_enable.mask() | s.packet.slave_packet_enable.mask();
                 let extra = merged & !fields;
                 if extra != 0 {
                     return Err(fail(format!(
@@ -178,7 +170,7 @@ impl Array {
                     p.slot_msel,
                     p.slot_arbiter,
                 ];
-                let extra = merged & !fields.iter().fold(0, |m, &f| m | field_mask(f));
+                let extra = merged & !fields.iter().fold(0, |m, &f| m | f.mask());
                 if extra != 0 {
                     return Err(fail(format!(
                         "slot setting {merged:#x} has bits {extra:#x} set outside its fields"
@@ -308,7 +300,7 @@ impl Array {
                 lsb: piece.lsb,
                 width: piece.width,
             };
-            units |= u64::from(field_of(state.register(*offset), field)) << shift;
+            units |= u64::from(field.get(state.register(*offset))) << shift;
             shift += piece.width;
         }
         let unit = u64::from(layout.address_unit_bytes);
@@ -331,7 +323,7 @@ impl Array {
             };
             let bits = (rest & ones(piece.width)) as u32;
             rest >>= piece.width;
-            let word = state.register(*offset) & !field_mask(field) | bits << piece.lsb;
+            let word = state.register(*offset) & !field.mask() | bits << piece.lsb;
             state.registers.insert(*offset, word);
         }
         Ok(())

@@ -3,7 +3,6 @@
 //! streams themselves (FIFOs of bytes per destination S2MM channel).
 
 use super::dma::ChannelId;
-use super::registers::field_of;
 use super::Array;
 use crate::sim::memory::Memory;
 use loom_targets::xdna::regs::{BufferDescriptor, Direction, TileKind};
@@ -152,7 +151,7 @@ impl Array {
                         source.channel
                     )
                 })?;
-                let selected = field_of(state.register(profile.shim_mux()), port.select);
+                let selected = port.select.get(state.register(profile.shim_mux()));
                 if selected != dma.select_dma {
                     return Err(format!(
                         "the shim mux does not pass MM2S{} into the stream switch: its South{} \
@@ -190,13 +189,13 @@ impl Array {
                     tile
                 ));
             }
-            let packet = |v: u32| field_of(v, s.packet.master_packet_enable) == 1;
+            let packet = |v: u32| s.packet.master_packet_enable.get(v) == 1;
             let masters: Vec<u32> = (0..s.masters)
                 .filter(|m| {
                     let v = state.register(s.master_base.0 + m * s.stride.0);
-                    field_of(v, s.master_enable) == 1
+                    s.master_enable.get(v) == 1
                         && !packet(v)
-                        && field_of(v, s.master_slave_index) == slave
+                        && s.master_slave_index.get(v) == slave
                 })
                 .collect();
             if masters.is_empty() {
@@ -207,13 +206,13 @@ impl Array {
                 ));
             }
             let enabled = state.register(s.slave_base.0 + slave * s.stride.0);
-            if field_of(enabled, s.slave_enable) != 1 {
+            if s.slave_enable.get(enabled) != 1 {
                 return Err(format!(
                     "tile {} slave {slave_port} is not enabled: data sent to a disabled port",
                     tile
                 ));
             }
-            if field_of(enabled, s.packet.slave_packet_enable) == 1 {
+            if s.packet.slave_packet_enable.get(enabled) == 1 {
                 return Err(format!(
                     "tile {} slave {slave_port} is in packet mode: packet-switched data \
                      streams are not modelled",
@@ -237,10 +236,8 @@ impl Array {
                                 tile
                             ));
                         };
-                        let selected = field_of(
-                            state.register(profile.shim_demux()),
-                            dma.s2mm[channel].select,
-                        );
+                        let selected =
+                            (dma.s2mm[channel].select).get(state.register(profile.shim_demux()));
                         if selected != dma.select_dma {
                             return Err(format!(
                                 "the shim demux does not pass master {master} to S2MM{channel}: \
