@@ -1,0 +1,732 @@
+#!/usr/bin/env python3
+"""Derive Loom's AIE2P instruction-set tables from llvm-aie's TableGen and golden tests.
+
+    python3 scripts/aie2p-isa/extract.py SRC_DIR [OUT_DIR]
+
+SRC_DIR holds the downloaded llvm-aie files at their repository paths (see README.md and
+SOURCES.md); OUT_DIR defaults to targets/aie2p-isa/data. Writes slots.json, formats.json,
+instructions.json, registers.json, operands.json, schedule.json and golden.json, each with a
+top-level "provenance" object. Output is deterministic (sorted keys, stable order).
+
+Bit numbering everywhere: bit 0 is the least significant bit of the little-endian integer the
+bytes of a bundle form (byte 0 holds bits 7..0). A TableGen concatenation {a, b, c} lists its
+pieces from the most significant end, as TableGen does.
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tablegen as tg  # noqa: E402
+
+REPO = "Xilinx/llvm-aie"
+LICENSE = "Apache-2.0 WITH LLVM-exception"
+T = "llvm/lib/Target/AIE/"
+
+# Files read, in order (later files may use classes of earlier ones), and the commit the source
+# index reported for each; SOURCES.md lists sizes and what was transcribed.
+TD_FILES = [
+    (T + "AIEBaseInstrFormats.td", "287ecc304b30e6c90c690b8c9c70b03d606eaba6"),
+    (T + "AIEBaseInstrInfo.td", "287ecc304b30e6c90c690b8c9c70b03d606eaba6"),
+    (T + "aie2p/AIE2PSlotInclude.td", "27010a642f0071ac9c380b63bd6577564d8efc21"),
+    (T + "aie2p/AIE2PSlots.td", "685e83f8f375b088517d80322ea7e78f1e0de56e"),
+    (T + "aie2p/AIE2PInstrFormats.td", "1b54f072a5d8354d7a226696c438097fb9f20505"),
+    (T + "aie2p/AIE2PCompositeFormats.td", "685e83f8f375b088517d80322ea7e78f1e0de56e"),
+    (T + "aie2p/AIE2PCompositeFormatsInclude.td", "bd07681ef7138ec73cf388d9ee02b4b8516247d7"),
+    (T + "aie2p/AIE2PImmOperands.td", "1b54f072a5d8354d7a226696c438097fb9f20505"),
+    (T + "aie2p/AIE2PRegisterInfo.td", "01202c28b97c658c31233bd5e68b59369b556755"),
+    (T + "aie2p/AIE2PRegOperandDef.td", "bd07681ef7138ec73cf388d9ee02b4b8516247d7"),
+    (T + "aie2p/AIE2PGenInstrInfo.td.excerpt", "1b54f072a5d8354d7a226696c438097fb9f20505"),
+    (T + "aie2p/AIE2PInstrInfo.td", "043252874596d203dffee4782f38f9a928061963"),
+]
+EMITTER = (T + "MCTargetDesc/aie2p/AIE2PMCCodeEmitterGen.inc.excerpt",
+           "1b54f072a5d8354d7a226696c438097fb9f20505")
+GOLDEN_DIR = "llvm/test/CodeGen/AIE/aie2p/BinaryOutput"
+# Commit of each golden file as the index reported it (files not listed: 1b54f072...).
+GOLDEN_COMMITS = {"rel": "685e83f8f375b088517d80322ea7e78f1e0de56e", "ret": "685e83f8f375b088517d80322ea7e78f1e0de56e",
+                  "j": "685e83f8f375b088517d80322ea7e78f1e0de56e", "jl": "685e83f8f375b088517d80322ea7e78f1e0de56e",
+                  "jnz": "685e83f8f375b088517d80322ea7e78f1e0de56e", "movxm": "685e83f8f375b088517d80322ea7e78f1e0de56e"}
+DEFAULT_GOLDEN_COMMIT = "1b54f072a5d8354d7a226696c438097fb9f20505"
+
+# Instruction flags copied from the records when set.
+FLAGS = ["hasDelaySlot", "mayLoad", "mayStore", "hasSideEffects", "isSlotNOP", "isMoveImm",
+         "isReMaterializable", "isAsCheapAsAMove"]
+
+
+def fail(msg):
+    raise SystemExit("extract.py: " + msg)
+
+
+# --------------------------------------------------------------------------- bit patterns
+
+def flatten(value, env, widths, where):
+    """A TableGen bits value -> list of bits, most significant first.
+
+    Each bit is ('0'|'1'), ('x',) for don't-care, or ('f', field, bit) for bit `bit` of field
+    `field` (an operand or slot field declared `bits<N> field`)."""
+    v = value
+    if isinstance(v, tuple) and v[0] == "ast":
+        v, env = v[1], v[2]
+    k = v[0]
+    if k == "concat":
+        out = []
+        for item in v[1]:
+            out += flatten(item, env, widths, where)
+        return out
+    if k == "bits":
+        return [str((v[2] >> i) & 1) for i in range(v[1] - 1, -1, -1)]
+    if k == "id":
+        name = v[1]
+        if name not in widths:
+            fail("%s: %s is not a declared bits field" % (where, name))
+        return [("f", name, i) for i in range(widths[name] - 1, -1, -1)]
+    if k == "slice":
+        base = v[1]
+        if base[0] != "id":
+            fail("%s: slice of %r" % (where, base))
+        name = base[1]
+        bits = []
+        for hi, lo in v[2]:
+            step = -1 if hi >= lo else 1
+            bits += list(range(hi, lo + step, step))
+        if name == "dontcare":
+            return [("x",) for _ in bits]
+        if name not in widths:
+            fail("%s: slice of undeclared field %s" % (where, name))
+        return [("f", name, b) for b in bits]
+    fail("%s: cannot flatten %r" % (where, v[:2]))
+
+
+def pattern_summary(bits):
+    """MSB-first bit list -> fixed value/mask, don't-care mask and per-field segments."""
+    n = len(bits)
+    fixed = mask = dc = 0
+    segs = {}
+    for idx, b in enumerate(bits):
+        pos = n - 1 - idx
+        if b in ("0", "1"):
+            mask |= 1 << pos
+            if b == "1":
+                fixed |= 1 << pos
+        elif b[0] == "x":
+            dc |= 1 << pos
+        else:
+            segs.setdefault(b[1], []).append((pos, b[2]))
+    fields = {}
+    for name, pairs in segs.items():
+        # merge into runs where both the position and the field bit step down together
+        pairs.sort(key=lambda p: -p[0])
+        runs = []
+        for pos, fb in pairs:
+            if runs and runs[-1]["lsb"] - 1 == pos and runs[-1]["field_lsb"] - 1 == fb:
+                runs[-1]["lsb"] -= 1
+                runs[-1]["field_lsb"] -= 1
+                runs[-1]["width"] += 1
+            else:
+                runs.append({"lsb": pos, "field_lsb": fb, "width": 1})
+        fields[name] = sorted(runs, key=lambda r: -r["lsb"])
+    return fixed, mask, dc, fields
+
+
+def hexs(x, nbits):
+    return "0x%0*x" % ((nbits + 3) // 4, x)
+
+
+# --------------------------------------------------------------------------- loading
+
+def load(src):
+    R = tg.Records()
+    texts = {}
+    for path, _ in TD_FILES:
+        full = os.path.join(src, path)
+        if not os.path.exists(full):
+            fail("missing source file %s (see README.md)" % full)
+        text = open(full, encoding="utf-8").read()
+        texts[path] = text
+        R.add_file(text, path)
+    return R, texts
+
+
+def field_value(R, rec, name):
+    vals, types, slices = R.fields(rec)
+    if name not in vals:
+        return None
+    v, env = vals[name]
+    return tg.evaluate(v, env)
+
+
+def dag_items(val):
+    """('ast', ('dag', op, args), env) -> (op name, [(class or None, varname)])."""
+    if not (isinstance(val, tuple) and val[0] == "ast" and val[1][0] == "dag"):
+        fail("expected a dag, got %r" % (val,))
+    _, d, env = val
+    op = d[1][1] if d[1][0] == "id" else None
+    items = []
+    for a, n in d[2]:
+        cls = None
+        if a is not None:
+            ev = tg.evaluate(a, env)
+            cls = ev[1] if isinstance(ev, tuple) and ev[0] == "ref" else ev
+        items.append((cls, n))
+    return op, items
+
+
+# --------------------------------------------------------------------------- slots
+
+def extract_slots(R):
+    slots = {}
+    for name in R.order:
+        rec = R.defs[name]
+        if not any(c == "InstSlot" for c, _ in rec.parents):
+            continue
+        (cls, args), = [p for p in rec.parents if p[0] == "InstSlot"]
+        slot_name = tg.evaluate(args[0], {})
+        width = tg.evaluate(args[1], {})
+        vals, _, _ = R.fields(rec)
+        field = tg.evaluate(*vals["FieldToFind"]) if "FieldToFind" in vals else None
+        art = bool(tg.evaluate(*vals["Artificial"])) if "Artificial" in vals else False
+        slots[name] = {"record": name, "name": slot_name, "width": width, "field": field,
+                       "artificial": art, "source": rec.fname}
+    return slots
+
+
+# --------------------------------------------------------------------------- formats
+
+def extract_formats(R, slots):
+    formats = []
+    for name in R.order:
+        rec = R.defs[name]
+        chain = R.chain(rec)
+        if "AIE2PCompositeInst" not in chain:
+            continue
+        vals, types, slices = R.fields(rec)
+        size = tg.evaluate(*vals["Size"])
+        widths = {n: t[1] for n, t in types.items() if t[0] == "bits"}
+        _, ins = dag_items(tg.evaluate(*vals["InOperandList"]))
+        slot_of_field = {}
+        for cls, var in ins:
+            if cls not in slots:
+                fail("format %s: %s is not a slot" % (name, cls))
+            slot_of_field[var] = cls
+
+        def expand(fieldname, depth=0):
+            if depth > 8:
+                fail("format %s: recursion in %s" % (name, fieldname))
+            v, env = vals[fieldname]
+            bits = flatten(v, env, widths, name + "." + fieldname)
+            out = []
+            for b in bits:
+                if b[0] == "f" and b[1] not in slot_of_field and b[1] in vals:
+                    sub = expand(b[1], depth + 1)
+                    # sub is MSB first of the intermediate field; pick the bit
+                    out.append(sub[len(sub) - 1 - b[2]])
+                else:
+                    out.append(b)
+            return out
+
+        bits = expand("Inst")
+        nbits = len(bits)
+        if nbits != size * 8:
+            fail("format %s: Inst has %d bits, Size %d" % (name, nbits, size))
+        fixed, mask, dc, fields = pattern_summary(bits)
+        for f in fields:
+            if f not in slot_of_field:
+                fail("format %s: field %s has no value and is no slot" % (name, f))
+        slot_list = []
+        for cls, var in ins:
+            runs = fields.get(var, [])
+            w = sum(r["width"] for r in runs)
+            if w != slots[cls]["width"]:
+                fail("format %s: slot %s covers %d bits, slot width %d" % (name, var, w, slots[cls]["width"]))
+            slot_list.append({"slot": slots[cls]["name"], "field": var, "bits": runs})
+        # the size code: the low fixed bits the composite class appends (Inst = {instrNN, code})
+        cv, cenv = vals["Inst"]
+        code_item = cv[1][-1] if cv[0] == "concat" else None
+        code = None
+        if code_item is not None and code_item[0] == "bits":
+            code = {"width": code_item[1], "value": code_item[2],
+                    "binary": format(code_item[2], "0%db" % code_item[1])}
+        formats.append({
+            "name": name,
+            "class": rec.parents[0][0],
+            "size_bytes": size,
+            "size_bits": nbits,
+            "size_code": code,
+            "fixed_value": hexs(fixed, nbits),
+            "fixed_mask": hexs(mask, nbits),
+            "dontcare_mask": hexs(dc, nbits),
+            "slots": slot_list,
+        })
+    return formats
+
+
+# --------------------------------------------------------------------------- registers
+
+def extract_registers(R):
+    regs = {}
+    for name in R.order:
+        rec = R.defs[name]
+        chain = R.chain(rec)
+        if "Register" not in chain and not any(c == "Register" for c, _ in rec.parents):
+            continue
+        vals, types, slices = R.fields(rec)
+        asm = None
+        # the asm name is the argument of the Register<n> parent somewhere in the chain
+        asm = register_asm_name(R, rec)
+        enc = 0
+        if "HWEncoding" in vals:
+            ev = tg.evaluate(*vals["HWEncoding"])
+            if not isinstance(ev, int):
+                fail("register %s: HWEncoding %r" % (name, ev))
+            enc = ev
+        for (fname, rngs, v, env) in slices:
+            if fname != "HWEncoding":
+                continue
+            ev = tg.evaluate(v, env)
+            if not isinstance(ev, int):
+                fail("register %s: HWEncoding slice value %r" % (name, ev))
+            bitsl = []
+            for hi, lo in rngs:
+                step = -1 if hi >= lo else 1
+                bitsl += list(range(hi, lo + step, step))
+            for i, b in enumerate(bitsl):
+                bit = (ev >> (len(bitsl) - 1 - i)) & 1
+                enc = (enc & ~(1 << b)) | (bit << b)
+        subs = []
+        if "SubRegs" in vals:
+            sv = tg.evaluate(*vals["SubRegs"])
+            subs = [s[1] for s in sv] if isinstance(sv, list) else []
+        regs[name] = {"record": name, "asm": asm, "encoding": enc, "subregs": subs}
+    return regs
+
+
+def register_asm_name(R, rec):
+    def find(r, env):
+        for cname, args in r.parents:
+            if cname == "Register":
+                return tg.paste_str(tg.evaluate(args[0], env))
+            if cname in R.classes:
+                c = R.classes[cname]
+                e2 = {}
+                for idx, (ty, pname, default) in enumerate(c.params):
+                    if idx < len(args):
+                        e2[pname] = tg.evaluate(args[idx], env)
+                    elif default is not None:
+                        e2[pname] = tg.evaluate(default, e2)
+                got = find(c, e2)
+                if got is not None:
+                    return got
+        return None
+    return find(rec, {})
+
+
+def extract_regclasses(R, regs):
+    classes = {}
+
+    def members(name, seen):
+        if name in regs:
+            return [name]
+        if name not in R.defs or name in seen:
+            fail("register class member %s unknown" % name)
+        rec = R.defs[name]
+        vals, _, _ = R.fields(rec)
+        ml = tg.evaluate(*vals["Regs"]) if "Regs" in vals else None
+        if ml is None:
+            for cname, cargs in rec.parents:
+                if cname == "RegisterClass":
+                    ml = tg.evaluate(cargs[3], {})
+        if ml is None:
+            fail("register class %s has no member list" % name)
+        op, items = dag_items(ml)
+        if op != "add":
+            fail("register class %s: (%s ...) is not handled" % (name, op))
+        out = []
+        for cls, _ in items:
+            for m in members(cls, seen | {name}):
+                if m not in out:
+                    out.append(m)
+        return out
+
+    for name in R.order:
+        rec = R.defs[name]
+        if "RegisterClass" not in [c for c, _ in rec.parents] and "RegisterClass" not in R.chain(rec):
+            continue
+        classes[name] = members(name, set())
+    return classes
+
+
+# --------------------------------------------------------------------------- operand encoders
+
+_EMIT_FN = re.compile(r"get(\w+)OpValue\(")
+_EMIT_CLASS = re.compile(r"AIE2P::(\w+)RegClassID\]")
+_EMIT_REG = re.compile(r"Reg == AIE2P::(\w+)\)")
+_EMIT_SHIFT = re.compile(r"Result = \(Encoding << (\d+)\) \| 0b([01]+);")
+_EMIT_LIT = re.compile(r"Result = 0b([01]+);")
+
+
+def extract_emitters(src):
+    path = os.path.join(src, EMITTER[0])
+    if not os.path.exists(path):
+        fail("missing %s" % path)
+    out, cur, cond = {}, None, None
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("//"):
+            continue
+        m = _EMIT_FN.search(line)
+        if m:
+            cur = m.group(1)
+            out[cur] = []
+            continue
+        m = _EMIT_CLASS.search(line)
+        if m:
+            cond = ("class", m.group(1))
+            continue
+        m = _EMIT_REG.search(line)
+        if m:
+            cond = ("reg", m.group(1))
+            continue
+        m = _EMIT_SHIFT.search(line)
+        if m:
+            if cond is None or cond[0] != "class":
+                fail("emitter %s: shifted result without a class test" % cur)
+            out[cur].append({"regclass": cond[1], "shift": int(m.group(1)),
+                             "tag": m.group(2), "tag_width": len(m.group(2))})
+            cond = None
+            continue
+        m = _EMIT_LIT.search(line)
+        if m:
+            if cond is None or cond[0] != "reg":
+                fail("emitter %s: literal result without a register test" % cur)
+            out[cur].append({"register": cond[1], "value": m.group(1), "width": len(m.group(1))})
+            cond = None
+            continue
+        if "Register not in" in line:
+            continue
+        if line.strip():
+            fail("emitter excerpt: unexpected line %r" % line)
+    return out
+
+
+# --------------------------------------------------------------------------- immediates
+
+def imm_info(R, name):
+    """Describe an immediate operand def (c6u, c12n_step4, cpmaddr, ...)."""
+    rec = R.defs[name]
+    chain = R.chain(rec)
+    vals, _, _ = R.fields(rec)
+
+    def get(f):
+        return tg.evaluate(vals[f][0], vals[f][1], vals) if f in vals else None
+    dm, em, pm = get("DecoderMethod"), get("EncoderMethod"), get("PrintMethod")
+    info = {"name": name, "decoder_method": dm, "encoder_method": em, "print_method": pm,
+            "classes": chain}
+    if name == "cpmaddr":
+        info.update({"kind": "address", "signed": False, "width": 20, "scale": 1,
+                     "note": "program-memory address; MCOperandPredicate isUInt<20>"})
+        return info
+    m = re.match(r"decodeUImmOperand<(\d+)>$", dm or "")
+    if m:
+        info.update({"kind": "imm", "signed": False, "width": int(m.group(1)), "scale": 1})
+        if "txxsn" in chain:
+            fail("unexpected")
+        return info
+    m = re.match(r"decodeSImmOperand<(\d+)>$", dm or "")
+    if m:
+        info.update({"kind": "imm", "signed": True, "width": int(m.group(1)), "scale": 1})
+        if "txxsn" in chain:
+            info["negated"] = True
+        return info
+    m = re.match(r"decodeSImmOperandXStep<(\d+), (\d+), (\d+)>$", dm or "")
+    if m:
+        n, step, neg = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        info.update({"kind": "imm", "signed": True, "width": n, "scale": step,
+                     "always_negative": bool(neg)})
+        return info
+    fail("immediate %s: decoder method %r not understood" % (name, dm))
+
+
+# --------------------------------------------------------------------------- instructions
+
+def slot_of_class(R, rec, slots):
+    """Follow the class chain to AIE2PSlotInst<slot, ...>; return the slot record or None."""
+    def walk(r, env):
+        for cname, args in r.parents:
+            if cname == "AIE2PSlotInst":
+                s = tg.evaluate(args[0], env)
+                return s[1] if isinstance(s, tuple) else s
+            if cname in R.classes:
+                c = R.classes[cname]
+                e2 = {}
+                for idx, (ty, pname, default) in enumerate(c.params):
+                    if idx < len(args):
+                        e2[pname] = tg.evaluate(args[idx], env)
+                    elif default is not None:
+                        e2[pname] = tg.evaluate(default, e2)
+                got = walk(c, e2)
+                if got:
+                    return got
+        return None
+    return walk(rec, {})
+
+
+_ASM_OP = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+
+
+def extract_instructions(R, slots, regclasses, imm_names, op_classes):
+    insts = []
+    for name in R.order:
+        rec = R.defs[name]
+        chain = R.chain(rec)
+        if "AIE2PSlotInst" not in chain:
+            continue
+        if "AIEPseudoInstrAttributes" in chain or "MultiSlot_Pseudo" in chain:
+            continue
+        slot_rec = slot_of_class(R, rec, slots)
+        slot = slots[slot_rec]
+        vals, types, slices = R.fields(rec)
+        if vals.get("isPseudo") and tg.evaluate(*vals["isPseudo"]):
+            continue
+        widths = {n: t[1] for n, t in types.items() if t[0] == "bits"}
+        widths.setdefault(slot["field"], slot["width"])
+        sv, senv = vals[slot["field"]]
+        bits = flatten(sv, senv, widths, name)
+        if len(bits) != slot["width"]:
+            fail("%s: slot pattern has %d bits, slot %s is %d" % (name, len(bits), slot["name"], slot["width"]))
+        fixed, mask, dc, fields = pattern_summary(bits)
+        _, outs = dag_items(tg.evaluate(*vals["OutOperandList"]))
+        _, ins = dag_items(tg.evaluate(*vals["InOperandList"]))
+        asm = tg.evaluate(*vals["AsmString"])
+        mnemonic, _, args = asm.partition("\t")
+        constraints = tg.evaluate(*vals["Constraints"]) if "Constraints" in vals else ""
+        ties = {}
+        for c in [c.strip() for c in (constraints or "").split(",") if c.strip()]:
+            m = re.match(r"\$(\w+)\s*=\s*\$(\w+)$", c)
+            if not m:
+                fail("%s: constraint %r" % (name, c))
+            ties[m.group(1)] = m.group(2)
+        operands = []
+        for direction, items in (("out", outs), ("in", ins)):
+            for cls, var in items:
+                op = {"name": var, "dir": direction, "class": cls}
+                if cls in imm_names:
+                    op["kind"] = "imm"
+                elif cls in op_classes:
+                    op["kind"] = "reg_composite"
+                    op["regclass"] = op_classes[cls]
+                elif cls in regclasses:
+                    op["kind"] = "reg"
+                    op["regclass"] = cls
+                else:
+                    fail("%s: operand %s has unknown class %s" % (name, var, cls))
+                if var in fields:
+                    op["bits"] = fields[var]
+                    op["width"] = widths[var]
+                elif var in ties:
+                    op["tied_to"] = ties[var]
+                else:
+                    op["implicit"] = True
+                operands.append(op)
+        for f in fields:
+            if f not in [o["name"] for o in operands]:
+                fail("%s: encoding field %s is no operand" % (name, f))
+        asm_order = [a or b for a, b in _ASM_OP.findall(args)]
+        entry = {
+            "name": name,
+            "mnemonic": mnemonic,
+            "asm_args": args,
+            "asm_operands": asm_order,
+            "slot": slot["name"],
+            "slot_width": slot["width"],
+            "fixed_bits": hexs(fixed, slot["width"]),
+            "fixed_mask": hexs(mask, slot["width"]),
+            "dontcare_mask": hexs(dc, slot["width"]),
+            "operands": operands,
+            "itinerary": (tg.evaluate(*vals["Itinerary"])[1] if "Itinerary" in vals else None),
+            "source": rec.fname,
+        }
+        for fl in FLAGS:
+            if fl in vals:
+                v = tg.evaluate(*vals[fl])
+                if isinstance(v, int) and v:
+                    entry.setdefault("flags", []).append(fl)
+        for lst in ("Defs", "Uses"):
+            if lst in vals:
+                v = tg.evaluate(*vals[lst])
+                if isinstance(v, list) and v:
+                    entry[lst.lower()] = [x[1] for x in v]
+        if constraints:
+            entry["constraints"] = constraints
+        if "DecoderMethod" in vals:
+            dmv = tg.evaluate(*vals["DecoderMethod"])
+            if dmv:
+                entry["decoder_method"] = dmv
+        insts.append(entry)
+    return insts
+
+
+# --------------------------------------------------------------------------- golden
+
+_CHECK = re.compile(r"^#\s*CHECK(?:-NEXT)?:\s*([0-9a-f]+):\s+(.*)$")
+
+
+def extract_golden(src):
+    d = os.path.join(src, GOLDEN_DIR)
+    pairs, files = [], []
+    names = sorted(os.listdir(d)) if os.path.isdir(d) else []
+    seen_family = {}
+    for fn in names:
+        if fn.endswith(".mir"):
+            fam = fn[:-4]
+        elif fn.endswith(".mir.checks"):
+            fam = fn[:-11]
+        else:
+            continue
+        if fam in seen_family:
+            continue  # a whole .mir wins over a .mir.checks excerpt of the same file
+        seen_family[fam] = fn
+    for fam in sorted(seen_family):
+        fn = seen_family[fam]
+        n = 0
+        for line in open(os.path.join(d, fn), encoding="utf-8"):
+            m = _CHECK.match(line.rstrip("\n"))
+            if not m:
+                continue
+            addr, rest = m.group(1), m.group(2)
+            toks = rest.split(" ")
+            by = []
+            while toks and re.fullmatch(r"[0-9a-f]{2}", toks[0]):
+                by.append(toks.pop(0))
+            text = " ".join(toks).strip()
+            if not by or len(by) % 2:
+                raise SystemExit("golden %s: cannot split %r" % (fn, rest))
+            pairs.append({"file": GOLDEN_DIR + "/" + fam + ".mir", "family": fam,
+                          "addr": int(addr, 16), "bytes": " ".join(by), "asm": text})
+            n += 1
+        files.append({"path": GOLDEN_DIR + "/" + fam + ".mir",
+                      "transcribed_as": fn, "pairs": n,
+                      "commit": GOLDEN_COMMITS.get(fam, DEFAULT_GOLDEN_COMMIT)})
+    return pairs, files
+
+
+# --------------------------------------------------------------------------- main
+
+def provenance(paths, command):
+    return {
+        "repository": REPO,
+        "license": LICENSE,
+        "files": [{"path": p, "commit": c} for p, c in paths],
+        "generated_by": "scripts/aie2p-isa/extract.py",
+        "command": command,
+        "note": "Facts derived by Loom's own reader from llvm-aie's TableGen; no llvm-aie text "
+                "or code is copied. Bit 0 is the least significant bit of the little-endian "
+                "bundle integer.",
+    }
+
+
+def dump(path, obj):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def main(argv):
+    if not argv:
+        raise SystemExit(__doc__)
+    src = argv[0]
+    out = argv[1] if len(argv) > 1 else os.path.join(HERE, "..", "..", "targets", "aie2p-isa", "data")
+    out = os.path.normpath(out)
+    os.makedirs(out, exist_ok=True)
+    command = "python3 scripts/aie2p-isa/extract.py <llvm-aie download dir>"
+    R, _ = load(src)
+
+    slots = extract_slots(R)
+    formats = extract_formats(R, slots)
+    regs = extract_registers(R)
+    regclasses = extract_regclasses(R, regs)
+    emitters = extract_emitters(src)
+
+    op_classes = {}
+    for name in R.order:
+        rec = R.defs[name]
+        if rec.parents and rec.parents[0][0] == "AIEBaseRegisterOperand":
+            arg = tg.evaluate(rec.parents[0][1][0], {})
+            op_classes[name] = arg[1]
+    imm_names = {}
+    for name in R.order:
+        rec = R.defs[name]
+        chain = R.chain(rec)
+        if name == "cpmaddr" or any(c in chain for c in ("txxu", "txxs", "txxsn", "immxstep")):
+            imm_names[name] = imm_info(R, name)
+
+    insts = extract_instructions(R, slots, regclasses, imm_names, op_classes)
+    golden, gfiles = extract_golden(src)
+
+    td = TD_FILES
+    dump(os.path.join(out, "slots.json"), {
+        "provenance": provenance([p for p in td if "Slot" in p[0]], command),
+        "slots": sorted(slots.values(), key=lambda s: s["name"]),
+    })
+    dump(os.path.join(out, "formats.json"), {
+        "provenance": provenance([p for p in td if "Composite" in p[0] or "Slot" in p[0]], command),
+        "bit_order": "bit 0 = least significant bit of byte 0 (little-endian bundle integer)",
+        "formats": formats,
+    })
+    used_classes = set()
+    for i in insts:
+        for o in i["operands"]:
+            if "regclass" in o:
+                used_classes.add(o["regclass"])
+    dump(os.path.join(out, "registers.json"), {
+        "provenance": provenance([p for p in td if "Register" in p[0] or "RegOperand" in p[0]]
+                                 + [EMITTER], command),
+        "registers": sorted(regs.values(), key=lambda r: r["record"]),
+        "classes": {k: {"members": v, "used_by_instructions": k in used_classes}
+                    for k, v in sorted(regclasses.items())},
+        "composite_operands": {
+            k: {"regclass": v, "alternatives": emitters.get(v)}
+            for k, v in sorted(op_classes.items())
+        },
+    })
+    dump(os.path.join(out, "operands.json"), {
+        "provenance": provenance([p for p in td if "Imm" in p[0] or "AIEBaseInstrInfo" in p[0]
+                                  or "AIE2PInstrInfo.td" in p[0]], command),
+        "immediates": {k: {kk: vv for kk, vv in v.items() if kk != "classes"}
+                       for k, v in sorted(imm_names.items())},
+    })
+    dump(os.path.join(out, "instructions.json"), {
+        "provenance": provenance(td, command),
+        "count": len(insts),
+        "instructions": insts,
+    })
+    sched = {}
+    for i in insts:
+        sched[i["name"]] = {k: i[k] for k in ("itinerary", "defs", "uses") if k in i}
+        sched[i["name"]]["has_delay_slot"] = "hasDelaySlot" in i.get("flags", [])
+    dump(os.path.join(out, "schedule.json"), {
+        "provenance": provenance([p for p in td if "GenInstrInfo" in p[0]], command),
+        "note": "Per instruction: its itinerary class, implicit defs/uses and whether it has "
+                "delay slots, as AIE2PGenInstrInfo.td states them. The itineraries' operand "
+                "cycles, resources and bypasses live in AIE2PGenSchedule.td / "
+                "AIE2PGenItinerary.td, which were not transcribed (see SOURCES.md).",
+        "instructions": sched,
+    })
+    dump(os.path.join(out, "golden.json"), {
+        "provenance": {
+            "repository": REPO, "license": LICENSE,
+            "files": gfiles,
+            "generated_by": "scripts/aie2p-isa/extract.py", "command": command,
+            "note": "Each pair is one CHECK line of llvm-objdump output: address, bytes in "
+                    "memory order, and the expected text (FileCheck pattern: {{.*}} is a "
+                    "regular expression, whitespace runs compare equal).",
+        },
+        "count": len(golden),
+        "pairs": golden,
+    })
+    print("slots %d, formats %d, instructions %d, registers %d, register classes %d, golden %d"
+          % (len(slots), len(formats), len(insts), len(regs), len(regclasses), len(golden)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
