@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Decode llvm-aie's golden encodings with Loom's derived tables and compare the text.
+
+    python3 scripts/aie2p-isa/check.py [DATA_DIR] [--verbose] [--family NAME] [--strict]
+
+For every (bytes, text) pair of golden.json: form the little-endian bundle integer, take the
+format whose size matches the byte count and whose fixed bits match, cut out each slot, pick the
+instruction of that slot whose fixed bits match (the most specific one), decode each operand
+(register by encoding within its class, composite register operand by its tag, immediate by
+width, signedness and scale), print the assembly text from the instruction's asm string and
+compare it with llvm-objdump's text the way FileCheck does (whitespace runs equal, `{{re}}` a
+regular expression). Prints agreement per family and per slot, and the reasons for every miss.
+
+This decoder is the specification the Rust crate follows; it uses only targets/aie2p-isa/data.
+With --strict, exits 1 unless every pair of the families in STRICT_FAMILIES agrees.
+"""
+import json
+import os
+import re
+import sys
+from collections import Counter, defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "targets", "aie2p-isa", "data"))
+
+# Families whose every pair must decode (scalar, ALU, load/store, move, branch, lock, nop, done).
+STRICT_FAMILIES = None  # filled from the data: every family whose pairs are all scalar slots
+
+
+class Miss(Exception):
+    pass
+
+
+def load(data):
+    def j(n):
+        return json.load(open(os.path.join(data, n), encoding="utf-8"))
+    return (j("formats.json"), j("instructions.json"), j("registers.json"),
+            j("operands.json"), j("golden.json"))
+
+
+def extract_runs(word, runs):
+    v = 0
+    for r in runs:
+        piece = (word >> r["lsb"]) & ((1 << r["width"]) - 1)
+        v |= piece << r["field_lsb"]
+    return v
+
+
+def sext(v, w):
+    return v - (1 << w) if v & (1 << (w - 1)) else v
+
+
+class Decoder:
+    def __init__(self, formats, insts, regs, operands):
+        self.formats = formats["formats"]
+        self.by_size = defaultdict(list)
+        for f in self.formats:
+            f["_fv"] = int(f["fixed_value"], 16)
+            f["_fm"] = int(f["fixed_mask"], 16)
+            self.by_size[f["size_bytes"]].append(f)
+        self.by_slot = defaultdict(list)
+        for i in insts["instructions"]:
+            i["_fv"] = int(i["fixed_bits"], 16)
+            i["_fm"] = int(i["fixed_mask"], 16)
+            self.by_slot[i["slot"]].append(i)
+        self.reg = {r["record"]: r for r in regs["registers"]}
+        self.classes = {k: v["members"] for k, v in regs["classes"].items()}
+        self.composite = regs["composite_operands"]
+        self.imms = operands["immediates"]
+
+    # ------------------------------------------------------------------ formats
+    def format_of(self, word, nbytes):
+        cands = [f for f in self.by_size.get(nbytes, []) if word & f["_fm"] == f["_fv"]]
+        if not cands:
+            raise Miss("no %d-byte format matches the fixed bits" % nbytes)
+        if len(cands) > 1:
+            raise Miss("formats ambiguous: " + ", ".join(f["name"] for f in cands))
+        return cands[0]
+
+    # ------------------------------------------------------------------ slots
+    def inst_of(self, slot, value):
+        cands = [i for i in self.by_slot.get(slot, []) if value & i["_fm"] == i["_fv"]]
+        if not cands:
+            raise Miss("slot %s value 0x%x matches no instruction" % (slot, value))
+        best = max(bin(i["_fm"]).count("1") for i in cands)
+        top = [i for i in cands if bin(i["_fm"]).count("1") == best]
+        if len(top) > 1:
+            raise Miss("slot %s value 0x%x ambiguous: %s" % (slot, value, ", ".join(i["name"] for i in top)))
+        return top[0]
+
+    # ------------------------------------------------------------------ operands
+    def reg_in_class(self, cls, enc, width):
+        mask = (1 << width) - 1
+        found = [m for m in self.classes[cls] if self.reg[m]["encoding"] & mask == enc]
+        if not found:
+            raise Miss("no register of %s has encoding %d" % (cls, enc))
+        names = sorted(set(self.reg[m]["asm"] for m in found))
+        if len(names) > 1:
+            raise Miss("encoding %d ambiguous in %s: %s" % (enc, cls, ", ".join(names)))
+        return names[0]
+
+    def composite_reg(self, opclass, value, width):
+        alts = self.composite[opclass]["alternatives"]
+        if alts is None:
+            raise Miss("no encoder table for %s" % opclass)
+        hits = []
+        for a in alts:
+            if "register" in a:
+                if value == int(a["value"], 2):
+                    hits.append(self.reg[a["register"]]["asm"])
+            else:
+                tw = a["tag_width"]
+                if value & ((1 << tw) - 1) == int(a["tag"], 2):
+                    enc = value >> a["shift"]
+                    try:
+                        hits.append(self.reg_in_class(a["regclass"], enc, width - a["shift"]))
+                    except Miss:
+                        pass
+        hits = sorted(set(hits))
+        if not hits:
+            raise Miss("%s value 0x%x matches no alternative" % (opclass, value))
+        if len(hits) > 1:
+            raise Miss("%s value 0x%x ambiguous: %s" % (opclass, value, ", ".join(hits)))
+        return hits[0]
+
+    def imm(self, cls, value, width):
+        info = self.imms[cls]
+        if info["kind"] == "address":
+            return str(value)
+        w = info["width"]
+        if width != w:
+            raise Miss("immediate %s: field has %d bits, operand %d" % (cls, width, w))
+        if info.get("always_negative"):
+            v = (value - (1 << w)) * info["scale"]
+        elif info["signed"]:
+            v = sext(value, w) * info["scale"]
+        else:
+            v = value * info["scale"]
+        if info.get("negated"):
+            v = -v
+        return str(v)
+
+    def operand_text(self, inst, name, word):
+        ops = {o["name"]: o for o in inst["operands"]}
+        o = ops.get(name)
+        if o is None:
+            raise Miss("%s: asm operand $%s is no operand" % (inst["name"], name))
+        seen = set()
+        while "tied_to" in o and "bits" not in o:
+            if o["name"] in seen:
+                raise Miss("tie loop")
+            seen.add(o["name"])
+            o = ops[o["tied_to"]]
+        if "bits" not in o:
+            raise Miss("%s: operand $%s has no encoding field" % (inst["name"], name))
+        v = extract_runs(word, o["bits"])
+        if o["kind"] == "imm":
+            return self.imm(o["class"], v, o["width"])
+        if o["kind"] == "reg":
+            return self.reg_in_class(o["regclass"], v, o["width"])
+        return self.composite_reg(o["class"], v, o["width"])
+
+    def print_inst(self, inst, value):
+        def sub(m):
+            return self.operand_text(inst, m.group(1) or m.group(2), value)
+        args = re.sub(r"\$\{(\w+)\}|\$(\w+)", sub, inst["asm_args"])
+        return (inst["mnemonic"] + " " + args).strip()
+
+    # ------------------------------------------------------------------ bundles
+    def decode(self, byts):
+        word = int.from_bytes(byts, "little")
+        fmt = self.format_of(word, len(byts))
+        parts, used = [], []
+        for s in fmt["slots"]:
+            value = extract_runs(word, s["bits"])
+            inst = self.inst_of(s["slot"], value)
+            parts.append(self.print_inst(inst, value))
+            used.append((s["slot"], inst["name"]))
+        return fmt, used, parts
+
+
+def norm(s):
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def pattern_matches(check, parts):
+    """FileCheck-style comparison of the CHECK text with the printed slots."""
+    text = " ; ".join(parts)
+    pieces = re.split(r"\{\{(.*?)\}\}", check)
+    rx = ""
+    for i, p in enumerate(pieces):
+        if i % 2:
+            rx += "(?:%s)" % p
+        else:
+            rx += r"\s+".join(re.escape(w) for w in norm(p).split(" ")) if norm(p) else ""
+            if p[:1].isspace() and rx and not rx.endswith(r"\s*"):
+                pass
+    # FileCheck matches a substring of the line
+    return re.search(rx, norm(text)) is not None, text
+
+
+def main(argv):
+    data = DEFAULT_DATA
+    verbose = strict = False
+    only = None
+    rest = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--verbose":
+            verbose = True
+        elif a == "--strict":
+            strict = True
+        elif a == "--family":
+            only = argv[i + 1]
+            i += 1
+        else:
+            rest.append(a)
+        i += 1
+    if rest:
+        data = rest[0]
+    formats, insts, regs, operands, golden = load(data)
+    dec = Decoder(formats, insts, regs, operands)
+    fam_tot, fam_ok = Counter(), Counter()
+    slot_tot, slot_ok = Counter(), Counter()
+    reasons = defaultdict(list)
+    fam_slots = defaultdict(set)
+    for p in golden["pairs"]:
+        fam = p["family"]
+        if only and fam != only:
+            continue
+        byts = bytes(int(b, 16) for b in p["bytes"].split())
+        fam_tot[fam] += 1
+        try:
+            fmt, used, parts = dec.decode(byts)
+            for s, _ in used:
+                fam_slots[fam].add(s)
+            ok, text = pattern_matches(p["asm"], parts)
+            key = "+".join(s for s, _ in used)
+            slot_tot[key] += 1
+            if ok:
+                fam_ok[fam] += 1
+                slot_ok[key] += 1
+            else:
+                reasons[fam].append("text differs: %s  [%s] printed %r want %r"
+                                    % (p["bytes"], ",".join(n for _, n in used), text, p["asm"]))
+        except Miss as e:
+            slot_tot["(undecoded)"] += 1
+            reasons[fam].append("%s: %s (want %r)" % (p["bytes"], e, p["asm"]))
+    total = sum(fam_tot.values())
+    good = sum(fam_ok.values())
+    print("golden pairs: %d, decoded to llvm-objdump's text: %d (%.1f%%)"
+          % (total, good, 100.0 * good / total if total else 0))
+    print("\nper family (golden file):")
+    for fam in sorted(fam_tot):
+        print("  %-16s %5d / %5d  %s" % (fam, fam_ok[fam], fam_tot[fam],
+                                        "slots " + ",".join(sorted(fam_slots[fam])) if fam_slots[fam] else ""))
+    print("\nper slot combination:")
+    for k in sorted(slot_tot):
+        print("  %-28s %5d / %5d" % (k, slot_ok[k], slot_tot[k]))
+    nmiss = sum(len(v) for v in reasons.values())
+    if nmiss:
+        print("\nmisses (%d):" % nmiss)
+        for fam in sorted(reasons):
+            rs = reasons[fam]
+            kinds = Counter(re.sub(r"0x[0-9a-f]+|\b\d+\b|'[^']*'|\"[^\"]*\"|\[.*?\]", "_", r.split(": ", 1)[-1])[:90]
+                            for r in rs)
+            print("  %s: %d" % (fam, len(rs)))
+            shown = rs if verbose else rs[:3]
+            for r in shown:
+                print("    " + r)
+    if strict and nmiss:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
