@@ -111,11 +111,14 @@ class Decoder:
             else:
                 tw = a["tag_width"]
                 if value & ((1 << tw) - 1) == int(a["tag"], 2):
-                    enc = value >> a["shift"]
-                    try:
-                        hits.append(self.reg_in_class(a["regclass"], enc, width - a["shift"]))
-                    except Miss:
-                        pass
+                    # The register is the member of the alternative's class at index
+                    # value >> shift (class order). For every class this is the register's
+                    # HWEncoding, except eQQse/eQQso (q0,q2 / q1,q3) whose HWEncodings 0..3 would
+                    # overflow the 2-bit field; the golden tests decode q3 = 3, q0 = 0 this way.
+                    idx = value >> a["shift"]
+                    members = self.classes[a["regclass"]]
+                    if idx < len(members):
+                        hits.append(self.reg[members[idx]]["asm"])
         hits = sorted(set(hits))
         if not hits:
             raise Miss("%s value 0x%x matches no alternative" % (opclass, value))

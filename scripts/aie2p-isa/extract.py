@@ -47,7 +47,8 @@ GOLDEN_DIR = "llvm/test/CodeGen/AIE/aie2p/BinaryOutput"
 # Commit of each golden file as the index reported it (files not listed: 1b54f072...).
 GOLDEN_COMMITS = {"rel": "685e83f8f375b088517d80322ea7e78f1e0de56e", "ret": "685e83f8f375b088517d80322ea7e78f1e0de56e",
                   "j": "685e83f8f375b088517d80322ea7e78f1e0de56e", "jl": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "jnz": "685e83f8f375b088517d80322ea7e78f1e0de56e", "movxm": "685e83f8f375b088517d80322ea7e78f1e0de56e"}
+                  "jnz": "685e83f8f375b088517d80322ea7e78f1e0de56e", "movxm": "685e83f8f375b088517d80322ea7e78f1e0de56e",
+                  "lda": "685e83f8f375b088517d80322ea7e78f1e0de56e"}
 DEFAULT_GOLDEN_COMMIT = "1b54f072a5d8354d7a226696c438097fb9f20505"
 
 # Instruction flags copied from the records when set.
@@ -409,6 +410,29 @@ def extract_emitters(src):
     return out
 
 
+def composite_table(op_classes, emitters, regclasses, regs):
+    """Per composite operand class: the encoder alternatives, each with its members in class
+    order (the member at index i is encoded as (i << shift) | tag) and whether that index equals
+    the register's HWEncoding (llvm-aie's encoder uses the HWEncoding)."""
+    out = {}
+    for k, v in sorted(op_classes.items()):
+        alts = emitters.get(v)
+        if alts is None:
+            fail("no encoder table for composite operand %s (%s)" % (k, v))
+        rows = []
+        for a in alts:
+            a = dict(a)
+            if "regclass" in a:
+                members = regclasses[a["regclass"]]
+                a["members"] = [regs[m]["asm"] for m in members]
+                a["index_is_hwencoding"] = all(regs[m]["encoding"] == i for i, m in enumerate(members))
+            else:
+                a["asm"] = regs[a["register"]]["asm"]
+            rows.append(a)
+        out[k] = {"regclass": v, "alternatives": rows}
+    return out
+
+
 # --------------------------------------------------------------------------- immediates
 
 def imm_info(R, name):
@@ -684,10 +708,7 @@ def main(argv):
         "registers": sorted(regs.values(), key=lambda r: r["record"]),
         "classes": {k: {"members": v, "used_by_instructions": k in used_classes}
                     for k, v in sorted(regclasses.items())},
-        "composite_operands": {
-            k: {"regclass": v, "alternatives": emitters.get(v)}
-            for k, v in sorted(op_classes.items())
-        },
+        "composite_operands": composite_table(op_classes, emitters, regclasses, regs),
     })
     dump(os.path.join(out, "operands.json"), {
         "provenance": provenance([p for p in td if "Imm" in p[0] or "AIEBaseInstrInfo" in p[0]
