@@ -26,14 +26,6 @@ pub fn insert(word: u128, runs: &[Run], value: u128) -> u128 {
     })
 }
 
-/// The field's width: the highest bit any run reaches.
-pub fn width(runs: &[Run]) -> u32 {
-    runs.iter()
-        .map(|r| r.field_lsb + r.width)
-        .max()
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,6 +50,5 @@ mod tests {
             word & !(0b111 << 4 | 0b11 << 20),
             0xFFFF_FFFF & !(0b111 << 4 | 0b11 << 20)
         );
-        assert_eq!(width(&runs), 5);
     }
 }
