@@ -18,6 +18,9 @@ mod error;
 #[cfg(test)]
 mod golden;
 mod instruction;
+#[cfg(test)]
+mod round_trip;
+pub mod rules;
 mod tables;
 
 pub use asm::{parse_bundle, print_bundle, print_instruction};

@@ -57,6 +57,8 @@ pub struct Operand {
     pub bits: Vec<Run>,
     /// An output tied to an input, which carries the field.
     pub tied_to: Option<String>,
+    /// Written by the instruction.
+    pub output: bool,
 }
 
 /// One encodable instruction of a slot.
@@ -73,6 +75,8 @@ pub struct Opcode {
     pub operands: Vec<Operand>,
     /// llvm-aie's scheduling class, if it has one.
     pub itinerary: Option<String>,
+    /// A control transfer, taking effect after the delay slots.
+    pub has_delay_slot: bool,
 }
 
 impl Opcode {
@@ -230,6 +234,16 @@ struct RawOperand {
     bits: Vec<Run>,
     #[serde(default)]
     tied_to: Option<String>,
+    dir: String,
+}
+#[derive(Deserialize)]
+struct ScheduleFile {
+    instructions: HashMap<String, RawSchedule>,
+}
+#[derive(Deserialize)]
+struct RawSchedule {
+    #[serde(default)]
+    has_delay_slot: bool,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -294,6 +308,7 @@ fn build() -> Isa {
     );
     let registers: RegistersFile = parse("registers.json", include_str!("../data/registers.json"));
     let operands: OperandsFile = parse("operands.json", include_str!("../data/operands.json"));
+    let schedule: ScheduleFile = parse("schedule.json", include_str!("../data/schedule.json"));
 
     let formats: Vec<Format> = formats
         .formats
@@ -310,6 +325,10 @@ fn build() -> Isa {
         .instructions
         .into_iter()
         .map(|i| Opcode {
+            has_delay_slot: schedule
+                .instructions
+                .get(&i.name)
+                .is_some_and(|s| s.has_delay_slot),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
@@ -333,6 +352,7 @@ fn build() -> Isa {
                     width: o.width,
                     bits: o.bits,
                     tied_to: o.tied_to,
+                    output: o.dir == "out",
                 })
                 .collect(),
             itinerary: i.itinerary,
