@@ -14,6 +14,7 @@
 mod asm;
 mod bits;
 mod bundle;
+pub mod elf;
 mod error;
 #[cfg(test)]
 mod golden;

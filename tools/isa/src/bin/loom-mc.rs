@@ -3,10 +3,12 @@
 //! by `;`; `//` starts a comment). It prints the canonical text, with
 //! `--show-encoding` each bundle's bytes; `--disassemble` reads hex bytes
 //! (`0x18 0xf8 0x23 0x10` or `18 f8 23 10`, as llvm-mc takes them) and
-//! prints the bundles they hold.
+//! prints the bundles they hold. `--filetype=obj -o FILE` writes the
+//! bundles as a core ELF instead (the program at program-memory address 0,
+//! as aie-rt's loader places it).
 
 use clap::Parser;
-use loom_aie2p_isa::{decode_one, parse_bundle, print_bundle, Bundle};
+use loom_aie2p_isa::{decode_one, elf, parse_bundle, print_bundle, Bundle};
 use loom_isa_tools::{finish, located, read_input, Failure};
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -24,16 +26,30 @@ struct Cli {
     #[arg(long)]
     show_encoding: bool,
     /// Read hex bytes and print the bundles they hold.
-    #[arg(long, conflicts_with = "show_encoding")]
+    #[arg(long, conflicts_with_all = ["show_encoding", "filetype"])]
     disassemble: bool,
+    /// What to write: the text (`asm`) or a core ELF (`obj`, needs -o).
+    #[arg(long, value_enum, default_value = "asm")]
+    filetype: FileType,
+    /// Output file (standard output for text).
+    #[arg(short = 'o', value_name = "FILE")]
+    output: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FileType {
+    Asm,
+    Obj,
 }
 
 fn without_comment(line: &str) -> &str {
     line.find("//").map_or(line, |at| &line[..at])
 }
 
-fn assemble(name: &str, text: &str, show_encoding: bool) -> Result<String, Failure> {
+/// The text (with encodings if asked) and the program's bytes.
+fn assemble(name: &str, text: &str, show_encoding: bool) -> Result<(String, Vec<u8>), Failure> {
     let mut out = String::new();
+    let mut program = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let source = without_comment(line);
         if source.trim().is_empty() {
@@ -46,6 +62,7 @@ fn assemble(name: &str, text: &str, show_encoding: bool) -> Result<String, Failu
         let bundle = Bundle::pack(instructions).map_err(|e| fail(first, e.to_string()))?;
         let bytes = bundle.encode().map_err(|e| fail(first, e.to_string()))?;
         let text = print_bundle(&bundle);
+        program.extend(&bytes);
         if show_encoding {
             let hex: Vec<String> = bytes.iter().map(|b| format!("{b:#04x}")).collect();
             let _ = writeln!(out, "\t{text:<40}// encoding: [{}]", hex.join(","));
@@ -53,7 +70,18 @@ fn assemble(name: &str, text: &str, show_encoding: bool) -> Result<String, Failu
             let _ = writeln!(out, "\t{text}");
         }
     }
-    Ok(out)
+    Ok((out, program))
+}
+
+/// Write `bytes` to `path` whole or not at all.
+fn write_file(path: &str, bytes: &[u8]) -> Result<(), Failure> {
+    let staged = format!("{path}.loom-mc-{}", std::process::id());
+    std::fs::write(&staged, bytes)
+        .and_then(|()| std::fs::rename(&staged, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&staged);
+            loom_isa_tools::error(format!("cannot write {path}: {e}"))
+        })
 }
 
 /// The bytes of one line of hex, each byte with its column.
@@ -103,9 +131,25 @@ fn run(cli: Cli) -> Result<String, Failure> {
     let text = String::from_utf8(bytes)
         .map_err(|_| loom_isa_tools::error(format!("{name} is not UTF-8 text")))?;
     if cli.disassemble {
-        disassemble(&name, &text)
-    } else {
-        assemble(&name, &text, cli.show_encoding)
+        return disassemble(&name, &text);
+    }
+    let (out, program) = assemble(&name, &text, cli.show_encoding)?;
+    match (cli.filetype, &cli.output) {
+        (FileType::Asm, None) => Ok(out),
+        (FileType::Asm, Some(path)) => write_file(path, out.as_bytes()).map(|()| String::new()),
+        (FileType::Obj, Some(path)) => {
+            let image = elf::CoreImage {
+                program,
+                data: vec![],
+                entry: 0,
+            };
+            let bytes =
+                elf::write(&image).map_err(|e| loom_isa_tools::error(format!("{name}: {e}")))?;
+            write_file(path, &bytes).map(|()| String::new())
+        }
+        (FileType::Obj, None) => Err(loom_isa_tools::error(
+            "--filetype=obj writes a core ELF: give -o FILE",
+        )),
     }
 }
 

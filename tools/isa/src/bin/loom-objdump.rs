@@ -1,9 +1,10 @@
 //! loom-objdump: what an `.xdna` holds, as llvm-objdump shows an object:
 //! `-d` disassembles its TXN control code with the register names of its
 //! device profile (what `loom-compile --format=txn-text` prints), and lists
-//! its tile images and PDIs; `--raw` disassembles a file of bare AIE2P
-//! bundles with addresses and bytes, as `llvm-objdump -d` prints a core's
-//! program.
+//! its tile images and PDIs. On an AIE2P core ELF (EM_AIE), `-d`
+//! disassembles its program with addresses and bytes, as `llvm-objdump -d`
+//! prints a core's code, and lists its data segments; `--raw` does the same
+//! for a file of bare bundles.
 
 use clap::Parser;
 use loom_aie2p_isa::{decode_one, print_bundle};
@@ -30,6 +31,37 @@ struct Cli {
 
 fn raw(name: &str, bytes: &[u8]) -> Result<String, Failure> {
     let mut out = format!("{name}:\tfile format aie2p bundles\n\nDisassembly:\n\n");
+    out.push_str(&bundles(name, bytes)?);
+    Ok(out)
+}
+
+fn core(name: &str, bytes: &[u8], disassemble: bool) -> Result<String, Failure> {
+    let image = loom_aie2p_isa::elf::read(bytes).map_err(|e| error(format!("{name}: {e}")))?;
+    let mut out = format!(
+        "{name}:\tfile format elf32-aie2p\nentry {:#x}, program {} bytes\n",
+        image.entry,
+        image.program.len()
+    );
+    for d in &image.data {
+        let _ = writeln!(
+            out,
+            "data [{:#x}, {:#x}): {} bytes, {} zero-filled",
+            d.address,
+            u64::from(d.address) + d.bytes.len() as u64 + u64::from(d.zeroed),
+            d.bytes.len(),
+            d.zeroed
+        );
+    }
+    if disassemble {
+        let _ = writeln!(out, "\nDisassembly of the program:\n");
+        out.push_str(&bundles(name, &image.program)?);
+    }
+    Ok(out)
+}
+
+/// One line per bundle: address, bytes, text.
+fn bundles(name: &str, bytes: &[u8]) -> Result<String, Failure> {
+    let mut out = String::new();
     let mut at = 0;
     while at < bytes.len() {
         let (bundle, size) =
@@ -47,6 +79,12 @@ fn raw(name: &str, bytes: &[u8]) -> Result<String, Failure> {
         at += size;
     }
     Ok(out)
+}
+
+/// EM_AIE at e_machine of an ELF32 (a core ELF), else the `.xdna` reader.
+fn is_core_elf(bytes: &[u8]) -> bool {
+    bytes.get(..4) == Some(b"\x7fELF")
+        && bytes.get(18..20) == Some(&loom_aie2p_isa::elf::EM_AIE.to_le_bytes()[..])
 }
 
 fn xdna(name: &str, bytes: &[u8], disassemble: bool) -> Result<String, Failure> {
@@ -107,6 +145,8 @@ fn run(cli: Cli) -> Result<String, Failure> {
     let (name, bytes) = read_input(&cli.input)?;
     if cli.raw {
         raw(&name, &bytes)
+    } else if is_core_elf(&bytes) {
+        core(&name, &bytes, cli.disassemble)
     } else {
         xdna(&name, &bytes, cli.disassemble)
     }
