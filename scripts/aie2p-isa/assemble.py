@@ -9,8 +9,10 @@ The pages are what the source index returns for offsets 0, 16000, 32000, ... (se
 `ItinRegClassPair<` (the per-register-class itinerary variants inside `ItineraryRegPairs = [...]`)
 is dropped; the text after the list's closing `]` on its last line is kept behind a
 `/*elided*/` marker, so `ItineraryRegPairs = [<pairs>], mayLoad = true in` becomes
-`ItineraryRegPairs = [\n/*elided*/], mayLoad = true in`. Pages already written in that form pass
-through unchanged (the filter is idempotent). Nothing else is changed.
+`ItineraryRegPairs = [\n/*elided*/], mayLoad = true in`. It also drops the generated
+`// id: ...` comment lines (the instruction's path in the ISA description tree; no encoding
+fact). Pages already written in that form pass through unchanged (the filter is idempotent).
+Nothing else is changed.
 """
 import sys
 
@@ -18,6 +20,8 @@ import sys
 def regpairs_filter(text):
     out, dropping = [], False
     for line in text.split("\n"):
+        if line.startswith("// id: "):
+            continue
         if line.startswith("ItinRegClassPair<"):
             if "/*elided*/" in line:
                 out.append(line[line.index("/*elided*/"):])

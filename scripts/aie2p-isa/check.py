@@ -79,14 +79,43 @@ class Decoder:
 
     # ------------------------------------------------------------------ slots
     def inst_of(self, slot, value):
+        """The instructions of the slot whose fixed bits match, most specific first."""
         cands = [i for i in self.by_slot.get(slot, []) if value & i["_fm"] == i["_fv"]]
         if not cands:
             raise Miss("slot %s value 0x%x matches no instruction" % (slot, value))
-        best = max(bin(i["_fm"]).count("1") for i in cands)
-        top = [i for i in cands if bin(i["_fm"]).count("1") == best]
-        if len(top) > 1:
-            raise Miss("slot %s value 0x%x ambiguous: %s" % (slot, value, ", ".join(i["name"] for i in top)))
-        return top[0]
+        return sorted(cands, key=lambda i: (-bin(i["_fm"]).count("1"), i["name"]))
+
+    def decode_slot(self, slot, value):
+        """Most specific match whose operands all decode (a register index outside its class
+        rejects a candidate: PADDB_pstm_nrm_imm vs VLDB_4x32_* collide only that way). Two
+        equally specific candidates that both decode are an ambiguity."""
+        ok, errs = [], []
+        for inst in self.inst_of(slot, value):
+            if ok and bin(inst["_fm"]).count("1") < bin(ok[0][0]["_fm"]).count("1"):
+                break
+            try:
+                ok.append((inst, self.print_inst(inst, value)))
+            except Miss as e:
+                errs.append("%s: %s" % (inst["name"], e))
+        if not ok:
+            raise Miss("slot %s value 0x%x: no candidate decodes (%s)" % (slot, value, "; ".join(errs)))
+        if len(ok) > 1:
+            raise Miss("slot %s value 0x%x ambiguous: %s" % (slot, value, ", ".join(i["name"] for i, _ in ok)))
+        return ok[0]
+
+    def check_coverage(self):
+        """Every instruction's fixed, don't-care and operand bits tile its slot exactly."""
+        bad = []
+        for slot, insts in sorted(self.by_slot.items()):
+            for i in insts:
+                full, seen, clash = (1 << i["slot_width"]) - 1, 0, False
+                for m in [i["_fm"], int(i["dontcare_mask"], 16)] + [
+                        ((1 << r["width"]) - 1) << r["lsb"] for o in i["operands"] for r in o.get("bits", [])]:
+                    clash |= bool(seen & m)
+                    seen |= m
+                if clash or seen != full:
+                    bad.append(i["name"])
+        return bad
 
     # ------------------------------------------------------------------ operands
     def reg_in_class(self, cls, enc, width):
@@ -176,8 +205,8 @@ class Decoder:
         parts, used = [], []
         for s in fmt["slots"]:
             value = extract_runs(word, s["bits"])
-            inst = self.inst_of(s["slot"], value)
-            parts.append(self.print_inst(inst, value))
+            inst, text = self.decode_slot(s["slot"], value)
+            parts.append(text)
             used.append((s["slot"], inst["name"]))
         return fmt, used, parts
 
@@ -224,6 +253,24 @@ def main(argv):
         data = rest[0]
     formats, insts, regs, operands, golden = load(data)
     dec = Decoder(formats, insts, regs, operands)
+    bad = dec.check_coverage()
+    print("instructions: %d; slot coverage (fixed + don't-care + operand bits tile the slot): %s"
+          % (len(insts["instructions"]), "all exact" if not bad else "BROKEN: " + ", ".join(bad)))
+    # Self round trip: each instruction's fixed bits with every operand field 0 must decode
+    # back to that instruction. Not golden evidence (no llvm-objdump text), a table check.
+    rt_ok, rt_bad = 0, Counter()
+    for ins in insts["instructions"]:
+        try:
+            got, _ = dec.decode_slot(ins["slot"], ins["_fv"])
+            if got["name"] == ins["name"]:
+                rt_ok += 1
+            else:
+                rt_bad["decodes as a more specific instruction (%s)" % got["name"]] += 1
+        except Miss as e:
+            rt_bad[re.sub(r"^.*?: (\w+: )?", "", str(e)).replace(ins["name"] + ": ", "")] += 1
+    print("self round trip (fixed bits, operand fields 0): %d / %d" % (rt_ok, len(insts["instructions"])))
+    for why, n in sorted(rt_bad.items(), key=lambda kv: (-kv[1], kv[0])):
+        print("  %4d  %s" % (n, why))
     fam_tot, fam_ok = Counter(), Counter()
     slot_tot, slot_ok = Counter(), Counter()
     reasons = defaultdict(list)
