@@ -259,17 +259,42 @@ impl Operand {
 }
 
 impl Instruction {
-    /// The instruction of `slot` that `bits` hold.
+    /// The instruction of `slot` that `bits` hold: the most specific
+    /// opcode whose fixed bits match and whose fields all hold operands of
+    /// their classes (encodings overlap where a field's value is no
+    /// register of its class; findings in scripts/aie2p-isa/README.md).
     pub fn decode(slot: &str, bits: u64) -> Result<Instruction, IsaError> {
-        let mut candidates = isa()
+        let mut refusal = None;
+        for opcode in isa()
             .opcodes_of_slot(slot)
-            .filter(|o| bits & o.fixed_mask == o.fixed_bits);
-        let Some(opcode) = candidates.next() else {
-            return Err(IsaError::UnknownInstruction {
-                slot: slot.to_string(),
-                bits,
+            .filter(|o| bits & o.fixed_mask == o.fixed_bits)
+        {
+            match Instruction::read(opcode, bits) {
+                Ok(instruction) => return Ok(instruction),
+                Err(e) => {
+                    refusal.get_or_insert(e);
+                }
+            }
+        }
+        Err(refusal.unwrap_or_else(|| IsaError::UnknownInstruction {
+            slot: slot.to_string(),
+            bits,
+        }))
+    }
+
+    fn read(opcode: &'static Opcode, bits: u64) -> Result<Instruction, IsaError> {
+        // An assembly operand without a field is read by a C++ rule of
+        // llvm-aie's disassembler (the FIFO loads' lf/r24-r25), which the
+        // tables do not hold: refuse rather than print a placeholder.
+        if !opcode.fields_cover_text() {
+            return Err(IsaError::BadOperand {
+                instruction: opcode.name.clone(),
+                operand: opcode.asm_operands().join(", "),
+                reason: "an operand has no encoding field; llvm-aie's disassembler derives it in \
+                         C++, which the tables do not hold"
+                    .into(),
             });
-        };
+        }
         let operands = opcode
             .operands
             .iter()

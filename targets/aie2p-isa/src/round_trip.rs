@@ -72,7 +72,11 @@ fn random_bundles_of_every_format_decode_to_themselves() {
         for _ in 0..50 {
             let mut instructions = Vec::new();
             for slot in &format.slots {
-                let opcodes: Vec<&'static Opcode> = isa.opcodes_of_slot(&slot.slot).collect();
+                // The FIFO loads' text needs C++ rules the tables lack.
+                let opcodes: Vec<&'static Opcode> = isa
+                    .opcodes_of_slot(&slot.slot)
+                    .filter(|o| o.fields_cover_text())
+                    .collect();
                 let opcode = opcodes[rng.below(opcodes.len())];
                 let Some(instruction) = random_instruction(&mut rng, opcode) else {
                     panic!("{}: no value fits an operand", opcode.name);
@@ -102,4 +106,10 @@ fn random_bundles_of_every_format_decode_to_themselves() {
         }
     }
     assert_eq!(checked, 50 * isa.formats.len());
+    let uncovered = isa
+        .opcodes
+        .iter()
+        .filter(|o| !o.fields_cover_text())
+        .count();
+    assert_eq!(uncovered, 44, "docs/aie2p-isa.md counts the FIFO loads");
 }

@@ -96,6 +96,14 @@ impl Opcode {
         None
     }
 
+    /// Whether every assembly operand has a field (else its value comes
+    /// from a C++ rule of llvm-aie's disassembler the tables lack).
+    pub fn fields_cover_text(&self) -> bool {
+        self.asm_operands()
+            .into_iter()
+            .all(|name| self.field_of(name).is_some_and(|o| !o.bits.is_empty()))
+    }
+
     /// The operand names in the order the assembly text lists them.
     pub fn asm_operands(&self) -> Vec<&str> {
         placeholders(&self.asm_args)
