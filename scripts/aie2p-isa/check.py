@@ -183,6 +183,15 @@ class Decoder:
                 raise Miss("tie loop")
             seen.add(o["name"])
             o = ops[o["tied_to"]]
+        if "bits" not in o and "index_from" in o:
+            # A decoder rule outside the TableGen (extract.py, apply_decoder_rules): the
+            # register is the member of its class at the index the named operand's field holds.
+            src = ops[o["index_from"]]
+            idx = extract_runs(word, src["bits"])
+            members = self.classes[o["regclass"]]
+            if idx >= len(members):
+                raise Miss("%s: index %d outside %s" % (inst["name"], idx, o["regclass"]))
+            return self.reg[members[idx]]["asm"]
         if "bits" not in o:
             raise Miss("%s: operand $%s has no encoding field" % (inst["name"], name))
         v = extract_runs(word, o["bits"])

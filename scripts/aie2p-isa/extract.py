@@ -48,7 +48,10 @@ GOLDEN_DIR = "llvm/test/CodeGen/AIE/aie2p/BinaryOutput"
 GOLDEN_COMMITS = {"rel": "685e83f8f375b088517d80322ea7e78f1e0de56e", "ret": "685e83f8f375b088517d80322ea7e78f1e0de56e",
                   "j": "685e83f8f375b088517d80322ea7e78f1e0de56e", "jl": "685e83f8f375b088517d80322ea7e78f1e0de56e",
                   "jnz": "685e83f8f375b088517d80322ea7e78f1e0de56e", "movxm": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "lda": "685e83f8f375b088517d80322ea7e78f1e0de56e"}
+                  "lda": "685e83f8f375b088517d80322ea7e78f1e0de56e",
+                  "vld_pop_fill": "6199d0b877c6b867f32db8a857393c95fad36c5b",
+                  "vconv": "685e83f8f375b088517d80322ea7e78f1e0de56e",
+                  "vmac": "685e83f8f375b088517d80322ea7e78f1e0de56e"}
 DEFAULT_GOLDEN_COMMIT = "1b54f072a5d8354d7a226696c438097fb9f20505"
 
 # Instruction flags copied from the records when set.
@@ -587,7 +590,41 @@ def extract_instructions(R, slots, regclasses, imm_names, op_classes):
             if dmv:
                 entry["decoder_method"] = dmv
         insts.append(entry)
+    apply_decoder_rules(insts)
     return insts
+
+
+# --------------------------------------------------------------------------- decoder rules
+# Facts of llvm-aie's disassembler that are not in the TableGen encodings. The FIFO loads
+# (vlda.pop.*, vlda.fill.512, vldb.pop*, vldb.fill*) print $fifo_reg (lf0/lf1) and $pos
+# (r24/r25), which have no encoding field. The generated decoder methods named by their
+# DecoderMethod (DecodeVLDA_POP_576_normal_pop, DecodeDmx_lda_fifo_qx__fifo_2d_pop, ...) read
+# fifo_reg, fifo_reg_out, pos and pos_out with the same fieldFromInstruction(Insn, lsb, width)
+# as the 1-bit ePS pointer $ptr (slot bit 17 in lda, 14 in ldb) and index eLdFifoRegDecoderTable
+# (lf0, lf1) and eRF2DecoderTable (r24, r25) with it. The tied super-register $ptr_superreg
+# (ePSRFLdF: plfr0 = {p0, lf0, r24}, plfr1 = {p1, lf1, r25}, registers.json subregs) follows
+# the same index. Recorded as `index_from`: the operand is member number <value of that
+# operand's field> of its own register class (class order). Checked by check.py against the
+# vld_pop_fill.mir golden pairs.
+DECODER_RULES_SOURCE = ("llvm/lib/Target/AIE/Disassembler/AIE2PGenDecoderMethods.inc",
+                        "6199d0b877c6b867f32db8a857393c95fad36c5b")
+INDEX_FROM_PTR_CLASSES = ("eLdFifoReg", "eRF2", "ePSRFLdF")
+
+
+def apply_decoder_rules(insts):
+    n = 0
+    for i in insts:
+        ops = {o["name"]: o for o in i["operands"]}
+        ptr = ops.get("ptr")
+        for o in i["operands"]:
+            if not o.get("implicit") or o.get("regclass") not in INDEX_FROM_PTR_CLASSES:
+                continue
+            if ptr is None or ptr.get("regclass") != "ePS" or "bits" not in ptr:
+                fail("%s: %s (%s) has no 1-bit ePS $ptr to take its index from"
+                     % (i["name"], o["name"], o["regclass"]))
+            o["index_from"] = "ptr"
+            n += 1
+    return n
 
 
 # --------------------------------------------------------------------------- golden
@@ -717,7 +754,11 @@ def main(argv):
                        for k, v in sorted(imm_names.items())},
     })
     dump(os.path.join(out, "instructions.json"), {
-        "provenance": provenance(td, command),
+        "provenance": dict(provenance(td + [DECODER_RULES_SOURCE], command), decoder_rules=(
+            "operands with `index_from`: no encoding field; the register is the member of the "
+            "operand's register class (class order) at the index held by the field of the named "
+            "operand (the FIFO loads' fifo_reg/pos/ptr_superreg from $ptr), as the generated "
+            "decoder methods of %s read them" % DECODER_RULES_SOURCE[0])),
         "count": len(insts),
         "instructions": insts,
     })
