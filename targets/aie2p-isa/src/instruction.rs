@@ -295,7 +295,7 @@ impl Instruction {
                     .into(),
             });
         }
-        let operands = opcode
+        let operands: Vec<(String, Value)> = opcode
             .operands
             .iter()
             .filter(|o| !o.bits.is_empty())
@@ -314,18 +314,30 @@ impl Instruction {
             let value = self
                 .value(&operand.name)
                 .ok_or_else(|| bad(self.opcode, operand, "has no value".into()))?;
-            word = bits::insert(word, &operand.bits, u128::from(operand.encode(value)?));
+            word = bits::insert(word, &operand.bits, u128::from(operand.encode(&value)?));
         }
         Ok(word as u64)
     }
 
-    /// The value of the operand that carries `name`'s field.
-    pub fn value(&self, name: &str) -> Option<&Value> {
+    /// The value of the operand that carries `name`'s field, or of the
+    /// register `name` is derived from (`index_from`).
+    pub fn value(&self, name: &str) -> Option<Value> {
         let field = self.opcode.field_of(name)?;
+        if let Some(from) = field
+            .index_from
+            .as_deref()
+            .filter(|_| field.bits.is_empty())
+        {
+            let source = self.opcode.operand(from)?;
+            let index = source.encode(&self.value(from)?).ok()? as usize;
+            let isa = isa();
+            let member = isa.class(&field.class).get(index)?;
+            return isa.register(member).map(|r| Value::Register(r.asm.clone()));
+        }
         self.operands
             .iter()
             .find(|(n, _)| *n == field.name)
-            .map(|(_, v)| v)
+            .map(|(_, v)| v.clone())
     }
 
     /// An instruction of `opcode` from the values of its assembly operands,
@@ -337,16 +349,40 @@ impl Instruction {
         columns: &[usize],
     ) -> Result<Instruction, IsaError> {
         let mut operands = Vec::new();
+        let mut derived = Vec::new();
         for ((name, value), &column) in opcode.asm_operands().into_iter().zip(values).zip(columns) {
             let Some(field) = opcode.field_of(name) else {
                 continue;
             };
             if field.bits.is_empty() {
+                if field.index_from.is_some() {
+                    derived.push((field, value, column));
+                }
                 continue;
             }
             field.encode(&value).map_err(|e| e.at(column))?;
             operands.push((field.name.clone(), value));
         }
-        Ok(Instruction { opcode, operands })
+        let instruction = Instruction { opcode, operands };
+        // A derived register must be the one its source field picks.
+        for (operand, value, column) in derived {
+            {
+                let expected = instruction.value(&operand.name);
+                if expected.as_ref() != Some(&value) {
+                    return Err(IsaError::WrongRegister {
+                        column,
+                        operand: operand.name.clone(),
+                        register: value.to_string(),
+                        class: format!(
+                            "{} (the ${} field picks {})",
+                            operand.class,
+                            operand.index_from.as_deref().unwrap_or_default(),
+                            expected.map_or_else(|| "none".into(), |v| v.to_string())
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(instruction)
     }
 }

@@ -124,7 +124,7 @@ fn targets(bundle: &Bundle) -> Vec<u64> {
                     .immediate(&operand.class)
                     .is_some_and(|imm| imm.kind == "address");
             if let (true, Some(Value::Immediate(v))) = (address, i.value(&operand.name)) {
-                out.push(*v as u64);
+                out.push(v as u64);
             }
         }
     }
@@ -138,7 +138,7 @@ fn loop_register_written(bundle: &Bundle) -> Option<String> {
             .iter()
             .filter(|o| o.output)
             .find_map(|o| match i.value(&o.name) {
-                Some(Value::Register(r)) if LOOP_REGISTERS.contains(&r.as_str()) => Some(r.clone()),
+                Some(Value::Register(r)) if LOOP_REGISTERS.contains(&r.as_str()) => Some(r),
                 _ => None,
             })
     })

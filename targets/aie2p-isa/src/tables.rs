@@ -59,6 +59,10 @@ pub struct Operand {
     pub tied_to: Option<String>,
     /// Written by the instruction.
     pub output: bool,
+    /// No field: the member of the class at the index the named operand's
+    /// field holds (llvm-aie's decoder methods read the FIFO loads' lf/r24
+    /// registers so; scripts/aie2p-isa/README.md).
+    pub index_from: Option<String>,
 }
 
 /// One encodable instruction of a slot.
@@ -96,12 +100,18 @@ impl Opcode {
         None
     }
 
-    /// Whether every assembly operand has a field (else its value comes
-    /// from a C++ rule of llvm-aie's disassembler the tables lack).
+    /// Whether every assembly operand has a field or is derived from one
+    /// (else its value comes from a rule the tables lack).
     pub fn fields_cover_text(&self) -> bool {
-        self.asm_operands()
-            .into_iter()
-            .all(|name| self.field_of(name).is_some_and(|o| !o.bits.is_empty()))
+        self.asm_operands().into_iter().all(|name| {
+            self.field_of(name).is_some_and(|o| {
+                !o.bits.is_empty()
+                    || o.index_from
+                        .as_deref()
+                        .and_then(|from| self.operand(from))
+                        .is_some_and(|from| !from.bits.is_empty())
+            })
+        })
     }
 
     /// The operand names in the order the assembly text lists them.
@@ -243,6 +253,8 @@ struct RawOperand {
     #[serde(default)]
     tied_to: Option<String>,
     dir: String,
+    #[serde(default)]
+    index_from: Option<String>,
 }
 #[derive(Deserialize)]
 struct ScheduleFile {
@@ -361,6 +373,7 @@ fn build() -> Isa {
                     bits: o.bits,
                     tied_to: o.tied_to,
                     output: o.dir == "out",
+                    index_from: o.index_from,
                 })
                 .collect(),
             itinerary: i.itinerary,
