@@ -52,7 +52,8 @@ GOLDEN_COMMITS = {"rel": "685e83f8f375b088517d80322ea7e78f1e0de56e", "ret": "685
                   "vld_pop_fill": "6199d0b877c6b867f32db8a857393c95fad36c5b",
                   "vconv": "685e83f8f375b088517d80322ea7e78f1e0de56e",
                   "vmac": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vsrs": "685e83f8f375b088517d80322ea7e78f1e0de56e"}
+                  "vsrs": "685e83f8f375b088517d80322ea7e78f1e0de56e",
+                  "vst": "0faeea46bae04d3a3c4641e9f1c0b7529ee368f9"}
 DEFAULT_GOLDEN_COMMIT = "1b54f072a5d8354d7a226696c438097fb9f20505"
 
 # Instruction flags copied from the records when set.
