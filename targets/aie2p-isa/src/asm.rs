@@ -56,10 +56,12 @@ fn tokens(text: &str, base: usize) -> Vec<(usize, Token<'_>)> {
             continue;
         }
         let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        // Register pairs are written `r31:r30`.
+        let inner = |c: char| word(c) || c == ':';
         if word(c) || (c == '-' && chars.peek().is_some_and(|(_, n)| n.is_ascii_digit())) {
             let mut end = i + c.len_utf8();
             while let Some(&(j, n)) = chars.peek() {
-                if !word(n) {
+                if !inner(n) {
                     break;
                 }
                 end = j + n.len_utf8();
