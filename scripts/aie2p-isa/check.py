@@ -12,7 +12,8 @@ compare it with llvm-objdump's text the way FileCheck does (whitespace runs equa
 regular expression). Prints agreement per family and per slot, and the reasons for every miss.
 
 This decoder is the specification the Rust crate follows; it uses only targets/aie2p-isa/data.
-With --strict, exits 1 unless every pair of the families in STRICT_FAMILIES agrees.
+With --strict, exits 1 unless every pair of the families in STRICT_FAMILIES agrees and the
+schedule checks (check_schedule: itineraries, operand counts, known timing facts) pass.
 """
 import json
 import os
@@ -240,6 +241,105 @@ def pattern_matches(check, parts):
     return re.search(rx, norm(text)) is not None, text
 
 
+# Known timing facts (xdna-hardware-facts.md §7, from llvm-aie's itineraries and
+# AIEBaseInstrInfo.cpp): (instruction, operand name, expected cycle). A fact whose itinerary was
+# not transcribed yet is reported as pending, not as a failure.
+SCHED_FACTS = [
+    ("LDA_dms_lda_idx_imm", "dst", 7, "scalar lda result at cycle 7"),
+    ("LDA_dms_lda_pstm_nrm", "dst", 7, "scalar lda (post-modify) result at cycle 7"),
+    ("VLDA_dmw_lda_w_idx_imm", "dst", 7, "vector load result at cycle 7"),
+    ("VMAC_f_vmac_bf_vmul_bf_core_X_X", "dst", 6, "bf16 vmac.f result at cycle 6"),
+    ("VMAC_f_vmac_bf_vmul_bf_core_X_X", "acc1", 4, "bf16 vmac.f accumulator read at cycle 4"),
+    ("MOV_alu_mv_mv_mv_scl", "dst", 1, "scalar move result at cycle 1"),
+    ("JL_lng", "lr", 4, "jl writes lr at cycle 4"),
+    ("JL_alumv_or", "lr", 4, "jl (register) writes lr at cycle 4"),
+]
+
+
+def check_schedule(data, insts):
+    """Structural and fact checks of schedule.json; returns the number of failures."""
+    sched = json.load(open(os.path.join(data, "schedule.json"), encoding="utf-8"))
+    itins, per = sched["itineraries"], sched["instructions"]
+    fails = 0
+    no_itin = [i["name"] for i in insts["instructions"] if not per.get(i["name"], {}).get("itinerary")]
+    have = [i for i in insts["instructions"] if per[i["name"]].get("itinerary") in itins]
+    print("\nschedule: %d itineraries, %d functional units, bypasses %s; instructions with an "
+          "itinerary class: %d / %d, with its data transcribed: %d"
+          % (len(itins), len(sched["functional_units"]), ",".join(sched["bypasses"]),
+             len(insts["instructions"]) - len(no_itin), len(insts["instructions"]), len(have)))
+    if no_itin:
+        print("  no itinerary class: %s" % ", ".join(no_itin))
+    flags = [n for n, e in per.items() if e.get("itinerary_transcribed") != (e.get("itinerary") in itins)]
+    if flags:
+        fails += 1
+        print("  BROKEN itinerary_transcribed flags: %s" % ", ".join(flags[:5]))
+    fus = set(sched["functional_units"])
+    for name, e in itins.items():
+        if len(e["operand_names"]) != len(e["operand_cycles"]):
+            fails += 1
+            print("  BROKEN %s: %d names, %d cycles" % (name, len(e["operand_names"]), len(e["operand_cycles"])))
+        for st in e["stages"]:
+            if not set(st["units"]) <= fus:
+                fails += 1
+                print("  BROKEN %s: units %s" % (name, st["units"]))
+        if "bypasses" in e and len(e["bypasses"]) > len(e["operand_cycles"]):
+            fails += 1
+            print("  BROKEN %s: more bypasses than operand cycles" % name)
+    # operand cycles against the instruction's operands, in LLVM's order: explicit defs,
+    # explicit uses, implicit defs, implicit uses
+    exact = shorter = 0
+    names_ok = names_bad = 0
+    for i in have:
+        e = itins[per[i["name"]]["itinerary"]]
+        ops = ([o["name"] for o in i["operands"] if o["dir"] == "out"]
+               + [o["name"] for o in i["operands"] if o["dir"] == "in"]
+               + list(i.get("defs", [])) + list(i.get("uses", [])))
+        n = len(e["operand_cycles"])
+        if n == len(ops):
+            exact += 1
+        elif n < len(ops):
+            shorter += 1
+        else:
+            fails += 1
+            print("  BROKEN %s: %d operand cycles, %d operands" % (i["name"], n, len(ops)))
+            continue
+        if e["operand_names"] == ops[:n]:
+            names_ok += 1
+        else:
+            names_bad += 1
+            if names_bad <= 5:
+                print("  names differ %s: itinerary %s, operands %s" % (i["name"], e["operand_names"], ops))
+    print("  operand cycles vs operands (explicit defs, uses, implicit defs, uses): %d exact, %d "
+          "shorter (the rest take LLVM's default), names agree %d / %d"
+          % (exact, shorter, names_ok, len(have)))
+    ds = sched.get("delay_slots", {})
+    dsl = [n for n, e in per.items() if e.get("has_delay_slot")]
+    if ds.get("count") != 5 or any(per[n].get("delay_slots") != 5 for n in dsl):
+        fails += 1
+        print("  BROKEN delay slots")
+    print("  delay slots: %s for %s" % (ds.get("count"), ", ".join(sorted(dsl))))
+    pending = []
+    for inst, op, want, what in SCHED_FACTS:
+        e = per.get(inst)
+        if e is None:
+            fails += 1
+            print("  BROKEN fact %s: no instruction %s" % (what, inst))
+            continue
+        it = itins.get(e["itinerary"])
+        if it is None:
+            pending.append("%s (%s)" % (what, e["itinerary"]))
+            continue
+        ops = ([o["name"] for o in next(x for x in insts["instructions"] if x["name"] == inst)["operands"]
+                if o["dir"] == "out"])
+        got = dict(zip(it["operand_names"], it["operand_cycles"])).get(op)
+        ok = got == want
+        fails += 0 if ok else 1
+        print("  fact %-45s %s: %s (%s.%s = %s)" % (what, "ok" if ok else "FAILS", want, inst, op, got))
+    for p in pending:
+        print("  fact pending, itinerary not transcribed: %s" % p)
+    return fails
+
+
 def main(argv):
     data = DEFAULT_DATA
     verbose = strict = False
@@ -328,7 +428,8 @@ def main(argv):
             shown = rs if verbose else rs[:3]
             for r in shown:
                 print("    " + r)
-    if strict and nmiss:
+    sfails = check_schedule(data, insts) if not only else 0
+    if strict and (nmiss or sfails):
         sys.exit(1)
 
 

@@ -629,6 +629,240 @@ def apply_decoder_rules(insts):
     return n
 
 
+# --------------------------------------------------------------------------- schedule
+# The itineraries (AIE2PGenSchedule.td) use LLVM's itinerary classes, defined in LLVM's
+# llvm/include/llvm/Target/TargetItinerary.td (not in the source index; their parameters are
+# LLVM facts, stated here): InstrStage<int cycles, list<FuncUnit> units, int timeinc = -1,
+# ReservationKinds kind = Required> (timeinc -1: the next stage starts `cycles` later);
+# InstrItinData<InstrItinClass, list<InstrStage> stages, list<int> operandcycles = [],
+# list<Bypass> bypasses = [], int uops = 1>; ProcessorItineraries<list<FuncUnit>,
+# list<Bypass>, list<InstrItinData>>. llvm-aie adds MemInstrItinData<Class, stages,
+# operandcycles, MemoryCycles<[cycle...]> ...> (the cycles of the memory access; emitted by its
+# AIEMemoryCycleEmitter). Any other class or argument shape fails loudly.
+SCHED_FILES = [
+    (T + "aie2p/AIE2PGenSchedule.td.excerpt", "1b54f072a5d8354d7a226696c438097fb9f20505"),
+    (T + "aie2p/AIE2PSchedule.td", "685e83f8f375b088517d80322ea7e78f1e0de56e"),
+]
+EXTRA_ITIN_FILES = [
+    (T + "aie2p/ExtraItinDecls.td", "f1061f60e016e2eb9e67ef1b4fae529be1c2e9ea"),
+    (T + "aie2p/ExtraItineraries.td", "f1061f60e016e2eb9e67ef1b4fae529be1c2e9ea"),
+]
+ITINERARY_FILE = (T + "aie2p/AIE2PGenItinerary.td", "685e83f8f375b088517d80322ea7e78f1e0de56e")
+DELAY_SLOTS = {
+    "count": 5,
+    "applies_to": "instructions with has_delay_slot (j, jl, jz, jnz, jnzd, ret)",
+    "source": "llvm/lib/Target/AIE/AIEBaseInstrInfo.cpp (NumDelaySlots = 5); C++, not TableGen: "
+              "stated as a fact, no text taken",
+}
+_ITIN_LINE = re.compile(r"^(Mem)?InstrItinData<(\w+),")
+_OPCYCLE = re.compile(r"/\*(\w+)\*/(-?\d+)")
+_BYPASS = re.compile(r"/\*(\w+)\*/([A-Za-z_]\w*)")
+
+
+def _int(v, where):
+    if not isinstance(v, int):
+        fail("%s: expected an integer, got %r" % (where, v))
+    return v
+
+
+def _ref_list(v, where):
+    if not isinstance(v, list) or not all(isinstance(x, tuple) and x[0] == "ref" for x in v):
+        fail("%s: expected a list of records, got %r" % (where, v))
+    return [x[1] for x in v]
+
+
+def sched_stage(R, v, env, where):
+    """A stage value (InstrStage<...>, a class deriving from it, or a def of one) -> dict."""
+    ev = v
+    if v[0] == "id":
+        name = v[1]
+        if name not in R.defs:
+            fail("%s: stage %s is not defined" % (where, name))
+        rec = R.defs[name]
+        if len(rec.parents) != 1:
+            fail("%s: stage def %s has %d parents" % (where, name, len(rec.parents)))
+        return sched_stage(R, ("inst",) + rec.parents[0], {}, where)
+    if ev[0] != "inst":
+        fail("%s: stage %r is not a class instance" % (where, v))
+    cname, args = ev[1], ev[2]
+    if cname == "InstrStage":
+        if not 2 <= len(args) <= 4:
+            fail("%s: InstrStage with %d arguments" % (where, len(args)))
+        vals = [tg.evaluate(a, env) for a in args]
+        cycles = _int(vals[0], where)
+        units = _ref_list(vals[1], where)
+        timeinc = _int(vals[2], where) if len(vals) > 2 else -1
+        kind = "Required"
+        if len(vals) > 3:
+            if not (isinstance(vals[3], tuple) and vals[3][0] == "ref"
+                    and vals[3][1] in ("Required", "Reserved")):
+                fail("%s: reservation kind %r" % (where, vals[3]))
+            kind = vals[3][1]
+        return {"cycles": cycles, "units": units,
+                "timeinc": cycles if timeinc == -1 else timeinc, "kind": kind}
+    if cname not in R.classes:
+        fail("%s: unknown stage class %s" % (where, cname))
+    c = R.classes[cname]
+    e2 = {}
+    for idx, (ty, pname, default) in enumerate(c.params):
+        if idx < len(args):
+            e2[pname] = tg.evaluate(args[idx], env)
+        elif default is not None:
+            e2[pname] = tg.evaluate(default, e2)
+        else:
+            fail("%s: %s lacks argument %s" % (where, cname, pname))
+    if len(c.parents) != 1 or c.body:
+        fail("%s: stage class %s is not a plain InstrStage alias" % (where, cname))
+    pc, pargs = c.parents[0]
+    # the class's parent arguments may name its parameters
+    return sched_stage(R, ("inst", pc, [_rebind(a, e2) for a in pargs]), {}, where)
+
+
+def _rebind(a, env):
+    """Substitute class parameters (evaluated values) into a parent argument AST."""
+    def to_ast(x):
+        if isinstance(x, int):
+            return ("int", x)
+        if isinstance(x, tuple) and x[0] == "ref":
+            return ("id", x[1])
+        if isinstance(x, list):
+            return ("list", [to_ast(y) for y in x])
+        fail("cannot rebind %r" % (x,))
+    return tg.substitute(a, {k: to_ast(v) for k, v in env.items()})
+
+
+def parse_itin_entry(R, v, src, line_names, extra_units=()):
+    if v[0] != "inst" or v[1] not in ("InstrItinData", "MemInstrItinData"):
+        fail("%s: itinerary entry %r is not InstrItinData/MemInstrItinData" % (src, v[:2]))
+    kind, args = v[1], v[2]
+    cls = args[0]
+    if cls[0] != "id":
+        fail("%s: itinerary class %r" % (src, cls))
+    name = cls[1]
+    where = "%s: %s" % (src, name)
+    stages_v = args[1]
+    if stages_v[0] != "list":
+        fail("%s: stages are not a list" % where)
+    stages = [sched_stage(R, s, {}, where) for s in stages_v[1]]
+    start = 0
+    for st in stages:
+        st["start"] = start
+        start += st["timeinc"]
+    opc = tg.evaluate(args[2], {}) if len(args) > 2 else []
+    if not isinstance(opc, list) or not all(isinstance(x, int) for x in opc):
+        fail("%s: operand cycles %r" % (where, opc))
+    entry = {"kind": kind, "stages": stages, "operand_cycles": opc, "source": src}
+    rest = args[3:]
+    if kind == "MemInstrItinData":
+        if not rest or rest[0][0] != "inst" or rest[0][1] != "MemoryCycles" or len(rest[0][2]) != 1:
+            fail("%s: MemInstrItinData without MemoryCycles<[...]>" % where)
+        mc = tg.evaluate(rest[0][2][0], {})
+        if not isinstance(mc, list) or not all(isinstance(x, int) for x in mc):
+            fail("%s: memory cycles %r" % (where, mc))
+        entry["memory_cycles"] = mc
+        rest = rest[1:]
+    if rest:
+        bp = tg.evaluate(rest[0], {})
+        entry["bypasses"] = _ref_list(bp, where)
+        rest = rest[1:]
+    if rest:
+        fail("%s: %d arguments more than handled" % (where, len(rest)))
+    # operand names: the generator writes /*name*/ before each operand cycle and bypass
+    names_c, names_b = line_names.get(name, ([], []))
+    if [int(c) for _, c in names_c] != opc:
+        fail("%s: commented operand cycles %r disagree with %r" % (where, names_c, opc))
+    entry["operand_names"] = [n for n, _ in names_c]
+    if "bypasses" in entry:
+        if [b for _, b in names_b] != entry["bypasses"]:
+            fail("%s: commented bypasses disagree" % where)
+        entry["bypass_operands"] = [n for n, _ in names_b]
+    return name, entry
+
+
+def _line_names(text, src):
+    out = {}
+    for line in text.splitlines():
+        m = _ITIN_LINE.match(line.strip())
+        if not m:
+            if "InstrItinData<" in line:
+                fail("%s: itinerary entry not alone on its line: %r" % (src, line[:80]))
+            continue
+        name = m.group(2)
+        # split the line at the operand-cycle list: everything after the stage list's "], ["
+        i = line.index("], [") if "], [" in line else -1
+        tail = line[i:] if i >= 0 else ""
+        if "[]>" in line and i < 0:
+            tail = ""
+        out[name] = (_OPCYCLE.findall(tail), _BYPASS.findall(tail))
+    return out
+
+
+def extract_schedule(src, R_instr, insts):
+    R = tg.Records()
+    texts = {}
+    for path, _ in SCHED_FILES + EXTRA_ITIN_FILES:
+        full = os.path.join(src, path)
+        if not os.path.exists(full):
+            fail("missing source file %s (see README.md)" % full)
+        texts[path] = open(full, encoding="utf-8").read()
+    gen = SCHED_FILES[0][0]
+    R.add_file(texts[gen], gen)
+    R.add_file(texts[SCHED_FILES[1][0]], SCHED_FILES[1][0])
+    R.add_file(texts[EXTRA_ITIN_FILES[0][0]], EXTRA_ITIN_FILES[0][0])
+    if "AIE2PItineraries" not in R.defs:
+        fail("%s: no AIE2PItineraries" % gen)
+    (pc, pargs), = R.defs["AIE2PItineraries"].parents
+    if pc != "ProcessorItineraries" or len(pargs) != 3:
+        fail("AIE2PItineraries is not ProcessorItineraries<fu, bypasses, data>")
+    fus = _ref_list(tg.evaluate(pargs[0], {}), "ProcessorItineraries units")
+    bps = _ref_list(tg.evaluate(pargs[1], {}), "ProcessorItineraries bypasses")
+    for u in fus:
+        if u not in R.defs or R.defs[u].parents[0][0] != "FuncUnit":
+            fail("functional unit %s is not a FuncUnit def" % u)
+    for b in bps:
+        if b not in R.defs or R.defs[b].parents[0][0] != "Bypass":
+            fail("bypass %s is not a Bypass def" % b)
+    names = _line_names(texts[gen], gen)
+    itins = {}
+    if pargs[2][0] != "list":
+        fail("itinerary data is not a list")
+    for v in pargs[2][1]:
+        name, e = parse_itin_entry(R, v, gen, names)
+        if name in itins:
+            fail("itinerary %s twice" % name)
+        itins[name] = e
+    # ExtraItineraries.td is a list fragment (entries only); read it as one
+    xsrc = EXTRA_ITIN_FILES[1][0]
+    body = "\n".join(l for l in texts[xsrc].splitlines())
+    XR = tg.Records()
+    XR.classes, XR.defs = R.classes, dict(R.defs)
+    XR.add_file("def ExtraItins__ : ProcessorItineraries<[], [], [\n" + body + "\n]>;", xsrc)
+    xnames = _line_names(texts[xsrc], xsrc)
+    extra = {}
+    for v in XR.defs["ExtraItins__"].parents[0][1][2][1]:
+        name, e = parse_itin_entry(XR, v, xsrc, xnames)
+        e["units_unknown_to_processor_itineraries"] = sorted(
+            {u for st in e["stages"] for u in st["units"] if u not in fus}) or None
+        if e["units_unknown_to_processor_itineraries"] is None:
+            del e["units_unknown_to_processor_itineraries"]
+        extra[name] = e
+    for e in itins.values():
+        for st in e["stages"]:
+            for u in st["units"]:
+                if u not in fus:
+                    fail("%s: unit %s is not in the processor's list" % (e["source"], u))
+        for b in e.get("bypasses", []):
+            if b not in bps and b != "NoBypass":
+                fail("%s: bypass %s unknown" % (e["source"], b))
+    model_rec = R.defs["AIE2PSchedModel"]
+    mv, _, _ = R.fields(model_rec)
+    model = {k: tg.evaluate(*mv[k]) for k in ("IssueWidth", "MicroOpBufferSize", "LoadLatency",
+                                             "MispredictPenalty", "HighLatency", "CompleteModel",
+                                             "PostRAScheduler") if k in mv}
+    model["source"] = SCHED_FILES[1][0]
+    return fus, bps, itins, extra, model
+
+
 # --------------------------------------------------------------------------- golden
 
 _CHECK = re.compile(r"^#\s*CHECK(?:-NEXT)?:\s*([0-9a-f]+):\s+(.*)$")
@@ -764,16 +998,53 @@ def main(argv):
         "count": len(insts),
         "instructions": insts,
     })
+    fus, bps, itins, extra, model = extract_schedule(src, R, insts)
     sched = {}
+    missing = set()
     for i in insts:
-        sched[i["name"]] = {k: i[k] for k in ("itinerary", "defs", "uses") if k in i}
-        sched[i["name"]]["has_delay_slot"] = "hasDelaySlot" in i.get("flags", [])
+        e = {k: i[k] for k in ("itinerary", "defs", "uses") if k in i}
+        e["has_delay_slot"] = "hasDelaySlot" in i.get("flags", [])
+        if e["has_delay_slot"]:
+            e["delay_slots"] = DELAY_SLOTS["count"]
+        it = i.get("itinerary")
+        if it in itins:
+            e["itinerary_transcribed"] = True
+        else:
+            e["itinerary_transcribed"] = False
+            if it:
+                missing.add(it)
+        sched[i["name"]] = e
+    n_with = sum(1 for e in sched.values() if e["itinerary_transcribed"])
     dump(os.path.join(out, "schedule.json"), {
-        "provenance": provenance([p for p in td if "GenInstrInfo" in p[0]], command),
-        "note": "Per instruction: its itinerary class, implicit defs/uses and whether it has "
-                "delay slots, as AIE2PGenInstrInfo.td states them. The itineraries' operand "
-                "cycles, resources and bypasses live in AIE2PGenSchedule.td / "
-                "AIE2PGenItinerary.td, which were not transcribed (see SOURCES.md).",
+        "provenance": dict(provenance([p for p in td if "GenInstrInfo" in p[0]] + SCHED_FILES
+                                      + EXTRA_ITIN_FILES, command),
+                           excerpt=(
+            "AIE2PGenSchedule.td.excerpt: the header (FuncUnit, Bypass, stage classes, the "
+            "ProcessorItineraries resource and bypass lists) verbatim, the InstrItinClass "
+            "declarations dropped, and of the itinerary data only the pages read (SOURCES.md "
+            "lists the offsets), of those only the first entry of each `// id:` group (the "
+            "itinerary an instruction names; the per-register-class variants that follow it, "
+            "selected through ItinRegClassPair, dropped) and no `// id:` comment lines")),
+        "note": "Per itinerary class: stages (functional units, cycles, the start cycle "
+                "relative to issue, Required/Reserved), operand cycles (the cycle each "
+                "operand is read or written, in LLVM's order: explicit defs, explicit uses, "
+                "implicit defs, implicit uses; `operand_names` as the generator comments "
+                "them), bypasses (per operand, NoBypass for none) and, for memory "
+                "operations, the memory-access cycles. Per instruction: its itinerary class, "
+                "implicit defs/uses, delay slots. Only part of AIE2PGenSchedule.td was "
+                "transcribed: `coverage` says which instructions have their itinerary here.",
+        "model": model,
+        "delay_slots": DELAY_SLOTS,
+        "functional_units": fus,
+        "bypasses": bps,
+        "itineraries": itins,
+        "extra_itineraries": extra,
+        "coverage": {
+            "itineraries": len(itins),
+            "instructions": len(sched),
+            "instructions_with_itinerary_data": n_with,
+            "itinerary_classes_not_transcribed": sorted(missing),
+        },
         "instructions": sched,
     })
     dump(os.path.join(out, "golden.json"), {

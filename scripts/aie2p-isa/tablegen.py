@@ -5,7 +5,7 @@ for the constructs those files contain -- `class`, `def`, `let ... in` (block an
 statement), `foreach` over integer ranges and lists, `include` (recorded, not followed), template
 arguments, field declarations, `let` with bit slices, values (integers, binary literals, strings,
 code blocks, identifiers with bit slices, `{...}` bit concatenation, `[...]` lists, `(...)` dags,
-anonymous class instances `C<...>`, `#` pasting, `!cast`, `!mul`, `!add`, `!sub`).
+anonymous class instances `C<...>`, lists with a trailing comma, `#` pasting, `!cast`, `!mul`, `!add`, `!sub`).
 
 Anything else (`multiclass`, `defm`, `defset`, `defvar`, `if`, other bang operators, ...) raises
 TGError with the file and line, so a change upstream fails loudly instead of being guessed at.
@@ -327,6 +327,8 @@ class Parser:
                     items.append(self.value())
                     if not self.accept(","):
                         break
+                    if self.peek().text == "]":
+                        break  # a trailing comma, as the generated itinerary lists end
                 self.expect("]")
             v = ("list", items)
         elif k == "punct" and tok.text == "(":
