@@ -59,6 +59,11 @@ pub mod txn;
 pub mod uapi;
 pub mod xclbin;
 
+/// The bytes each ioctl of the real device carries, against the linux
+/// uapi header (the NPU hosts are little-endian).
+#[cfg(all(test, target_endian = "little"))]
+mod wire_tests;
+
 pub use context::{Bo, Command, Context, ContextConfig, ContextError, ElfProgram, Kernel, Program};
 pub use device::{discover, discover_system, Device, NoDevice, Npu, XdnaDevice};
 pub use fake::FakeDevice;
