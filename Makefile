@@ -48,6 +48,7 @@ check: build
 	$(CARGO) clippy --profile $(PROFILE) --all-targets -- -D warnings
 	python3 scripts/check-structure.py
 	$(CARGO) test --profile $(PROFILE)
+	$(CARGO) run --quiet --profile $(PROFILE) -p loom-runtime --example hal_fake
 	LOOM_BIN_DIR=$(abspath $(BIN)) $(VENV)/bin/lit -sv test
 
 bench:
