@@ -114,6 +114,7 @@ MlirModule loomSessionParse(void *opaque, MlirContext ctx, MlirStringRef content
     return MlirModule{nullptr};
   if (loomNames) {
     loom::attachSourceNames(*module, single);
+    loom::attachClauseLocations(*module, single);
     loom::attachComments(*module, unwrap(contents));
   }
   if (failed(verify(*module)))

@@ -43,6 +43,38 @@ pub fn location(op: MlirOperation) -> MlirLocation {
     unsafe { mlirOperationGetLocation(op) }
 }
 
+/// Where a clause of `op` starts (`"loom.workers"`: a strand's `workers(...)`),
+/// when the parser recorded it in the op's location; otherwise the op's own.
+pub fn clause_location(op: MlirOperation, tag: &str) -> MlirLocation {
+    fn find(loc: MlirLocation, tag: &str) -> Option<MlirLocation> {
+        // SAFETY: a live location; the parts are written into a buffer of
+        // their number.
+        unsafe {
+            if !mlirLocationIsAFused(loc) {
+                return None;
+            }
+            let n = mlirLocationFusedGetNumLocations(loc) as usize;
+            let mut parts = vec![
+                MlirLocation {
+                    ptr: std::ptr::null()
+                };
+                n
+            ];
+            mlirLocationFusedGetLocations(loc, parts.as_mut_ptr());
+            let metadata = mlirLocationFusedGetMetadata(loc);
+            let tagged = !metadata.ptr.is_null()
+                && mlirAttributeIsAString(metadata)
+                && text(mlirStringAttrGetValue(metadata)) == tag;
+            if tagged && n == 2 {
+                return Some(parts[1]);
+            }
+            parts.into_iter().find_map(|part| find(part, tag))
+        }
+    }
+    let own = location(op);
+    find(own, tag).unwrap_or(own)
+}
+
 /// The attribute `name` of `op`, if present.
 pub fn attribute(op: MlirOperation, name: &str) -> Option<MlirAttribute> {
     // SAFETY: a live operation; a null attribute when absent.
