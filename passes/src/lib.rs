@@ -14,6 +14,7 @@ pub mod options;
 
 mod aie2p_lower_pipeline;
 mod loom_canonicalize;
+pub mod loom_check_progress;
 mod loom_cse;
 mod loom_inline;
 mod loom_resolve_target;

@@ -611,6 +611,13 @@ pub fn parent_block(op: MlirOperation) -> MlirBlock {
     unsafe { mlirOperationGetBlock(op) }
 }
 
+/// The block whose argument `value` is (`value` must be a block argument).
+pub fn argument_block(value: MlirValue) -> MlirBlock {
+    assert!(!is_op_result(value), "an op result has no owning block");
+    // SAFETY: a live block argument.
+    unsafe { mlirBlockArgumentGetOwner(value) }
+}
+
 /// The op whose region holds `block`.
 pub fn block_parent_op(block: MlirBlock) -> MlirOperation {
     // SAFETY: a live block.
@@ -709,6 +716,26 @@ pub fn emit_error(location: MlirLocation, message: &str) {
         std::ffi::CString::new(message.replace('\0', " ")).expect("no NUL after replacement");
     // SAFETY: a live location and a NUL-terminated message.
     unsafe { mlirEmitError(location, text.as_ptr()) }
+}
+
+/// An error at `location` with notes, each at its own location.
+pub fn emit_error_with_notes(
+    location: MlirLocation,
+    message: &str,
+    notes: &[(MlirLocation, String)],
+) {
+    let locations: Vec<MlirLocation> = notes.iter().map(|(at, _)| *at).collect();
+    let texts: Vec<MlirStringRef> = notes.iter().map(|(_, text)| string_ref(text)).collect();
+    // SAFETY: live locations; the strings outlive the call, which copies them.
+    unsafe {
+        ffi::loomEmitErrorWithNotes(
+            location,
+            string_ref(message),
+            notes.len() as isize,
+            locations.as_ptr(),
+            texts.as_ptr(),
+        )
+    }
 }
 
 /// `op`'s attributes: each name and value, in the op's order.

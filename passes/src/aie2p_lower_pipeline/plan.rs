@@ -207,6 +207,9 @@ impl<'p> Plan<'p> {
         let module = parent_op(self.pipeline).expect("a pipeline lives in a module");
         let functions = symbols(module);
         for &strand in strands {
+            self.check_selection(strand)?;
+        }
+        for &strand in strands {
             let tile = self.worker_tile(strand)?;
             let strand_body = body(strand);
             let ops = ops_of(strand_body);
