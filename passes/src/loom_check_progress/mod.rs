@@ -269,7 +269,11 @@ fn deadlock(program: &Program, start: &[Slots], schedule: &[usize]) -> Report {
         Some(i) => &chain[i..],
         None => &chain,
     };
-    let first = next(members[0]);
+    // At the first wait of a cycle, or at the wait nothing can end.
+    let first = match cycle_start {
+        Some(_) => next(members[0]),
+        None => next(*members.last().expect("a chain has a strand")),
+    };
     let message = match cycle_start {
         Some(_) => {
             let names: Vec<String> = members
@@ -283,10 +287,10 @@ fn deadlock(program: &Program, start: &[Slots], schedule: &[usize]) -> Report {
                 names[1..].join(", which waits for ")
             )
         }
-        None => {
-            "deadlock: a schedule of the strands blocks every live one, and a wait nothing can end"
-                .to_string()
-        }
+        None => format!(
+            "deadlock: a schedule of the strands blocks every live one; {} waits for what no live strand will provide",
+            task_name(program, *members.last().expect("a chain has a strand"))
+        ),
     };
     let mut notes = Vec::new();
     for &t in members {

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 /// The most operations the analysis runs to find the actions of every task.
-pub const MAX_STEPS: u64 = 1 << 24;
+pub const MAX_STEPS: u64 = 1 << 22;
 /// Calls nest at most this deep (deeper is taken for unbounded recursion).
 const MAX_CALL_DEPTH: usize = 256;
 /// The most strand tasks (workers of all strands) the analysis follows.
