@@ -56,6 +56,7 @@ bench:
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench-pipeline.sh
 	cargo bench -p loom-tools --bench interp
 	cargo bench -p loom-tools --bench sim
+	cargo bench -p loom-tools --bench progress
 
 # A 10-minute fuzzing campaign over parse + verify + print (docs/fuzzing.md).
 fuzz: deps

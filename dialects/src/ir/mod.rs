@@ -577,6 +577,13 @@ pub fn first_block(op: MlirOperation, index: isize) -> Option<MlirBlock> {
     blocks(region(op, index)).first().copied()
 }
 
+/// The entry block of `region`, if it has blocks.
+pub fn entry_block(region: MlirRegion) -> Option<MlirBlock> {
+    // SAFETY: a live region; a null block when it is empty.
+    let block = unsafe { mlirRegionGetFirstBlock(region) };
+    (!block.ptr.is_null()).then_some(block)
+}
+
 /// `op`'s region `index`.
 pub fn region(op: MlirOperation, index: isize) -> MlirRegion {
     // SAFETY: a live operation with that many regions.

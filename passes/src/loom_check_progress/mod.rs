@@ -21,6 +21,7 @@
 //! 524288), the most states the exploration visits.
 
 mod explore;
+mod loops;
 mod strands;
 
 use crate::diagnostics::error_with_notes;
@@ -37,6 +38,7 @@ inventory::submit! {
         argument: "loom-check-progress",
         description: "Prove that every schedule of each pipeline's strands completes; refuse a possible deadlock with its cycle of waits (option max-states=N)",
         takes_options: true,
+        changes_ir: false,
         run,
     }
 }
@@ -207,10 +209,10 @@ fn waits(program: &Program, action: &Action, slots: &Slots) -> String {
 fn call_notes(action: &Action) -> Vec<(MlirLocation, String)> {
     action
         .calls
-        .iter()
-        .rev()
-        .filter(|&&call| !location_text(location(call)).is_empty())
-        .map(|&call| (location(call), "called from here".to_string()))
+        .innermost_first()
+        .into_iter()
+        .filter(|&call| !location_text(location(call)).is_empty())
+        .map(|call| (location(call), "called from here".to_string()))
         .collect()
 }
 

@@ -13,16 +13,17 @@
 //! per worker each `pipeline.strand` selects, with the values it captures.
 
 use super::explore::Kind;
+use super::loops::{self, Loop, Loops};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use mlir_sys::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
 /// The most operations the analysis runs to find the actions of every task.
 pub const MAX_STEPS: u64 = 1 << 22;
 /// Calls nest at most this deep (deeper is taken for unbounded recursion).
-const MAX_CALL_DEPTH: usize = 256;
+const MAX_CALL_DEPTH: usize = 64;
 /// The most strand tasks (workers of all strands) the analysis follows.
 pub const MAX_TASKS: usize = 4096;
 
@@ -35,12 +36,48 @@ pub struct Channel {
 }
 
 /// One channel action of a task: what, on which channel, the op, and the
-/// calls it was in (outermost first).
+/// calls it was in.
 pub struct Action {
     pub kind: Kind,
     pub channel: usize,
     pub op: MlirOperation,
-    pub calls: Rc<[MlirOperation]>,
+    pub calls: Calls,
+}
+
+/// The calls an op runs in, innermost first: shared between the actions
+/// of one body, and one node more per call.
+#[derive(Clone, Default)]
+pub struct Calls(Option<Rc<Call>>);
+
+struct Call {
+    op: MlirOperation,
+    depth: usize,
+    outer: Calls,
+}
+
+impl Calls {
+    fn depth(&self) -> usize {
+        self.0.as_ref().map_or(0, |c| c.depth)
+    }
+
+    fn within(&self, op: MlirOperation) -> Calls {
+        Calls(Some(Rc::new(Call {
+            op,
+            depth: self.depth() + 1,
+            outer: self.clone(),
+        })))
+    }
+
+    /// The call ops, innermost first.
+    pub fn innermost_first(&self) -> Vec<MlirOperation> {
+        let mut all = Vec::new();
+        let mut at = self;
+        while let Some(call) = &at.0 {
+            all.push(call.op);
+            at = &call.outer;
+        }
+        all
+    }
 }
 
 /// One worker of a strand: the strand, its worker and its actions.
@@ -81,7 +118,28 @@ enum Value {
     Unknown(Origin),
 }
 
-type Env = HashMap<usize, Value>;
+/// Values by their address: a multiplicative hash of the pointer is enough
+/// (and much cheaper than SipHash on the hot path of every op).
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, address: usize) {
+        self.0 = (address as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
+
+type Env = HashMap<usize, Value, std::hash::BuildHasherDefault<AddressHasher>>;
 
 fn key(v: MlirValue) -> usize {
     v.ptr as usize
@@ -103,12 +161,19 @@ struct Run<'a> {
     steps: u64,
     /// Strands the construction region has reached, with what they capture.
     strands: Vec<(MlirOperation, Env)>,
+    /// Each block's ops, decoded at its first run.
+    blocks: HashMap<usize, Rc<Block>>,
+    /// Each region's loops without channel actions, found at its first run
+    /// (by entry block), and the inputs (header block and values) with
+    /// which such a loop has run to its exit.
+    loops: HashMap<usize, Rc<Loops>>,
+    ended: HashSet<Inputs>,
 }
 
 /// Where actions go while a body runs, and the calls it is in.
 struct Ctx<'c> {
     actions: &'c mut Vec<Action>,
-    calls: Rc<[MlirOperation]>,
+    calls: Calls,
 }
 
 /// The channel actions of `pipeline`'s construction region and of every
@@ -125,8 +190,11 @@ pub fn extract(
         channels: Vec::new(),
         steps: 0,
         strands: Vec::new(),
+        blocks: HashMap::new(),
+        loops: HashMap::new(),
+        ended: HashSet::new(),
     };
-    let mut env = Env::new();
+    let mut env = Env::default();
     let entry = body(pipeline);
     let parameters: Vec<Value> = arguments(entry)
         .into_iter()
@@ -135,7 +203,7 @@ pub fn extract(
     let mut construction = Vec::new();
     let mut ctx = Ctx {
         actions: &mut construction,
-        calls: Rc::from(Vec::new()),
+        calls: Calls::default(),
     };
     run.region(region(pipeline, 0), &parameters, &mut env, &mut ctx)?;
     let mut tasks = Vec::new();
@@ -152,7 +220,7 @@ pub fn extract(
             let mut env = captured.clone();
             let mut ctx = Ctx {
                 actions: &mut actions,
-                calls: Rc::from(Vec::new()),
+                calls: Calls::default(),
             };
             run.region(region(strand, 0), &[], &mut env, &mut ctx)?;
             tasks.push(Task {
@@ -261,6 +329,90 @@ fn compare(predicate: &str, a: i64, b: i64) -> Option<bool> {
     })
 }
 
+/// What the analysis does with an op, decided once per op.
+enum Form {
+    Constant(Option<i64>),
+    /// `index.cast`, `index.assume`: the operand.
+    Forward,
+    Arith(fn(i64, i64) -> i64),
+    Compare(String),
+    Config(String),
+    Select,
+    Br,
+    /// `cfg.cond_br` and how many operands go to the first successor.
+    CondBr(usize),
+    Return,
+    Yield,
+    If,
+    For,
+    /// `func.call` of the symbol.
+    Call(String),
+    Strand,
+    Bind,
+    Take(Kind),
+    Give,
+    /// No say in control flow: its results stay unknown.
+    Ignored,
+}
+
+struct Decoded {
+    op: MlirOperation,
+    form: Form,
+    ins: Vec<MlirValue>,
+    outs: Vec<MlirValue>,
+    successors: Vec<MlirBlock>,
+}
+
+/// A block's arguments and decoded ops.
+struct Block {
+    args: Vec<MlirValue>,
+    ops: Vec<Decoded>,
+}
+
+fn decode(op: MlirOperation) -> Decoded {
+    let name = op_name(op);
+    let form = match name.as_str() {
+        names::index::CONSTANT => Form::Constant(int_attribute(op, "value")),
+        names::index::CAST | names::index::ASSUME => Form::Forward,
+        names::index::ADD => Form::Arith(i64::wrapping_add),
+        names::index::SUB => Form::Arith(i64::wrapping_sub),
+        names::index::MUL => Form::Arith(i64::wrapping_mul),
+        // Unsigned, as docs/semantics.md defines them.
+        names::index::MIN => Form::Arith(|a, b| (a as u64).min(b as u64) as i64),
+        names::index::MAX => Form::Arith(|a, b| (a as u64).max(b as u64) as i64),
+        names::index::CMP => Form::Compare(string_attribute(op, "predicate").unwrap_or_default()),
+        names::config::GET => Form::Config(symbol_ref(op, "name").unwrap_or_default()),
+        names::scf::SELECT => Form::Select,
+        names::cfg::BR => Form::Br,
+        names::cfg::COND_BR => {
+            let sizes = attribute(op, "operandSegmentSizes").expect("cond_br has operand segments");
+            Form::CondBr(dense_i32_element(sizes, 1) as usize)
+        }
+        names::func::RETURN => Form::Return,
+        names::scf::YIELD => Form::Yield,
+        names::scf::IF => Form::If,
+        names::scf::FOR => Form::For,
+        names::func::CALL => Form::Call(symbol_ref(op, "callee").unwrap_or_default()),
+        names::pipeline::STRAND => Form::Strand,
+        names::channel::BIND => Form::Bind,
+        names::channel::RESERVE => Form::Take(Kind::Reserve),
+        names::channel::ACQUIRE => Form::Take(Kind::Acquire),
+        names::channel::PUBLISH | names::channel::RELEASE => Form::Give,
+        _ => Form::Ignored,
+    };
+    let successors = match form {
+        Form::Br | Form::CondBr(_) => successors(op),
+        _ => Vec::new(),
+    };
+    Decoded {
+        op,
+        form,
+        ins: operands(op),
+        outs: results(op),
+        successors,
+    }
+}
+
 impl Run<'_> {
     fn get(&self, env: &Env, v: MlirValue) -> Value {
         env.get(&key(v))
@@ -289,6 +441,24 @@ impl Run<'_> {
         }
     }
 
+    fn block(&mut self, block: MlirBlock) -> Rc<Block> {
+        self.blocks
+            .entry(block.ptr as usize)
+            .or_insert_with(|| {
+                // Ops without a say in control flow are left out: their
+                // results read as unknown.
+                Rc::new(Block {
+                    args: arguments(block),
+                    ops: ops_of(block)
+                        .into_iter()
+                        .map(decode)
+                        .filter(|d| !matches!(d.form, Form::Ignored))
+                        .collect(),
+                })
+            })
+            .clone()
+    }
+
     /// Run `region` from its entry block with `args` bound to its
     /// arguments.
     fn region(
@@ -298,83 +468,125 @@ impl Run<'_> {
         env: &mut Env,
         ctx: &mut Ctx,
     ) -> Result<Exit, Undecided> {
-        let Some(&entry) = blocks(region).first() else {
+        let Some(entry) = entry_block(region) else {
             return Ok(Exit::Fell);
         };
-        let mut block = entry;
+        let loops = self
+            .loops
+            .entry(entry.ptr as usize)
+            .or_insert_with(|| {
+                Rc::new(loops::find(region, &|op| {
+                    !matches!(decode(op).form, Form::Ignored)
+                }))
+            })
+            .clone();
+        // The loops being run, innermost last, with their inputs.
+        let mut running: Vec<(Rc<Loop>, Inputs)> = Vec::new();
+        let mut at = entry;
+        let mut block = self.block(entry);
         let mut incoming = args.to_vec();
         loop {
-            for (parameter, value) in arguments(block).into_iter().zip(&incoming) {
-                env.insert(key(parameter), *value);
+            let here = at.ptr as usize;
+            while let Some((l, _)) = running.last() {
+                if l.blocks.contains(&here) {
+                    break;
+                }
+                let (_, inputs) = running.pop().expect("just looked at it");
+                self.ended.insert(inputs);
+            }
+            if let Some(l) = loops.get(&here) {
+                let entering = !running.iter().any(|(r, _)| Rc::ptr_eq(r, l));
+                if entering {
+                    let mut inputs: Vec<(u8, i64)> = l
+                        .live_in
+                        .iter()
+                        .map(|&v| summary(self.get(env, v)))
+                        .collect();
+                    inputs.extend(incoming.iter().map(|&v| summary(v)));
+                    let inputs = (here, inputs);
+                    if self.ended.contains(&inputs) {
+                        // Its run is known: on to the exit, whose arguments
+                        // the analysis does not track.
+                        at = l.exit;
+                        block = self.block(l.exit);
+                        incoming.clear();
+                        incoming.extend(
+                            block
+                                .args
+                                .iter()
+                                .map(|&a| Value::Unknown(Origin::Argument(a))),
+                        );
+                        continue;
+                    }
+                    running.push((l.clone(), inputs));
+                }
+            }
+            for (parameter, value) in block.args.iter().zip(incoming.drain(..)) {
+                env.insert(key(*parameter), value);
             }
             let mut next = None;
-            for op in ops_of(block) {
+            for decoded in &block.ops {
                 self.steps += 1;
                 if self.steps > MAX_STEPS {
                     return Err(undecided(
-                        location(op),
+                        location(decoded.op),
                         format!("progress is not decided: the strands run more than {MAX_STEPS} operations before their channel actions are all known (a loop that does not end?)"),
                     ));
                 }
-                match self.op(op, env, ctx)? {
+                match self.op(decoded, env, ctx)? {
                     Step::Next => {}
-                    Step::Branch(target, values) => {
-                        next = Some((target, values));
+                    Step::Branch(successor, arguments) => {
+                        // Read every argument before binding any: a back
+                        // edge may pass the block's own parameters.
+                        incoming.extend(decoded.ins[arguments].iter().map(|&v| self.get(env, v)));
+                        next = Some(decoded.successors[successor]);
                         break;
                     }
                     Step::Exit(exit) => return Ok(exit),
                 }
             }
-            let Some((target, values)) = next else {
+            let Some(target) = next else {
                 return Ok(Exit::Fell);
             };
-            block = target;
-            incoming = values;
+            at = target;
+            block = self.block(target);
         }
     }
 
-    fn op(&mut self, op: MlirOperation, env: &mut Env, ctx: &mut Ctx) -> Result<Step, Undecided> {
-        let name = op_name(op);
-        let ins = operands(op);
-        let outs = results(op);
+    fn op(&mut self, decoded: &Decoded, env: &mut Env, ctx: &mut Ctx) -> Result<Step, Undecided> {
+        let Decoded {
+            op,
+            form,
+            ins,
+            outs,
+            ..
+        } = decoded;
+        let op = *op;
         let value = |run: &Self, env: &Env, i: usize| run.get(env, ins[i]);
         let set = |env: &mut Env, i: usize, v: Value| {
             env.insert(key(outs[i]), v);
         };
-        match name.as_str() {
-            names::index::CONSTANT => {
-                let v =
-                    int_attribute(op, "value").map_or(Value::Unknown(Origin::Op(op)), Value::Int);
+        let values = |run: &Self, env: &Env, range: &[MlirValue]| -> Vec<Value> {
+            range.iter().map(|&v| run.get(env, v)).collect()
+        };
+        match form {
+            Form::Ignored => {}
+            Form::Constant(c) => set(env, 0, c.map_or(Value::Unknown(Origin::Op(op)), Value::Int)),
+            Form::Config(name) => {
+                let v = (self.config)(name).map_or(Value::Unknown(Origin::Op(op)), Value::Int);
                 set(env, 0, v);
             }
-            names::config::GET => {
-                let name = symbol_ref(op, "name").unwrap_or_default();
-                let v = (self.config)(&name).map_or(Value::Unknown(Origin::Op(op)), Value::Int);
-                set(env, 0, v);
-            }
-            names::index::CAST | names::index::ASSUME => {
+            Form::Forward => {
                 let v = value(self, env, 0);
                 set(env, 0, v);
             }
-            names::index::ADD
-            | names::index::SUB
-            | names::index::MUL
-            | names::index::MIN
-            | names::index::MAX
-            | names::index::CMP => {
+            Form::Arith(_) | Form::Compare(_) => {
                 let v = match (value(self, env, 0), value(self, env, 1)) {
-                    (Value::Int(a), Value::Int(b)) => match name.as_str() {
-                        names::index::ADD => Value::Int(a.wrapping_add(b)),
-                        names::index::SUB => Value::Int(a.wrapping_sub(b)),
-                        names::index::MUL => Value::Int(a.wrapping_mul(b)),
-                        // Unsigned, as docs/semantics.md defines them.
-                        names::index::MIN => Value::Int((a as u64).min(b as u64) as i64),
-                        names::index::MAX => Value::Int((a as u64).max(b as u64) as i64),
-                        _ => {
-                            let predicate = string_attribute(op, "predicate").unwrap_or_default();
-                            compare(&predicate, a, b)
-                                .map_or(Value::Unknown(Origin::Op(op)), |c| Value::Int(c.into()))
-                        }
+                    (Value::Int(a), Value::Int(b)) => match form {
+                        Form::Arith(f) => Value::Int(f(a, b)),
+                        Form::Compare(predicate) => compare(predicate, a, b)
+                            .map_or(Value::Unknown(Origin::Op(op)), |c| Value::Int(c.into())),
+                        _ => unreachable!("matched above"),
                     },
                     (Value::Unknown(origin), _) | (_, Value::Unknown(origin)) => {
                         Value::Unknown(origin)
@@ -383,7 +595,7 @@ impl Run<'_> {
                 };
                 set(env, 0, v);
             }
-            names::scf::SELECT => {
+            Form::Select => {
                 let v = match value(self, env, 0) {
                     Value::Int(c) => value(self, env, if c != 0 { 1 } else { 2 }),
                     Value::Unknown(origin) => Value::Unknown(origin),
@@ -391,32 +603,18 @@ impl Run<'_> {
                 };
                 set(env, 0, v);
             }
-            names::cfg::BR => {
-                let values = ins.iter().map(|&v| self.get(env, v)).collect();
-                return Ok(Step::Branch(successors(op)[0], values));
-            }
-            names::cfg::COND_BR => {
+            Form::Br => return Ok(Step::Branch(0, 0..ins.len())),
+            Form::CondBr(taken) => {
                 let condition = self.int(env, op, ins[0], "the branch condition")?;
-                let sizes =
-                    attribute(op, "operandSegmentSizes").expect("cond_br has operand segments");
-                let taken = dense_i32_element(sizes, 1) as usize;
-                let (target, range) = if condition != 0 {
-                    (0, 1..1 + taken)
+                return Ok(if condition != 0 {
+                    Step::Branch(0, 1..1 + taken)
                 } else {
-                    (1, 1 + taken..ins.len())
-                };
-                let values = ins[range].iter().map(|&v| self.get(env, v)).collect();
-                return Ok(Step::Branch(successors(op)[target], values));
+                    Step::Branch(1, 1 + taken..ins.len())
+                });
             }
-            names::func::RETURN => {
-                let values = ins.iter().map(|&v| self.get(env, v)).collect();
-                return Ok(Step::Exit(Exit::Return(values)));
-            }
-            names::scf::YIELD => {
-                let values = ins.iter().map(|&v| self.get(env, v)).collect();
-                return Ok(Step::Exit(Exit::Yield(values)));
-            }
-            names::scf::IF => {
+            Form::Return => return Ok(Step::Exit(Exit::Return(values(self, env, ins)))),
+            Form::Yield => return Ok(Step::Exit(Exit::Yield(values(self, env, ins)))),
+            Form::If => {
                 let condition = self.int(env, op, ins[0], "the condition of this scf.if")?;
                 let taken = region(op, if condition != 0 { 0 } else { 1 });
                 if let Exit::Yield(values) = self.region(taken, &[], env, ctx)? {
@@ -425,7 +623,7 @@ impl Run<'_> {
                     }
                 }
             }
-            names::scf::FOR => {
+            Form::For => {
                 let low = self.int(env, op, ins[0], "the loop's lower bound")?;
                 let high = self.int(env, op, ins[1], "the loop's upper bound")?;
                 let step = self.int(env, op, ins[2], "the loop's step")?;
@@ -435,26 +633,31 @@ impl Run<'_> {
                         format!("progress is not decided: the loop's step is {step}, and a run stops here with an error"),
                     ));
                 }
-                let mut carried: Vec<Value> = ins[3..].iter().map(|&v| self.get(env, v)).collect();
+                let mut carried = values(self, env, &ins[3..]);
                 let mut induction = low;
+                let body = region(op, 0);
                 while induction < high {
                     let mut args = vec![Value::Int(induction)];
                     args.extend(carried.iter().copied());
-                    if let Exit::Yield(values) = self.region(region(op, 0), &args, env, ctx)? {
+                    if let Exit::Yield(values) = self.region(body, &args, env, ctx)? {
                         carried = values;
                     }
-                    induction = induction.wrapping_add(step);
-                    if induction < low {
-                        break; // wrapped past the end of index
-                    }
+                    let Some(next) = induction.checked_add(step) else {
+                        // The induction value wraps and stays below the bound.
+                        return Err(undecided(
+                            location(op),
+                            "progress is not decided: the loop's induction value wraps around before it reaches the upper bound, so the loop does not end".into(),
+                        ));
+                    };
+                    induction = next;
                 }
                 for (i, v) in carried.into_iter().enumerate().take(outs.len()) {
                     set(env, i, v);
                 }
             }
-            names::func::CALL => self.call(op, &ins, &outs, env, ctx)?,
-            names::pipeline::STRAND => self.strands.push((op, env.clone())),
-            names::channel::BIND => {
+            Form::Call(callee) => self.call(op, callee, ins, outs, env, ctx)?,
+            Form::Strand => self.strands.push((op, env.clone())),
+            Form::Bind => {
                 let capacity = self.int(env, op, ins[1], "the channel's capacity")?;
                 let Some(capacity) = u32::try_from(capacity).ok().filter(|&c| c >= 1) else {
                     return Err(undecided(
@@ -469,35 +672,26 @@ impl Run<'_> {
                 });
                 set(env, 0, Value::Channel(self.channels.len() - 1));
             }
-            names::channel::RESERVE | names::channel::ACQUIRE => {
-                let reserve = name == names::channel::RESERVE;
+            Form::Take(kind) => {
                 let channel = match value(self, env, 0) {
                     Value::Channel(c) => c,
                     Value::Unknown(origin) => return Err(unknown(op, "the channel", origin)),
                     _ => unreachable!("the verifier types the operand as a channel"),
                 };
                 ctx.actions.push(Action {
-                    kind: if reserve {
-                        Kind::Reserve
-                    } else {
-                        Kind::Acquire
-                    },
+                    kind: *kind,
                     channel,
                     op,
                     calls: ctx.calls.clone(),
                 });
-                set(
-                    env,
-                    0,
-                    if reserve {
-                        Value::Write(channel)
-                    } else {
-                        Value::Read(channel)
-                    },
-                );
-                set(env, 1, Value::Unknown(Origin::Op(op)));
+                let obligation = if *kind == Kind::Reserve {
+                    Value::Write(channel)
+                } else {
+                    Value::Read(channel)
+                };
+                set(env, 0, obligation);
             }
-            names::channel::PUBLISH | names::channel::RELEASE => {
+            Form::Give => {
                 let (kind, channel) = match value(self, env, 0) {
                     Value::Write(c) => (Kind::Publish, c),
                     Value::Read(c) => (Kind::Release, c),
@@ -511,11 +705,6 @@ impl Run<'_> {
                     calls: ctx.calls.clone(),
                 });
             }
-            _ => {
-                for i in 0..outs.len() {
-                    set(env, i, Value::Unknown(Origin::Op(op)));
-                }
-            }
         }
         Ok(Step::Next)
     }
@@ -523,42 +712,37 @@ impl Run<'_> {
     fn call(
         &mut self,
         op: MlirOperation,
+        callee: &str,
         ins: &[MlirValue],
         outs: &[MlirValue],
         env: &mut Env,
         ctx: &mut Ctx,
     ) -> Result<(), Undecided> {
-        let callee = symbol_ref(op, "callee").unwrap_or_default();
-        let Some(&function) = self.functions.get(&callee) else {
+        let Some(&function) = self.functions.get(callee) else {
             return Err(undecided(
                 location(op),
                 format!("progress is not decided: @{callee} is not defined"),
             ));
         };
-        let Some(&entry) = blocks(region(function, 0)).first() else {
+        let Some(entry) = entry_block(region(function, 0)) else {
             return Err(undecided(
                 location(op),
                 format!("progress is not decided: @{callee} is a declaration, so its channel actions are not known"),
             ));
         };
-        if ctx.calls.len() == MAX_CALL_DEPTH {
+        if ctx.calls.depth() == MAX_CALL_DEPTH {
             return Err(undecided(
                 location(op),
                 format!("progress is not decided: calls nest more than {MAX_CALL_DEPTH} deep here (unbounded recursion?)"),
             ));
         }
-        let args: Vec<Value> = ins
-            .iter()
-            .take(arguments(entry).len())
-            .map(|&v| self.get(env, v))
-            .collect();
-        let mut calls = ctx.calls.to_vec();
-        calls.push(op);
+        let params = self.block(entry).args.len();
+        let args: Vec<Value> = ins.iter().take(params).map(|&v| self.get(env, v)).collect();
         let mut inner = Ctx {
             actions: ctx.actions,
-            calls: calls.into(),
+            calls: ctx.calls.within(op),
         };
-        let mut callee_env = Env::new();
+        let mut callee_env = Env::default();
         if let Exit::Return(values) =
             self.region(region(function, 0), &args, &mut callee_env, &mut inner)?
         {
@@ -570,9 +754,24 @@ impl Run<'_> {
     }
 }
 
+/// A loop's header block and the values it reads when entered.
+type Inputs = (usize, Vec<(u8, i64)>);
+
+/// A value as a loop's input: what it is, not where it came from.
+fn summary(v: Value) -> (u8, i64) {
+    match v {
+        Value::Int(i) => (0, i),
+        Value::Channel(c) => (1, c as i64),
+        Value::Write(c) => (2, c as i64),
+        Value::Read(c) => (3, c as i64),
+        Value::Unknown(_) => (4, 0),
+    }
+}
+
 /// What running one op leads to.
 enum Step {
     Next,
-    Branch(MlirBlock, Vec<Value>),
+    /// To the op's successor, with its operands in the range.
+    Branch(usize, std::ops::Range<usize>),
     Exit(Exit),
 }
