@@ -87,11 +87,11 @@ if [ -f "$WALKTHROUGH" ]; then
   python3 scripts/walkthrough-listings.py "$WALKTHROUGH" outlined-module > "$OUT/walkthrough.loom"
   echo "outlined module equal to the walkthrough's up to renaming: $(python3 scripts/compare-modulo-renaming.py "$OUT/walkthrough.loom" "$OUT/trajectory/08-outline-pipeline-strands.loom" >/dev/null && echo yes || echo NO)"
 fi
-echo "the native realization's configuration function (trajectory/09-aie2p-lower-pipeline.loom):"
-sed -n '/^func.def public target(@__loom_target_configuration/,/^}/p' "$OUT/trajectory/09-aie2p-lower-pipeline.loom" | sed 's/^/  /'
+echo "the native realization's configuration function (trajectory/10-aie2p-lower-pipeline.loom):"
+sed -n '/^func.def public target(@__loom_target_configuration/,/^}/p' "$OUT/trajectory/10-aie2p-lower-pipeline.loom" | sed 's/^/  /'
 
-step "loom-compile trajectory/09-aie2p-lower-pipeline.loom --root=@ffn_gate_up_quadratic_bf16 --format=txn-text"
-"$BIN/loom-compile" "$OUT/trajectory/09-aie2p-lower-pipeline.loom" --root=@ffn_gate_up_quadratic_bf16 \
+step "loom-compile trajectory/10-aie2p-lower-pipeline.loom --root=@ffn_gate_up_quadratic_bf16 --format=txn-text"
+"$BIN/loom-compile" "$OUT/trajectory/10-aie2p-lower-pipeline.loom" --root=@ffn_gate_up_quadratic_bf16 \
   --format=txn-text | sed 's/^/  /'
 
 step "llvm-readelf --sections --relocs projection.xdna"
@@ -105,7 +105,7 @@ step "echo 'acq #1, r31 ; mov r1, r2' | loom-mc --show-encoding   (the AIE2P ins
 echo 'acq #1, r31 ; mov r1, r2' | "$BIN/loom-mc" --show-encoding | sed 's/^/  /'
 
 step "loom-format native.loom --to=bc; loom-compile native.loombc --root=@ffn_gate_up_quadratic_bf16 --format=xdna"
-"$BIN/loom-format" "$OUT/trajectory/09-aie2p-lower-pipeline.loom" --to=bc --output="$OUT/native.loombc"
+"$BIN/loom-format" "$OUT/trajectory/10-aie2p-lower-pipeline.loom" --to=bc --output="$OUT/native.loombc"
 "$BIN/loom-compile" "$OUT/native.loombc" --root=@ffn_gate_up_quadratic_bf16 --format=xdna --output="$OUT/resumed.xdna"
 echo "  resumed artifact byte-identical to the direct compile: $(cmp -s "$OUT/projection.xdna" "$OUT/resumed.xdna" && echo yes || echo NO)"
 
@@ -123,7 +123,7 @@ python3 scripts/reference/gated_projection.py --k 4096 --records 8 --seed 4 --ou
 "$BIN/loom-test" test/interp/Inputs/eight-records.loom --device=sim \
   --scenario-file=test/interp/Inputs/eight-scenarios.loom --data-dir="$OUT" | sed 's/^/  /'
 step "the same artifact with the worker's output publication removed (a fault)"
-grep -v 'aie2p.lock.release \[0, 3\] lock 5 add 1' "$OUT/trajectory/09-aie2p-lower-pipeline.loom" > "$OUT/faulty.loom"
+grep -v 'aie2p.lock.release \[0, 3\] lock 5 add 1' "$OUT/trajectory/10-aie2p-lower-pipeline.loom" > "$OUT/faulty.loom"
 "$BIN/loom-test" "$OUT/faulty.loom" --device=sim --scenario-file=$EXAMPLE | sed 's/^/  /' || true
 
 step "loom-test $EXAMPLE --device=xdna   (an NPU through the amdxdna driver, docs/xdna-runtime.md)"

@@ -57,6 +57,15 @@ intptr_t loomValueDims(MlirValue value, MlirValue *dims, intptr_t capacity) {
 /// (what CSE and dead-code removal may assume).
 bool loomOperationIsPure(MlirOperation op) { return mlir::isPure(unwrap(op)); }
 
+/// An error at `location` with `count` notes, each at its own location (the
+/// C API emits errors only without notes).
+void loomEmitErrorWithNotes(MlirLocation location, MlirStringRef message, intptr_t count,
+                            const MlirLocation *noteLocations, const MlirStringRef *notes) {
+  InFlightDiagnostic diagnostic = emitError(unwrap(location), unwrap(message));
+  for (intptr_t i = 0; i < count; ++i)
+    diagnostic.attachNote(unwrap(noteLocations[i])) << unwrap(notes[i]);
+}
+
 } // extern "C"
 
 namespace {
@@ -114,6 +123,7 @@ MlirModule loomSessionParse(void *opaque, MlirContext ctx, MlirStringRef content
     return MlirModule{nullptr};
   if (loomNames) {
     loom::attachSourceNames(*module, single);
+    loom::attachClauseLocations(*module, single);
     loom::attachComments(*module, unwrap(contents));
   }
   if (failed(verify(*module)))

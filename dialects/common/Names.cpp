@@ -147,6 +147,31 @@ void attachSourceNames(ModuleOp module, llvm::SourceMgr &sources) {
   });
 }
 
+static constexpr llvm::StringLiteral kWorkersTag = "loom.workers";
+
+void attachClauseLocations(ModuleOp module, llvm::SourceMgr &sources) {
+  MLIRContext *ctx = module.getContext();
+  unsigned id = sources.getMainFileID();
+  const llvm::MemoryBuffer *buffer = sources.getMemoryBuffer(id);
+  const char *end = buffer->getBufferEnd();
+  module.walk([&](pipeline::StrandOp strand) {
+    const char *at = pointerAt(sources, strand->getLoc());
+    if (!at)
+      return;
+    // `pipeline.strand`, spaces, then the clause.
+    while (at < end && (isIdChar(*at) || *at == '.'))
+      ++at;
+    while (at < end && llvm::isSpace(*at))
+      ++at;
+    if (!StringRef(at, end - at).starts_with("workers"))
+      return;
+    auto [line, column] = sources.getLineAndColumn(SMLoc::getFromPointer(at), id);
+    Location clause = FileLineColLoc::get(ctx, buffer->getBufferIdentifier(), line, column);
+    strand->setLoc(
+        FusedLoc::get(ctx, {strand->getLoc(), clause}, StringAttr::get(ctx, kWorkersTag)));
+  });
+}
+
 /// MLIR's inliner wraps an inlined op's location as callee-at-caller; the
 /// name is the callee's.
 static Location calleeLocation(Location loc) {

@@ -34,6 +34,7 @@ thread_local bool rustPassReported = false;
 
 struct RustPassInfo {
   std::string argument, description;
+  bool changesIR;
   LoomPassRun run;
   void *userData;
   char typeIdAnchor; // its address is the pass's TypeID
@@ -58,6 +59,10 @@ public:
       rustPassReported = true;
       signalPassFailure();
     }
+    // An analysis leaves the module as it was: MLIR then keeps its analyses
+    // and does not verify the module again.
+    if (!info->changesIR)
+      markAllAnalysesPreserved();
   }
   std::unique_ptr<Pass> clonePass() const override { return std::make_unique<RustPass>(*this); }
   bool canScheduleOn(RegisteredOperationName name) const override {
@@ -119,13 +124,14 @@ std::deque<RustPassInfo> &rustPasses() {
 extern "C" {
 
 /// Register a Rust pass under `argument`. Idempotent per argument.
-void loomRegisterPass(MlirStringRef argument, MlirStringRef description, LoomPassRun run,
-                      void *userData) {
+void loomRegisterPass(MlirStringRef argument, MlirStringRef description, bool changesIR,
+                      LoomPassRun run, void *userData) {
   if (PassInfo::lookup(unwrap(argument)))
     return;
   RustPassInfo &info = rustPasses().emplace_back();
   info.argument = unwrap(argument).str();
   info.description = unwrap(description).str();
+  info.changesIR = changesIR;
   info.run = run;
   info.userData = userData;
   const RustPassInfo *stable = &info;

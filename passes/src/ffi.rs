@@ -24,6 +24,7 @@ extern "C" {
     pub fn loomRegisterPass(
         argument: MlirStringRef,
         description: MlirStringRef,
+        changes_ir: bool,
         run: PassRun,
         user_data: *mut c_void,
     );
@@ -70,6 +71,7 @@ pub fn register_pass(info: &'static PassInfo) {
         loomRegisterPass(
             string_ref(info.argument),
             string_ref(info.description),
+            info.changes_ir,
             Some(run_pass),
             info as *const PassInfo as *mut c_void,
         )

@@ -14,6 +14,7 @@ pub mod options;
 
 mod aie2p_lower_pipeline;
 mod loom_canonicalize;
+pub mod loom_check_progress;
 mod loom_cse;
 mod loom_inline;
 mod loom_resolve_target;
@@ -36,6 +37,10 @@ pub struct PassInfo {
     /// Whether the pass reads `{key=value}` options; one that does not
     /// refuses any.
     pub takes_options: bool,
+    /// Whether the pass may change the module. One that only analyses it
+    /// (`loom-check-progress`) tells MLIR so, which skips verifying the
+    /// module again after it.
+    pub changes_ir: bool,
     /// The pass body, run on the module. It reports failures as MLIR
     /// diagnostics before returning `Err`.
     pub run: fn(module: MlirOperation, options: &str) -> Result<(), ()>,

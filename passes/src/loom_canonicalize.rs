@@ -27,6 +27,7 @@ inventory::submit! {
         argument: "loom-canonicalize",
         description: "Fold in place, remove single-trip/empty loops and constant branches, drop dead code",
         takes_options: false,
+        changes_ir: true,
         run,
     }
 }

@@ -21,6 +21,7 @@ inventory::submit! {
         argument: "loom-cse",
         description: "Merge identical side-effect-free ops within each function and strand",
         takes_options: false,
+        changes_ir: true,
         run,
     }
 }

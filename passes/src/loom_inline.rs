@@ -31,6 +31,7 @@ inventory::submit! {
         argument: "loom-inline",
         description: "Inline calls to `func.def inline` functions",
         takes_options: false,
+        changes_ir: true,
         run,
     }
 }

@@ -25,6 +25,7 @@ inventory::submit! {
         argument: "loom-resolve-target",
         description: "Bind target symbols to generated aie2p.target contexts with a device profile (option target=TARGET:PROFILE)",
         takes_options: true,
+        changes_ir: true,
         run,
     }
 }

@@ -18,6 +18,7 @@ inventory::submit! {
         argument: "loom-select-root",
         description: "Keep one public pipeline.def (option root=NAME) and the symbols it reaches; drop the rest",
         takes_options: true,
+        changes_ir: true,
         run,
     }
 }

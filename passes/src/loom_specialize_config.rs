@@ -29,6 +29,7 @@ inventory::submit! {
         argument: "loom-specialize-config",
         description: "Replace config.get with the configured constants (option values=NAME=VALUE,...)",
         takes_options: true,
+        changes_ir: true,
         run,
     }
 }

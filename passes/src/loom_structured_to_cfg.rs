@@ -34,6 +34,7 @@ inventory::submit! {
         argument: "loom-structured-to-cfg",
         description: "Lower scf.for/scf.if to cfg blocks, attaching index.assume range and divisibility facts",
         takes_options: false,
+        changes_ir: true,
         run,
     }
 }

@@ -34,6 +34,7 @@ inventory::submit! {
         argument: "outline-pipeline-strands",
         description: "Outline each pipeline.strand body into a func.def @__pipeline_strand_N with explicit captured arguments",
         takes_options: false,
+        changes_ir: true,
         run,
     }
 }

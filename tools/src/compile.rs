@@ -11,11 +11,14 @@
 //! 6. `loom-structured-to-cfg`: loops to blocks, with `index.assume` facts;
 //! 7. `loom-resolve-target{target=...}`: target contexts with device profiles;
 //! 8. `outline-pipeline-strands`: strand bodies become functions;
-//! 9. `aie2p-lower-pipeline`: the native realization (worker functions and
-//!    the configuration function), when compiling for a target.
+//! 9. `loom-check-progress`: every schedule of the strands completes, or the
+//!    compile is refused with the deadlock (before any realization, so no
+//!    realization can hide one);
+//! 10. `aie2p-lower-pipeline`: the native realization (worker functions and
+//!     the configuration function), when compiling for a target.
 //!
 //! A module that is already outlined (every strand body is one call) resumes
-//! after step 8; a native realization (no pipeline left) after step 9.
+//! at step 9; a native realization (no pipeline left) after step 10.
 
 use crate::session::{PipelineOptions, Session};
 use crate::Failure;
@@ -61,6 +64,7 @@ pub const PASSES: &[&str] = &[
     "loom-structured-to-cfg",
     "loom-resolve-target",
     "outline-pipeline-strands",
+    "loom-check-progress",
     "aie2p-lower-pipeline",
 ];
 
@@ -175,14 +179,18 @@ pub fn plan(request: &Request, module: &Module, stage: Stage) -> Result<Vec<Step
         pass: "aie2p-lower-pipeline",
         options: String::new(),
     };
+    let progress = Step {
+        pass: "loom-check-progress",
+        options: String::new(),
+    };
     check(request, module, stage != Stage::Source)?;
     match stage {
         Stage::Native => return Ok(Vec::new()),
         Stage::Outlined => {
             return Ok(if request.lower {
-                vec![lower]
+                vec![progress, lower]
             } else {
-                Vec::new()
+                vec![progress]
             })
         }
         Stage::Source => {}
@@ -232,6 +240,7 @@ pub fn plan(request: &Request, module: &Module, stage: Stage) -> Result<Vec<Step
         pass: "outline-pipeline-strands",
         options: String::new(),
     });
+    steps.push(progress);
     if request.lower {
         steps.push(lower);
     }

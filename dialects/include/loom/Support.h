@@ -33,6 +33,10 @@ using UnresolvedOperand = mlir::OpAsmParser::UnresolvedOperand;
 /// Store the source names of results and block arguments in their locations,
 /// reading them from the Loom text the module was parsed from.
 void attachSourceNames(mlir::ModuleOp module, llvm::SourceMgr &sources);
+/// Record where a strand's `workers(...)` clause starts, for diagnostics about
+/// its selection: the strand's location becomes a FusedLoc of its own
+/// location and the clause's, tagged "loom.workers".
+void attachClauseLocations(mlir::ModuleOp module, llvm::SourceMgr &sources);
 /// The source name recorded for a value, or "" when it has none.
 llvm::StringRef storedName(Value value);
 /// Print the module body in Loom text: top-level ops without the module

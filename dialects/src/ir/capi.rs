@@ -3,7 +3,7 @@
 
 use melior::dialect::DialectHandle;
 use mlir_sys::{
-    MlirContext, MlirDialectHandle, MlirLogicalResult, MlirModule, MlirOperation,
+    MlirContext, MlirDialectHandle, MlirLocation, MlirLogicalResult, MlirModule, MlirOperation,
     MlirStringCallback, MlirStringRef, MlirValue,
 };
 use std::ffi::c_void;
@@ -48,6 +48,13 @@ extern "C" {
     pub fn loomValueName(value: MlirValue) -> MlirStringRef;
     pub fn loomValueDims(value: MlirValue, dims: *mut MlirValue, capacity: isize) -> isize;
     pub fn loomOperationIsPure(op: MlirOperation) -> bool;
+    pub fn loomEmitErrorWithNotes(
+        location: MlirLocation,
+        message: MlirStringRef,
+        count: isize,
+        note_locations: *const MlirLocation,
+        notes: *const MlirStringRef,
+    );
 }
 
 /// The handles of every Loom dialect, in dependency-free order.

@@ -43,6 +43,38 @@ pub fn location(op: MlirOperation) -> MlirLocation {
     unsafe { mlirOperationGetLocation(op) }
 }
 
+/// Where a clause of `op` starts (`"loom.workers"`: a strand's `workers(...)`),
+/// when the parser recorded it in the op's location; otherwise the op's own.
+pub fn clause_location(op: MlirOperation, tag: &str) -> MlirLocation {
+    fn find(loc: MlirLocation, tag: &str) -> Option<MlirLocation> {
+        // SAFETY: a live location; the parts are written into a buffer of
+        // their number.
+        unsafe {
+            if !mlirLocationIsAFused(loc) {
+                return None;
+            }
+            let n = mlirLocationFusedGetNumLocations(loc) as usize;
+            let mut parts = vec![
+                MlirLocation {
+                    ptr: std::ptr::null()
+                };
+                n
+            ];
+            mlirLocationFusedGetLocations(loc, parts.as_mut_ptr());
+            let metadata = mlirLocationFusedGetMetadata(loc);
+            let tagged = !metadata.ptr.is_null()
+                && mlirAttributeIsAString(metadata)
+                && text(mlirStringAttrGetValue(metadata)) == tag;
+            if tagged && n == 2 {
+                return Some(parts[1]);
+            }
+            parts.into_iter().find_map(|part| find(part, tag))
+        }
+    }
+    let own = location(op);
+    find(own, tag).unwrap_or(own)
+}
+
 /// The attribute `name` of `op`, if present.
 pub fn attribute(op: MlirOperation, name: &str) -> Option<MlirAttribute> {
     // SAFETY: a live operation; a null attribute when absent.
@@ -545,6 +577,13 @@ pub fn first_block(op: MlirOperation, index: isize) -> Option<MlirBlock> {
     blocks(region(op, index)).first().copied()
 }
 
+/// The entry block of `region`, if it has blocks.
+pub fn entry_block(region: MlirRegion) -> Option<MlirBlock> {
+    // SAFETY: a live region; a null block when it is empty.
+    let block = unsafe { mlirRegionGetFirstBlock(region) };
+    (!block.ptr.is_null()).then_some(block)
+}
+
 /// `op`'s region `index`.
 pub fn region(op: MlirOperation, index: isize) -> MlirRegion {
     // SAFETY: a live operation with that many regions.
@@ -577,6 +616,13 @@ pub fn dense_i32_element(attr: MlirAttribute, index: isize) -> i32 {
 pub fn parent_block(op: MlirOperation) -> MlirBlock {
     // SAFETY: a live operation.
     unsafe { mlirOperationGetBlock(op) }
+}
+
+/// The block whose argument `value` is (`value` must be a block argument).
+pub fn argument_block(value: MlirValue) -> MlirBlock {
+    assert!(!is_op_result(value), "an op result has no owning block");
+    // SAFETY: a live block argument.
+    unsafe { mlirBlockArgumentGetOwner(value) }
 }
 
 /// The op whose region holds `block`.
@@ -677,6 +723,26 @@ pub fn emit_error(location: MlirLocation, message: &str) {
         std::ffi::CString::new(message.replace('\0', " ")).expect("no NUL after replacement");
     // SAFETY: a live location and a NUL-terminated message.
     unsafe { mlirEmitError(location, text.as_ptr()) }
+}
+
+/// An error at `location` with notes, each at its own location.
+pub fn emit_error_with_notes(
+    location: MlirLocation,
+    message: &str,
+    notes: &[(MlirLocation, String)],
+) {
+    let locations: Vec<MlirLocation> = notes.iter().map(|(at, _)| *at).collect();
+    let texts: Vec<MlirStringRef> = notes.iter().map(|(_, text)| string_ref(text)).collect();
+    // SAFETY: live locations; the strings outlive the call, which copies them.
+    unsafe {
+        ffi::loomEmitErrorWithNotes(
+            location,
+            string_ref(message),
+            notes.len() as isize,
+            locations.as_ptr(),
+            texts.as_ptr(),
+        )
+    }
 }
 
 /// `op`'s attributes: each name and value, in the op's order.

@@ -47,6 +47,7 @@ inventory::submit! {
         argument: "aie2p-lower-pipeline",
         description: "Realize outlined pipelines on their aie2p device profile: worker functions and the configuration function",
         takes_options: false,
+        changes_ir: true,
         run,
     }
 }

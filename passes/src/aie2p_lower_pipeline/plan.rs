@@ -31,6 +31,7 @@ impl<'p> Plan<'p> {
             channels: Vec::new(),
             workers: Vec::new(),
             command_strand: None,
+            idle: Vec::new(),
             transfers: Vec::new(),
             commands: Vec::new(),
             run_arguments: all_args[specialization.min(all_args.len())..].to_vec(),
@@ -206,6 +207,9 @@ impl<'p> Plan<'p> {
         let module = parent_op(self.pipeline).expect("a pipeline lives in a module");
         let functions = symbols(module);
         for &strand in strands {
+            self.check_selection(strand)?;
+        }
+        for &strand in strands {
             let tile = self.worker_tile(strand)?;
             let strand_body = body(strand);
             let ops = ops_of(strand_body);
@@ -220,6 +224,13 @@ impl<'p> Plan<'p> {
             let entry = body(function);
             let params = arguments(entry).len();
             let args: Vec<MlirValue> = operands(call).into_iter().take(params).collect();
+            // A strand left with nothing to run (its loops over records ran
+            // zero times) is neither the command stream nor a worker: it is
+            // not given a core for an empty image.
+            if runs_nothing(function) {
+                self.idle.push(function);
+                continue;
+            }
             let uses_caller_buffers = args
                 .iter()
                 .any(|&a| run_argument(a, &self.run_arguments).is_some());
@@ -235,6 +246,16 @@ impl<'p> Plan<'p> {
         }
         Ok(())
     }
+}
+
+/// Whether `function` has no effect: branches, its return and pure ops only.
+fn runs_nothing(function: MlirOperation) -> bool {
+    walk(function).into_iter().skip(1).all(|op| {
+        matches!(
+            op_name(op).as_str(),
+            names::func::RETURN | names::cfg::BR | names::cfg::COND_BR
+        ) || is_pure(op)
+    })
 }
 
 fn constant_of(op: MlirOperation, value: MlirValue, what: &str) -> Result<i64, Refusal> {

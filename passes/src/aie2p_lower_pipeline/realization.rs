@@ -162,6 +162,8 @@ pub struct Plan<'p> {
     pub workers: Vec<Worker>,
     /// The command-stream strand and its function.
     pub command_strand: Option<(MlirOperation, MlirOperation)>,
+    /// The functions of strands with nothing to run once specialized.
+    pub idle: Vec<MlirOperation>,
     pub transfers: Vec<Transfer>,
     pub commands: Vec<Command>,
     /// The pipeline's `run` arguments (construction-region arguments).

@@ -549,18 +549,24 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
     insert_before(plan.pipeline, function);
     insert_before(plan.pipeline, context.build());
     let array_context = symbol_ref(plan.pipeline, "target");
-    let command_context = plan
+    // The pipeline, the command-stream function and the functions of idle
+    // strands are replaced; nothing refers to them any more.
+    let replaced: Vec<MlirOperation> = plan
         .command_strand
-        .and_then(|(_, function)| symbol_ref(function, "target"));
-    // The pipeline and the command-stream function are replaced; nothing
-    // refers to them any more.
+        .map(|(_, function)| function)
+        .into_iter()
+        .chain(plan.idle.iter().copied())
+        .collect();
+    let contexts: Vec<Option<String>> = replaced
+        .iter()
+        .map(|&function| symbol_ref(function, "target"))
+        .collect();
     erase(plan.pipeline);
-    if let Some((_, function)) = plan.command_strand {
+    for function in replaced {
         erase(function);
     }
-    // The generated contexts of the pipeline and of the command-stream
-    // strand have no user left.
-    let generated = [array_context, command_context];
+    // Their generated contexts have no user left.
+    let generated = std::iter::once(array_context).chain(contexts);
     for name in generated.into_iter().flatten() {
         if !name.starts_with("__loom_target_context_") {
             continue;

@@ -16,16 +16,48 @@ use mlir_sys::*;
 use std::collections::BTreeMap;
 
 impl Plan<'_> {
+    /// Every worker the strand's selection names must be a tile of the
+    /// profile's array, whichever way the strand is realized (a transfer
+    /// strand on the command stream keeps its selection too); the refusal
+    /// points at the `workers(...)` clause.
+    pub(super) fn check_selection(&self, strand: MlirOperation) -> Result<(), Refusal> {
+        let (origins, counts, strides) = selection(strand);
+        let ([c0, r0], [nc, nr], [sc, sr]) =
+            (origins.as_slice(), counts.as_slice(), strides.as_slice())
+        else {
+            return Ok(());
+        };
+        // Strides are at least 1, so a selection leaves the array (and the
+        // loops end) within the array's size.
+        let coordinate = |o: i64, i: i64, s: i64| i.checked_mul(s).and_then(|d| o.checked_add(d));
+        for i in 0..*nc {
+            for j in 0..*nr {
+                let at = (
+                    coordinate(*c0, i, *sc).unwrap_or(i64::MAX),
+                    coordinate(*r0, j, *sr).unwrap_or(i64::MAX),
+                );
+                if let Err(why) = tile_at(self.profile, at) {
+                    return Err(Refusal {
+                        at: clause_location(strand, "loom.workers"),
+                        message: format!(
+                            "workers({origins:?}, {counts:?}, {strides:?}) selects worker [{}, {}]: {why}",
+                            at.0, at.1
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The strand's single worker.
     pub(super) fn worker_tile(&self, strand: MlirOperation) -> Result<(i64, i64), Refusal> {
-        let origins = attribute(strand, "origins")
-            .map(dense_i64_values)
-            .unwrap_or_default();
-        let counts = attribute(strand, "counts")
-            .map(dense_i64_values)
-            .unwrap_or_default();
+        let (origins, counts, _) = selection(strand);
         if origins.len() != 2 || counts != [1, 1] {
-            return refuse(strand, format!("aie2p-lower-pipeline needs an explicit singleton worker selection workers([c, r], [1, 1], [1, 1]); got counts {counts:?}"));
+            return Err(Refusal {
+                at: clause_location(strand, "loom.workers"),
+                message: format!("aie2p-lower-pipeline needs an explicit singleton worker selection workers([c, r], [1, 1], [1, 1]); got counts {counts:?}"),
+            });
         }
         Ok((origins[0], origins[1]))
     }
@@ -44,7 +76,7 @@ impl Plan<'_> {
                 return refuse(
                     strand,
                     format!(
-                        "the strand computes, so it needs a core; its worker [{}, {}] is a {} tile",
+                        "the strand moves none of the caller's buffers, so it is not the command stream: it runs as tile code and needs a core; its worker [{}, {}] is a {} tile",
                         tile.column,
                         tile.row,
                         kind.name()
@@ -131,6 +163,16 @@ impl Plan<'_> {
         });
         Ok(())
     }
+}
+
+/// A strand's `workers(origins, counts, strides)`.
+fn selection(strand: MlirOperation) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+    let list = |name| {
+        attribute(strand, name)
+            .map(dense_i64_values)
+            .unwrap_or_default()
+    };
+    (list("origins"), list("counts"), list("strides"))
 }
 
 /// Whether a core at `core` reaches `storage`'s data memory directly: its

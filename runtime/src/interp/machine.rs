@@ -14,7 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 /// Which runnable strand runs next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Schedule {
     /// The first runnable strand in creation order, until it blocks or ends;
     /// copies complete at the wait that covers them.
@@ -22,6 +22,12 @@ pub enum Schedule {
     /// A random runnable strand at every blocking point and every 64 ops;
     /// pending copies complete at random steps.
     Random(u64),
+    /// The construction code first, then for each entry the strand of that
+    /// number (tasks numbered in creation order, the construction code 0)
+    /// runs up to and including its next channel action (reserve, acquire,
+    /// publish, release); then as `Deterministic`. A schedule the progress
+    /// analysis found to deadlock (loom-check-progress) replays this way.
+    Replay(Vec<usize>),
 }
 
 #[derive(Clone)]
@@ -242,6 +248,10 @@ pub struct Machine<'p> {
     lock_waits: HashMap<usize, (Rc<str>, String)>,
     /// Modelled cycles per op of an array simulator core.
     op_cycles: u64,
+    /// Channel actions taken; a replayed strand stops once they reach
+    /// `action_limit`.
+    actions: u64,
+    action_limit: u64,
 }
 
 /// Keep the storage of a vector nothing else holds, for `lanes`.
@@ -330,7 +340,7 @@ pub fn run(
     }
     let seed = match options.schedule {
         Schedule::Random(seed) => seed,
-        Schedule::Deterministic => 0,
+        Schedule::Deterministic | Schedule::Replay(_) => 0,
     };
     let callers = args.len();
     let mut machine = Machine::new(program, options, args);
@@ -389,6 +399,8 @@ impl<'p> Machine<'p> {
             tiles: HashMap::new(),
             lock_waits: HashMap::new(),
             op_cycles: 0,
+            actions: 0,
+            action_limit: u64::MAX,
         }
     }
 
@@ -424,6 +436,9 @@ impl<'p> Machine<'p> {
 
     fn schedule(&mut self, tiles: &mut dyn Tiles) -> Result<()> {
         let random = matches!(self.options.schedule, Schedule::Random(_));
+        if let Schedule::Replay(steps) = &self.options.schedule {
+            self.replay(&steps.clone(), tiles)?;
+        }
         loop {
             let live: Vec<usize> = (0..self.tasks.len())
                 .filter(|&t| self.tasks[t].status != Status::Done)
@@ -461,6 +476,39 @@ impl<'p> Machine<'p> {
                 return Err(self.deadlock());
             }
         }
+    }
+
+    /// The construction code to its end, then one channel action of each
+    /// strand `steps` names, in order.
+    fn replay(&mut self, steps: &[usize], tiles: &mut dyn Tiles) -> Result<()> {
+        while self.tasks[0].status != Status::Done {
+            if let Ran::Blocked(_) = self.run_task::<false>(0, u64::MAX, tiles)? {
+                return Err(self.deadlock());
+            }
+        }
+        for (i, &t) in steps.iter().enumerate() {
+            let live = t < self.tasks.len() && self.tasks[t].status != Status::Done;
+            self.action_limit = self.actions + 1;
+            if live {
+                self.run_task::<false>(t, u64::MAX, tiles)?;
+            }
+            if self.actions != self.action_limit {
+                let loc = self
+                    .tasks
+                    .get(t)
+                    .map_or_else(|| Rc::from(""), |task| task.loc.clone());
+                return fail(
+                    &loc,
+                    format!(
+                        "the schedule to replay does not fit this program: its step {} is a channel action of task {t}, which {}",
+                        i + 1,
+                        if live { "blocks or ends before one" } else { "does not run" }
+                    ),
+                );
+            }
+        }
+        self.action_limit = u64::MAX;
+        Ok(())
     }
 
     /// Random schedule: each copy whose bytes have not moved yet moves with
@@ -971,6 +1019,10 @@ impl<'p> Machine<'p> {
                 if self.tasks[t].status == Status::Blocked {
                     self.tasks[t].status = Status::Ready;
                 }
+            }
+            if self.actions >= self.action_limit {
+                self.steps += done;
+                return Ok(Ran::Preempted(done));
             }
             if self.tasks[t].status == Status::Done {
                 self.steps += done;
@@ -1550,6 +1602,7 @@ impl<'p> Machine<'p> {
                     },
                 );
                 self.set(t, *view, Value::View(Rc::new(payload)));
+                self.actions += 1;
             }
             Op::Publish(w) | Op::Release(w) => {
                 let publish = matches!(inst.op, Op::Publish(_));
@@ -1600,6 +1653,7 @@ impl<'p> Machine<'p> {
                 } else {
                     self.channels[c].free.push_back(slot);
                 }
+                self.actions += 1;
             }
             Op::Copy(src, dst, token) => {
                 let (s, d) = (self.view(t, *src, loc)?, self.view(t, *dst, loc)?);

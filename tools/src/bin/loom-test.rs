@@ -5,9 +5,11 @@
 #![deny(unsafe_code)]
 
 use clap::{Parser, ValueEnum};
+use loom_dialects::{ir, names};
 use loom_driver::compile::{self, Request};
 use loom_driver::scenario::{self, Scenario};
 use loom_driver::{read_input, xdna, Failure, Session};
+use loom_passes::loom_check_progress as progress;
 use loom_runtime::interp::{self, Options, Schedule};
 use loom_runtime::{hal, sim};
 use loom_targets::xdna::elf;
@@ -334,19 +336,65 @@ fn execute(
         args.push(data.bytes.clone());
     }
     let names = pipeline.run_args.clone();
+    let config = scenario.config.iter().cloned().collect::<HashMap<_, _>>();
+    // A program that can deadlock is run on the schedule that does, whatever
+    // the schedule asked for: the same verdict as loom-compile's.
+    let deadlock = deadlocking_schedule(module, &scenario.entry, &config);
     let options = Options {
-        config: scenario.config.iter().cloned().collect::<HashMap<_, _>>(),
+        schedule: deadlock.clone().map_or_else(
+            || base.schedule.clone(),
+            |(steps, _)| Schedule::Replay(steps),
+        ),
+        config,
         ..base.clone()
     };
     let outcome = interp::run(&program, &scenario.entry, args, options).map_err(|errors| {
         // The checks at completion report every violation they find.
+        let mut errors = errors;
+        if let (Some((_, at)), Some(first)) = (&deadlock, errors.first_mut()) {
+            *first = first.clone().with_note(
+                at.clone(),
+                "the strands ran a schedule that loom-check-progress found to deadlock (the shortest); loom-compile refuses this pipeline",
+            );
+        }
         errors.iter().map(|e| e.render()).collect::<String>()
     })?;
+    if deadlock.is_some() {
+        return Err(format!(
+            "loom-test: error: the interpreter completed a schedule of @{} that loom-check-progress found to deadlock; one of them is wrong\n",
+            scenario.entry
+        ));
+    }
     Ok((
         names.into_iter().zip(outcome.buffers).collect(),
         outcome.steps,
         outcome.strands,
     ))
+}
+
+/// The schedule that deadlocks the pipeline `entry` of `module` (with the
+/// scenario's configuration values), when the progress analysis finds one,
+/// and where the pipeline is.
+fn deadlocking_schedule(
+    module: &Module,
+    entry: &str,
+    config: &HashMap<String, i64>,
+) -> Option<(Vec<usize>, String)> {
+    let pipeline = ir::top_level_ops(module.as_operation().to_raw())
+        .into_iter()
+        .find(|&op| {
+            ir::op_name(op) == names::pipeline::DEF && ir::symbol_name(op).as_deref() == Some(entry)
+        })?;
+    match progress::decide(
+        pipeline,
+        &|name| config.get(name).copied(),
+        progress::MAX_STATES,
+    ) {
+        progress::Verdict::Deadlock { schedule, .. } => {
+            Some((schedule, ir::location_text(ir::location(pipeline))))
+        }
+        progress::Verdict::Completes { .. } | progress::Verdict::Undecided(_) => None,
+    }
 }
 
 /// Compare against the expectations; the report lines of what differs.
