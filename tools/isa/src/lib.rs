@@ -59,6 +59,22 @@ pub fn read_input(path: &str) -> Result<(String, Vec<u8>), Failure> {
     }
 }
 
+/// Parse the flags and run: help and version print and exit 0; a bad flag
+/// exits 1, as the other Loom tools do; then the output or the failure.
+pub fn main_with<C: clap::Parser>(run: impl FnOnce(C) -> Result<String, Failure>) -> ExitCode {
+    match C::try_parse() {
+        Ok(cli) => finish(run(cli)),
+        Err(e) => {
+            let _ = e.print();
+            if e.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}
+
 /// Print the output whole, or the failure and exit 1.
 pub fn finish(result: Result<String, Failure>) -> ExitCode {
     match result {

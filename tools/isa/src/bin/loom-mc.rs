@@ -9,7 +9,7 @@
 
 use clap::Parser;
 use loom_aie2p_isa::{decode_one, elf, parse_bundle, print_bundle, Bundle};
-use loom_isa_tools::{finish, located, read_input, Failure};
+use loom_isa_tools::{located, read_input, Failure};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -154,17 +154,5 @@ fn run(cli: Cli) -> Result<String, Failure> {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        // Help and version are not errors; a bad flag exits 1 as the other tools do.
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::FAILURE;
-        }
-    };
-    finish(run(cli))
+    loom_isa_tools::main_with(run)
 }

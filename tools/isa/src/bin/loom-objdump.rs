@@ -8,7 +8,7 @@
 
 use clap::Parser;
 use loom_aie2p_isa::{decode_one, print_bundle};
-use loom_isa_tools::{error, finish, read_input, Failure};
+use loom_isa_tools::{error, read_input, Failure};
 use loom_targets::xdna::{elf, txn::Txn};
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -153,16 +153,5 @@ fn run(cli: Cli) -> Result<String, Failure> {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::FAILURE;
-        }
-    };
-    finish(run(cli))
+    loom_isa_tools::main_with(run)
 }
