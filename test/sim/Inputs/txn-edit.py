@@ -13,27 +13,13 @@ DDR_PATCH 48, after a 16-byte header.
 import struct
 import sys
 
+from ctrltext import ctrltext
+
 SIZES = {0x00: 24, 0x03: 28, 0x04: 28, 0x08: 16, 0x80: 16, 0x81: 48}
 
 src, dst, command = sys.argv[1], sys.argv[2], sys.argv[3]
 data = bytearray(open(src, "rb").read())
-shoff, = struct.unpack_from("<I", data, 0x20)
-shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
-
-
-def section(i):
-    name, _, _, _, off, size = struct.unpack_from("<IIIIII", data, shoff + i * shentsize)
-    return name, off, size
-
-
-_, strtab, _ = section(shstrndx)
-for i in range(shnum):
-    name, base, size = section(i)
-    end = data.index(b"\0", strtab + name)
-    if data[strtab + name:end] == b".ctrltext":
-        break
-else:
-    sys.exit("no .ctrltext section")
+base, size = ctrltext(data)
 
 # (offset, size) of every op.
 ops = []
