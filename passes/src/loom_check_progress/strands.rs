@@ -14,6 +14,7 @@
 
 use super::explore::Kind;
 use super::loops::{self, Loop, Loops};
+use crate::index_semantics::{binary, compare};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use mlir_sys::*;
@@ -311,24 +312,6 @@ fn unknown(op: MlirOperation, what: &str, origin: Origin) -> Undecided {
     refusal
 }
 
-/// `index.cmp`: signed predicates on the values, unsigned on their bits.
-fn compare(predicate: &str, a: i64, b: i64) -> Option<bool> {
-    let (ua, ub) = (a as u64, b as u64);
-    Some(match predicate {
-        "eq" => a == b,
-        "ne" => a != b,
-        "slt" => a < b,
-        "sle" => a <= b,
-        "sgt" => a > b,
-        "sge" => a >= b,
-        "ult" => ua < ub,
-        "ule" => ua <= ub,
-        "ugt" => ua > ub,
-        "uge" => ua >= ub,
-        _ => return None,
-    })
-}
-
 /// What the analysis does with an op, decided once per op.
 enum Form {
     Constant(Option<i64>),
@@ -374,12 +357,9 @@ fn decode(op: MlirOperation) -> Decoded {
     let form = match name.as_str() {
         names::index::CONSTANT => Form::Constant(int_attribute(op, "value")),
         names::index::CAST | names::index::ASSUME => Form::Forward,
-        names::index::ADD => Form::Arith(i64::wrapping_add),
-        names::index::SUB => Form::Arith(i64::wrapping_sub),
-        names::index::MUL => Form::Arith(i64::wrapping_mul),
-        // Unsigned, as docs/semantics.md defines them.
-        names::index::MIN => Form::Arith(|a, b| (a as u64).min(b as u64) as i64),
-        names::index::MAX => Form::Arith(|a, b| (a as u64).max(b as u64) as i64),
+        arithmetic if binary(arithmetic).is_some() => {
+            Form::Arith(binary(arithmetic).expect("checked in the guard"))
+        }
         names::index::CMP => Form::Compare(string_attribute(op, "predicate").unwrap_or_default()),
         names::config::GET => Form::Config(symbol_ref(op, "name").unwrap_or_default()),
         names::scf::SELECT => Form::Select,
