@@ -48,6 +48,7 @@ check: build
 	$(CARGO) clippy --profile $(PROFILE) --all-targets -- -D warnings
 	python3 scripts/check-structure.py
 	$(CARGO) test --profile $(PROFILE)
+	$(CARGO) run --quiet --profile $(PROFILE) -p loom-runtime --example hal_fake
 	LOOM_BIN_DIR=$(abspath $(BIN)) $(VENV)/bin/lit -sv test
 
 bench:
@@ -56,6 +57,7 @@ bench:
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench-pipeline.sh
 	cargo bench -p loom-tools --bench interp
 	cargo bench -p loom-tools --bench sim
+	cargo bench -p loom-aie2p-isa --bench isa
 	cargo bench -p loom-tools --bench progress
 
 # A 10-minute fuzzing campaign over parse + verify + print (docs/fuzzing.md).

@@ -81,3 +81,15 @@ else
   echo "seed.sh: no loom-format found (set LOOM_BIN_DIR); text seeds only"
 fi
 echo "seed.sh: $added text seeds; corpus $CORPUS holds $(find "$CORPUS" -type f | wc -l) inputs"
+
+# isa_decode: one bundle file per golden pair of the instruction-set tables.
+ISA=$FUZZ/corpus/isa_decode
+mkdir -p "$ISA"
+python3 - "$ROOT/targets/aie2p-isa/data/golden.json" "$ISA" <<'PY'
+import json, sys
+pairs = json.load(open(sys.argv[1]))["pairs"]
+for n, p in enumerate(pairs):
+    with open(f"{sys.argv[2]}/seed-{p['family']}-{n}", "wb") as out:
+        out.write(bytes(int(b, 16) for b in p["bytes"].split()))
+print(f"seed.sh: {len(pairs)} bundle seeds in {sys.argv[2]}")
+PY

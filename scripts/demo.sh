@@ -98,6 +98,12 @@ step "llvm-readelf --sections --relocs projection.xdna"
 "$LLVM_BIN/llvm-readelf" --sections --relocs --wide "$OUT/projection.xdna" 2>&1 \
   | sed -n '/Section Headers/,/Key to Flags/p;/Relocation section/,$p' | grep -v 'Key to Flags' | sed 's/^/  /'
 
+step "loom-objdump projection.xdna   (what the artifact holds: profile, partition, tile images, the two empty PDIs)"
+"$BIN/loom-objdump" "$OUT/projection.xdna" | sed 's/^/  /'
+
+step "echo 'acq #1, r31 ; mov r1, r2' | loom-mc --show-encoding   (the AIE2P instruction set, from llvm-aie's tables)"
+echo 'acq #1, r31 ; mov r1, r2' | "$BIN/loom-mc" --show-encoding | sed 's/^/  /'
+
 step "loom-format native.loom --to=bc; loom-compile native.loombc --root=@ffn_gate_up_quadratic_bf16 --format=xdna"
 "$BIN/loom-format" "$OUT/trajectory/10-aie2p-lower-pipeline.loom" --to=bc --output="$OUT/native.loombc"
 "$BIN/loom-compile" "$OUT/native.loombc" --root=@ffn_gate_up_quadratic_bf16 --format=xdna --output="$OUT/resumed.xdna"

@@ -380,7 +380,7 @@ impl<M: BoMap> Command<M> {
 struct Memory<M> {
     heap: u32,
     heap_at: u64,
-    heap_map: M,
+    heap_map: Rc<M>,
     shmem: RefCell<BTreeMap<u32, M>>,
 }
 
@@ -396,22 +396,41 @@ pub struct Context<'d, D: Device> {
 impl<'d, D: Device> Context<'d, D> {
     /// Opens a hardware context with its device heap mapped into this
     /// process; the heap comes first. The driver keeps one heap per device
-    /// descriptor until the descriptor closes (`close` destroys only the
-    /// hardware context), so a second `open` needs a fresh descriptor; more
-    /// contexts on the same heap come from `more`.
+    /// descriptor until the descriptor closes, even when this open fails
+    /// after making it (`close` destroys only the hardware context), so the
+    /// device keeps the heap and its mapping (`Device::heap_slot`) and a
+    /// later `open` on the same descriptor, a retry or a new context after
+    /// `close`, uses them instead of asking for a second heap (EBUSY). More
+    /// contexts on the same heap at once come from `more`.
     pub fn open(dev: &'d D, config: ContextConfig) -> Result<Context<'d, D>, ContextError> {
         let e = kernel("open");
-        let handle = dev.create_bo(HEAP_SIZE, BoKind::DevHeap).map_err(&e)?;
-        let info = dev.bo_info(handle).map_err(&e)?;
-        let map = dev
-            .map_bo(&info, HEAP_SIZE as usize, HEAP_ALIGN)
-            .map_err(&e)?;
+        let slot = dev.heap_slot();
+        let handle = match slot.handle() {
+            Some(handle) => handle,
+            None => {
+                let handle = dev.create_bo(HEAP_SIZE, BoKind::DevHeap).map_err(&e)?;
+                slot.set_handle(handle);
+                handle
+            }
+        };
+        let (heap_at, map) = match slot.mapped() {
+            Some(mapped) => mapped,
+            None => {
+                let info = dev.bo_info(handle).map_err(&e)?;
+                let map = dev
+                    .map_bo(&info, HEAP_SIZE as usize, HEAP_ALIGN)
+                    .map_err(&e)?;
+                let map = Rc::new(map);
+                slot.set_mapped(info.xdna_addr, Rc::clone(&map));
+                (info.xdna_addr, map)
+            }
+        };
         let hwctx = dev
             .create_hwctx(&config.qos, config.max_opc, config.num_tiles)
             .map_err(&e)?;
         let memory = Rc::new(Memory {
             heap: handle,
-            heap_at: info.xdna_addr,
+            heap_at,
             heap_map: map,
             shmem: RefCell::new(BTreeMap::new()),
         });

@@ -2,21 +2,22 @@
 //! trait; the real device over `ioctl` (the recording fake is `super::fake`),
 //! and discovery of the NPUs this machine has.
 
-use super::ioctl::{self, HalError, Mapping, OutOfRange};
+use super::ioctl::{self, bytes_of, Channel, HalError, Mapping, OutOfRange, Syscall};
 use super::uapi::{
     AieMetadata, AieVersion, ConfigCuHead, ConfigHwctx, CreateBo, CreateHwctx, CuConfig,
-    DestroyHwctx, ExecCmd, FirmwareVersion, GetBoInfo, QosInfo, SyncBo, SyncobjTimelineWait,
+    DestroyHwctx, ExecCmd, FirmwareVersion, GetBoInfo, QosInfo, Reply, SyncBo, SyncobjTimelineWait,
     BO_CMD, BO_DEV, BO_DEV_HEAP, BO_SHMEM, CMD_SUBMIT_EXEC_BUF, HWCTX_ASSIGN_DBG_BUF,
     HWCTX_CONFIG_CU, SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, SYNC_DIRECT_FROM_DEVICE,
     SYNC_DIRECT_TO_DEVICE,
 };
 use loom_targets::DeviceProfile;
-use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::mem::{size_of, size_of_val};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
 /// `enum amdxdna_bo_type`: what a buffer is for.
@@ -108,14 +109,101 @@ impl BoMap for Mapping {
     }
 }
 
+/// A descriptor's device heap once one is made, and its mapping once
+/// mapped. The driver keeps one heap per descriptor until the descriptor
+/// closes, and refuses a second (EBUSY) even after a failed open: it sets
+/// `client->dev_heap` when the heap is created and drops it only in
+/// `amdxdna_drm_close` (amd/xdna-driver @856409ca
+/// `src/driver/amdxdna/amdxdna_gem.c` `amdxdna_drm_create_dev_heap_bo`,
+/// `amdxdna_drm.c` `amdxdna_drm_close`). So a device keeps its heap here as
+/// long: `Context::open` uses the heap (and mapping) a failed or closed
+/// context left rather than asking for another. The mapping stays for the
+/// descriptor's life too: the driver gives the firmware the heap's user
+/// address, the first mapping's (`amdxdna_hmm_register`), and forgets it
+/// only in a work item after the last unmap.
+pub struct HeapSlot<M> {
+    handle: Cell<Option<u32>>,
+    mapped: RefCell<Option<(u64, Rc<M>)>>,
+}
+
+impl<M> Default for HeapSlot<M> {
+    fn default() -> Self {
+        HeapSlot {
+            handle: Cell::new(None),
+            mapped: RefCell::new(None),
+        }
+    }
+}
+
+impl<M> HeapSlot<M> {
+    /// The heap's BO handle, once created.
+    pub fn handle(&self) -> Option<u32> {
+        self.handle.get()
+    }
+
+    pub fn set_handle(&self, handle: u32) {
+        self.handle.set(Some(handle));
+    }
+
+    /// The heap's device address and mapping, once mapped.
+    pub fn mapped(&self) -> Option<(u64, Rc<M>)> {
+        self.mapped.borrow().clone()
+    }
+
+    pub fn set_mapped(&self, xdna_addr: u64, map: Rc<M>) {
+        *self.mapped.borrow_mut() = Some((xdna_addr, map));
+    }
+}
+
+impl<M> fmt::Debug for HeapSlot<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mapped = self.mapped.borrow().as_ref().map(|(at, _)| *at);
+        write!(
+            f,
+            "HeapSlot({:?}, mapped at {mapped:x?})",
+            self.handle.get()
+        )
+    }
+}
+
 /// The kernel calls a run needs, each failing with the call's name and
 /// errno. The real device issues ioctls; `FakeDevice` records them.
 pub trait Device {
     type Map: BoMap;
 
-    fn aie_version(&self) -> Result<AieVersion, HalError>;
-    fn firmware_version(&self) -> Result<FirmwareVersion, HalError>;
-    fn aie_metadata(&self) -> Result<AieMetadata, HalError>;
+    /// GET_INFO query `param` (`enum amdxdna_drm_get_param`) with a
+    /// `size`-byte reply: the bytes the driver wrote (zeroes past them; it
+    /// writes at most `size`, fewer when its reply struct is smaller).
+    fn query(&self, param: u32, size: usize) -> Result<Vec<u8>, HalError>;
+
+    /// A typed GET_INFO reply through `query`.
+    fn query_as<R: Reply>(&self) -> Result<R, HalError>
+    where
+        Self: Sized,
+    {
+        Ok(R::parse(&self.query(R::PARAM, R::SIZE)?))
+    }
+
+    fn aie_version(&self) -> Result<AieVersion, HalError>
+    where
+        Self: Sized,
+    {
+        self.query_as()
+    }
+    fn firmware_version(&self) -> Result<FirmwareVersion, HalError>
+    where
+        Self: Sized,
+    {
+        self.query_as()
+    }
+    fn aie_metadata(&self) -> Result<AieMetadata, HalError>
+    where
+        Self: Sized,
+    {
+        self.query_as()
+    }
+    /// Where this descriptor keeps its device heap (see `HeapSlot`).
+    fn heap_slot(&self) -> &HeapSlot<Self::Map>;
     /// CREATE_HWCTX; the driver refuses it (ENOENT) until the client has a
     /// device heap.
     fn create_hwctx(&self, qos: &QosInfo, max_opc: u32, num_tiles: u32) -> Result<Hwctx, HalError>;
@@ -269,11 +357,13 @@ pub fn config_cu_bytes(cus: &[CuConfig]) -> Result<Vec<u8>, HalError> {
     Ok(out)
 }
 
-/// An amdxdna NPU opened read-write.
+/// An amdxdna NPU opened read-write, or the same device over a `Syscall`
+/// seam that takes its requests instead of the kernel.
 #[derive(Debug)]
 pub struct XdnaDevice {
-    fd: OwnedFd,
+    chan: Channel,
     node: PathBuf,
+    heap: HeapSlot<Mapping>,
 }
 
 impl XdnaDevice {
@@ -281,9 +371,21 @@ impl XdnaDevice {
         let fd = rustix::fs::open(node, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| HalError::from_errno("open", e))?;
         Ok(XdnaDevice {
-            fd,
+            chan: Channel::Kernel(fd),
             node: node.to_path_buf(),
+            heap: HeapSlot::default(),
         })
+    }
+
+    /// The real device's requests, as raw request numbers and argument
+    /// bytes, handed to `seam` instead of the kernel (its node is shown as
+    /// `<seam>`).
+    pub fn over(seam: Box<dyn Syscall>) -> XdnaDevice {
+        XdnaDevice {
+            chan: Channel::Seam(seam),
+            node: PathBuf::from("<seam>"),
+            heap: HeapSlot::default(),
+        }
     }
 
     pub fn node(&self) -> &Path {
@@ -300,16 +402,12 @@ fn deadline_ns(timeout: Duration) -> i64 {
 impl Device for XdnaDevice {
     type Map = Mapping;
 
-    fn aie_version(&self) -> Result<AieVersion, HalError> {
-        ioctl::query(self.fd.as_fd())
+    fn query(&self, param: u32, size: usize) -> Result<Vec<u8>, HalError> {
+        self.chan.query(param, size)
     }
 
-    fn firmware_version(&self) -> Result<FirmwareVersion, HalError> {
-        ioctl::query(self.fd.as_fd())
-    }
-
-    fn aie_metadata(&self) -> Result<AieMetadata, HalError> {
-        ioctl::query(self.fd.as_fd())
+    fn heap_slot(&self) -> &HeapSlot<Mapping> {
+        &self.heap
     }
 
     fn create_hwctx(&self, qos: &QosInfo, max_opc: u32, num_tiles: u32) -> Result<Hwctx, HalError> {
@@ -319,7 +417,7 @@ impl Device for XdnaDevice {
             num_tiles,
             ..Default::default()
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        self.chan.call(&mut arg, &[bytes_of(qos)])?;
         Ok(Hwctx {
             handle: arg.handle,
             syncobj: arg.syncobj_handle,
@@ -331,7 +429,7 @@ impl Device for XdnaDevice {
             handle: hwctx,
             pad: 0,
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)
+        self.chan.call(&mut arg, &[])
     }
 
     fn config_cu(&self, hwctx: u32, cus: &[CuConfig]) -> Result<(), HalError> {
@@ -344,7 +442,7 @@ impl Device for XdnaDevice {
             param_val_size: block.len() as u32,
             pad: 0,
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)
+        self.chan.call(&mut arg, &[&block])
     }
 
     fn assign_debug_bo(&self, hwctx: u32, bo: u32) -> Result<(), HalError> {
@@ -354,7 +452,7 @@ impl Device for XdnaDevice {
             param_val: u64::from(bo),
             ..Default::default()
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)
+        self.chan.call(&mut arg, &[])
     }
 
     fn create_bo(&self, size: u64, kind: BoKind) -> Result<u32, HalError> {
@@ -363,7 +461,7 @@ impl Device for XdnaDevice {
             kind: kind.raw(),
             ..Default::default()
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        self.chan.call(&mut arg, &[])?;
         Ok(arg.handle)
     }
 
@@ -372,7 +470,7 @@ impl Device for XdnaDevice {
             handle: bo,
             ..Default::default()
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        self.chan.call(&mut arg, &[])?;
         Ok(BoInfo {
             handle: bo,
             map_offset: arg.map_offset,
@@ -394,7 +492,7 @@ impl Device for XdnaDevice {
             offset,
             size,
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)
+        self.chan.call(&mut arg, &[])
     }
 
     fn exec_cmd(&self, hwctx: u32, cmd: u32, bos: &[u32]) -> Result<u64, HalError> {
@@ -409,7 +507,7 @@ impl Device for XdnaDevice {
             arg_count,
             ..Default::default()
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)?;
+        self.chan.call(&mut arg, &[bytes_of(bos)])?;
         Ok(arg.seq)
     }
 
@@ -422,11 +520,12 @@ impl Device for XdnaDevice {
             flags: SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
             ..Default::default()
         };
-        ioctl::call(self.fd.as_fd(), &mut arg)
+        self.chan
+            .call(&mut arg, &[bytes_of(&syncobj), bytes_of(&point)])
     }
 
     fn map_bo(&self, info: &BoInfo, len: usize, align: usize) -> Result<Mapping, HalError> {
-        Mapping::new(self.fd.as_fd(), info.map_offset, len, align)
+        self.chan.map(info.map_offset, len, align)
     }
 }
 
@@ -603,6 +702,7 @@ mod tests {
     use super::*;
     use crate::hal::fake::FakeDevice;
     use crate::hal::testdir::TestDir;
+    use std::os::fd::AsFd;
 
     /// A fake `/dev` + `/sys` with one accel node per (driver, vendor,
     /// device, revision).

@@ -3,12 +3,13 @@
 //! the driver source shows (for the HAL's tests and the tools' own).
 
 use super::device::{
-    config_cu_bytes, profile_rows, BoInfo, BoKind, BoMap, Device, Hwctx, SyncDirection,
+    config_cu_bytes, profile_rows, BoInfo, BoKind, BoMap, Device, HeapSlot, Hwctx, SyncDirection,
 };
-use super::ioctl::{check_range, HalError, OutOfRange};
+use super::ioctl::{check_range, query_name, HalError, OutOfRange, MAX_QUERY_SIZE};
 use super::uapi::{
     ert_op, payload_word_index, AieMetadata, AieVersion, CuConfig, ErtHeader, ErtState,
-    FirmwareVersion, NpuPreemptData, QosInfo, INVALID_ADDR,
+    FirmwareVersion, NpuPreemptData, QosInfo, TileMetadata, INVALID_ADDR, QUERY_AIE_METADATA,
+    QUERY_AIE_VERSION, QUERY_FIRMWARE_VERSION,
 };
 use loom_targets::DeviceProfile;
 use rustix::io::Errno;
@@ -185,6 +186,8 @@ struct FakeState {
     /// Per DEV or SHMEM buffer, its bytes as the device has them: each
     /// SYNC_BO to the device copies the synced range in.
     synced: BTreeMap<u32, Vec<u8>>,
+    /// Scripted GET_INFO replies by parameter.
+    replies: BTreeMap<u32, Vec<u8>>,
 }
 
 impl FakeState {
@@ -294,6 +297,43 @@ pub struct FakeDevice {
     /// protocol 6.12 on, for Strix and Strix Halo alike).
     pub preempt: bool,
     state: RefCell<FakeState>,
+    heap: HeapSlot<FakeMap>,
+}
+
+/// u32s as the little-endian bytes the driver writes.
+fn to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// AIE_METADATA's 64 bytes (`struct amdxdna_drm_query_aie_metadata`).
+fn metadata_bytes(m: &AieMetadata) -> Vec<u8> {
+    let mut out = m.col_size.to_le_bytes().to_vec();
+    out.extend_from_slice(&m.cols.to_le_bytes());
+    out.extend_from_slice(&m.rows.to_le_bytes());
+    out.extend(to_bytes(&[m.version.major, m.version.minor]));
+    for t in [m.core, m.mem, m.shim] {
+        let TileMetadata {
+            row_count,
+            row_start,
+            dma_channel_count,
+            lock_count,
+            event_reg_count,
+            pad,
+        } = t;
+        for half in [
+            row_count,
+            row_start,
+            dma_channel_count,
+            lock_count,
+            event_reg_count,
+        ]
+        .into_iter()
+        .chain(pad)
+        {
+            out.extend_from_slice(&half.to_le_bytes());
+        }
+    }
+    out
 }
 
 impl Default for FakeDevice {
@@ -367,6 +407,7 @@ impl FakeDevice {
                 next_host: FAKE_HOST_ADDR,
                 ..Default::default()
             }),
+            heap: HeapSlot::default(),
         }
     }
 
@@ -391,6 +432,15 @@ impl FakeDevice {
     /// Scripts the state the next submitted command finishes in.
     pub fn complete_next_with(&self, state: ErtState) {
         self.state.borrow_mut().completions.push_back(state);
+    }
+
+    /// Scripts the reply GET_INFO query `param` gets (the driver's struct
+    /// bytes; a query of a smaller size gets their start).
+    pub fn reply_to(&self, param: u32, bytes: &[u8]) {
+        self.state
+            .borrow_mut()
+            .replies
+            .insert(param, bytes.to_vec());
     }
 
     /// Every call so far, in order.
@@ -452,19 +502,37 @@ impl FakeDevice {
 impl Device for FakeDevice {
     type Map = FakeMap;
 
-    fn aie_version(&self) -> Result<AieVersion, HalError> {
-        self.enter(Call::Query("GET_INFO(AIE_VERSION)"))?;
-        Ok(self.aie)
+    /// The driver's replies as it writes them: the reply struct's first
+    /// `size` bytes, zeroes after (xdna-driver @856409ca `aie2_pci.c`
+    /// `min(args->buffer_size, sizeof(...))`), a scripted reply
+    /// (`reply_to`) for another parameter, and EOPNOTSUPP for a parameter
+    /// it does not know (`aie2_get_info`'s default case).
+    fn query(&self, param: u32, size: usize) -> Result<Vec<u8>, HalError> {
+        let name = query_name(param);
+        let state = self.enter(Call::Query(name))?;
+        if size > MAX_QUERY_SIZE {
+            return Err(HalError::from_errno(name, Errno::TOOBIG));
+        }
+        let full = match param {
+            QUERY_AIE_VERSION => to_bytes(&[self.aie.major, self.aie.minor]),
+            QUERY_FIRMWARE_VERSION => {
+                let f = self.firmware;
+                to_bytes(&[f.major, f.minor, f.patch, f.build])
+            }
+            QUERY_AIE_METADATA => metadata_bytes(&self.metadata),
+            other => match state.replies.get(&other) {
+                Some(bytes) => bytes.clone(),
+                None => return Err(HalError::from_errno(name, Errno::OPNOTSUPP)),
+            },
+        };
+        let mut out = vec![0u8; size];
+        let n = size.min(full.len());
+        out[..n].copy_from_slice(&full[..n]);
+        Ok(out)
     }
 
-    fn firmware_version(&self) -> Result<FirmwareVersion, HalError> {
-        self.enter(Call::Query("GET_INFO(FIRMWARE_VERSION)"))?;
-        Ok(self.firmware)
-    }
-
-    fn aie_metadata(&self) -> Result<AieMetadata, HalError> {
-        self.enter(Call::Query("GET_INFO(AIE_METADATA)"))?;
-        Ok(self.metadata)
+    fn heap_slot(&self) -> &HeapSlot<FakeMap> {
+        &self.heap
     }
 
     fn create_hwctx(&self, qos: &QosInfo, max_opc: u32, num_tiles: u32) -> Result<Hwctx, HalError> {
@@ -630,12 +698,22 @@ impl Device for FakeDevice {
             size,
         })?;
         let state = &mut *guard;
+        // The driver's checks (amd/xdna-driver @856409ca
+        // `src/driver/amdxdna/amdxdna_gem.c` `amdxdna_drm_sync_bo_ioctl`):
+        // ENOENT for a handle the descriptor lacks, EINVAL for a range past
+        // the GEM object's size, which is the buffer's size rounded up to a
+        // page (`amdxdna_page_align` for DEV buffers; drm_gem_shmem_create
+        // rounds SHMEM, CMD and heap buffers likewise).
+        let Some(b) = state.bos.get(&bo) else {
+            return Err(HalError::from_errno("SYNC_BO", Errno::NOENT));
+        };
+        let object = b.size.div_ceil(FAKE_PAGE as u64) * FAKE_PAGE as u64;
+        if object < offset || object < size || offset > object - size {
+            return Err(HalError::from_errno("SYNC_BO", Errno::INVAL));
+        }
         if direction != SyncDirection::ToDevice {
             return Ok(());
         }
-        let Some(b) = state.bos.get(&bo) else {
-            return Ok(());
-        };
         let Some((mem, at)) = state.backing(b) else {
             return Ok(());
         };
@@ -748,6 +826,7 @@ impl Device for FakeDevice {
 mod tests {
     use super::*;
     use crate::hal::device::device_info;
+    use crate::hal::uapi::Reply;
 
     #[test]
     fn a_scripted_failure_propagates_with_the_call_name() {
@@ -1034,6 +1113,87 @@ mod tests {
         let mut word = [0u8; 4];
         map.read(0, &mut word).unwrap();
         ErtState::from_raw(u32::from_le_bytes(word) & 0xF)
+    }
+
+    /// SYNC_BO as xdna-driver's `amdxdna_drm_sync_bo_ioctl` checks it: the
+    /// handle must exist (ENOENT) and `offset..offset + size` lie within the
+    /// page-rounded object (EINVAL), in both directions, without overflow.
+    #[test]
+    fn the_fake_checks_sync_ranges_as_the_driver_does() {
+        let dev = FakeDevice::new();
+        let heap = dev.create_bo(64 << 20, BoKind::DevHeap).unwrap();
+        let _map = dev
+            .map_bo(&dev.bo_info(heap).unwrap(), 64 << 20, 1)
+            .unwrap();
+        let dev_bo = dev.create_bo(100, BoKind::Dev).unwrap();
+        let shmem = dev.create_bo(5000, BoKind::Shmem).unwrap();
+        let (einval, enoent) = (Errno::INVAL.raw_os_error(), Errno::NOENT.raw_os_error());
+        for direction in [SyncDirection::ToDevice, SyncDirection::FromDevice] {
+            let sync = |bo, offset, size| {
+                dev.sync_bo(bo, direction, offset, size)
+                    .map_err(|e| (e.call, e.errno))
+            };
+            // Within the object, which is the size rounded up to a page.
+            assert_eq!(sync(dev_bo, 0, 100), Ok(()));
+            assert_eq!(sync(dev_bo, 0, 4096), Ok(()));
+            assert_eq!(sync(dev_bo, 4096, 0), Ok(()));
+            assert_eq!(sync(dev_bo, 4000, 96), Ok(()));
+            assert_eq!(sync(shmem, 0, 8192), Ok(()));
+            // Past it.
+            assert_eq!(sync(dev_bo, 0, 4097), Err(("SYNC_BO", einval)));
+            assert_eq!(sync(dev_bo, 4097, 0), Err(("SYNC_BO", einval)));
+            assert_eq!(sync(dev_bo, 4000, 97), Err(("SYNC_BO", einval)));
+            assert_eq!(sync(shmem, 4096, 4097), Err(("SYNC_BO", einval)));
+            assert_eq!(sync(dev_bo, u64::MAX, 1), Err(("SYNC_BO", einval)));
+            assert_eq!(sync(dev_bo, 1, u64::MAX), Err(("SYNC_BO", einval)));
+            // A handle the descriptor lacks.
+            assert_eq!(sync(99, 0, 4), Err(("SYNC_BO", enoent)));
+        }
+    }
+
+    /// The raw query: the driver's struct cut to the size asked for (or
+    /// zero-padded past it), scripted replies for other parameters, and
+    /// EOPNOTSUPP for one it does not know.
+    #[test]
+    fn raw_queries_answer_by_parameter_and_size() {
+        let mut dev = FakeDevice::new();
+        dev.aie = AieVersion { major: 2, minor: 1 };
+        dev.metadata.cols = 8;
+        assert_eq!(
+            dev.query(QUERY_AIE_VERSION, 8).unwrap(),
+            [2, 0, 0, 0, 1, 0, 0, 0]
+        );
+        assert_eq!(dev.query(QUERY_AIE_VERSION, 4).unwrap(), [2, 0, 0, 0]);
+        assert_eq!(
+            dev.query(QUERY_AIE_VERSION, 12).unwrap(),
+            [2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+        );
+        let metadata = dev.query(QUERY_AIE_METADATA, 64).unwrap();
+        assert_eq!(metadata.len(), 64);
+        assert_eq!(AieMetadata::parse(&metadata), dev.metadata);
+        let e = dev.query(5, 40).unwrap_err();
+        assert_eq!(
+            (e.call, e.errno),
+            ("GET_INFO(HW_CONTEXTS)", Errno::OPNOTSUPP.raw_os_error())
+        );
+        dev.reply_to(12, &[7; 24]);
+        assert_eq!(dev.query(12, 16).unwrap(), [7; 16]);
+        assert_eq!(dev.query(77, 1).unwrap_err().call, "GET_INFO");
+        // The typed queries are the raw ones, parsed.
+        assert_eq!(dev.aie_version().unwrap(), dev.aie);
+        assert_eq!(
+            dev.call_names(),
+            [
+                "GET_INFO(AIE_VERSION)",
+                "GET_INFO(AIE_VERSION)",
+                "GET_INFO(AIE_VERSION)",
+                "GET_INFO(AIE_METADATA)",
+                "GET_INFO(HW_CONTEXTS)",
+                "GET_INFO(RESOURCE_INFO)",
+                "GET_INFO",
+                "GET_INFO(AIE_VERSION)",
+            ]
+        );
     }
 
     #[test]

@@ -9,9 +9,12 @@
 //!   ERT header, START_NPU head and preempt head as `#[repr(C)]` types, every size and
 //!   offset pinned at compile time, the ioctl numbers as constants.
 //! - `ioctl`: the only `unsafe` in the HAL (the crate denies
-//!   `unsafe_code`): typed ioctls, GET_INFO queries and BO mappings, each
-//!   failure a `HalError` naming the call and its errno.
-//! - `device`: the `Device` trait (queries, hardware contexts, buffers, sync,
+//!   `unsafe_code`): typed ioctls, raw GET_INFO queries and BO mappings,
+//!   each failure a `HalError` naming the call and its errno, all through
+//!   one seam (`Channel`, `Syscall`: the raw request number and argument
+//!   bytes) that the byte-level tests (`wire_tests`) record.
+//! - `device`: the `Device` trait (a raw GET_INFO query by parameter and
+//!   size with the typed ones on it, hardware contexts, buffers, sync,
 //!   submit, syncobj wait, mapping), the real `XdnaDevice`, `discover`, which finds amdxdna nodes and maps their PCI id and
 //!   revision to a Loom profile through `loom_targets::profiles()`, and
 //!   `check_geometry`, which holds the array GET_INFO reports to it.
@@ -59,11 +62,34 @@ pub mod txn;
 pub mod uapi;
 pub mod xclbin;
 
-pub use context::{Bo, Command, Context, ContextConfig, ContextError, ElfProgram, Kernel, Program};
-pub use device::{discover, discover_system, Device, NoDevice, Npu, XdnaDevice};
-pub use fake::FakeDevice;
+/// The bytes each ioctl of the real device carries, against the linux
+/// uapi header (the NPU hosts are little-endian).
+#[cfg(all(test, target_endian = "little"))]
+mod wire_tests;
+
+// What a program that uses the HAL needs, in one place: it depends on
+// `loom-runtime` alone (which links no MLIR; `examples/hal_fake.rs` is such
+// a program), so the loom-targets types the HAL's signatures name are
+// re-exported here too.
+pub use context::{
+    Bo, Command, Context, ContextConfig, ContextError, ElfProgram, ErrorKind, Kernel, Program,
+};
+pub use device::{
+    check_geometry, device_info, discover, discover_system, BoInfo, BoKind, BoMap, Device,
+    DeviceInfo, HeapSlot, Hwctx, NoDevice, Npu, SyncDirection, XdnaDevice,
+};
+pub use fake::{Call, FakeDevice, FakeMap, Submission};
 pub use invoke::{patch_control_code, patch_pdi_loads, run_artifact, InvokeError, PatchError};
-pub use ioctl::HalError;
+pub use ioctl::{HalError, RawIoctl, Syscall};
+pub use loom_targets::xdna::elf::Artifact;
+pub use loom_targets::xdna::regs::Direction;
+pub use loom_targets::xdna::txn::{Txn, TxnOp};
+pub use loom_targets::{profiles, DeviceProfile};
+pub use txn::{
+    tile, DmaOptions, ShimDma, Strides, TxnBuildError, TxnBuilder, AGGRESSIVE_CACHE, MM2S,
+    NORMAL_CACHE, NO_CACHE, S2MM,
+};
+pub use uapi::{AieMetadata, AieVersion, ErtState, FirmwareVersion, QosInfo, Reply};
 
 /// A scratch directory for tests, removed when dropped.
 #[cfg(test)]

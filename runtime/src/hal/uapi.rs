@@ -485,6 +485,41 @@ impl AieMetadata {
     }
 }
 
+/// A GET_INFO reply the HAL reads: its parameter number, its size, and
+/// its value from the bytes the kernel wrote (the reference's `parseAie`
+/// and `parseFirmware`). `Device::query_as` asks for one through the raw
+/// `Device::query`.
+pub trait Reply: Sized {
+    const PARAM: u32;
+    const SIZE: usize;
+    /// The value from `reply`'s first `SIZE` bytes (zeroes past its end).
+    fn parse(reply: &[u8]) -> Self;
+}
+
+/// `reply`'s first `N` bytes, zero-padded.
+fn first<const N: usize>(reply: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let n = reply.len().min(N);
+    out[..n].copy_from_slice(&reply[..n]);
+    out
+}
+
+macro_rules! reply {
+    ($ty:ty, $param:expr) => {
+        impl Reply for $ty {
+            const PARAM: u32 = $param;
+            const SIZE: usize = size_of::<$ty>();
+            fn parse(reply: &[u8]) -> Self {
+                <$ty>::from_le_bytes(&first::<{ size_of::<$ty>() }>(reply))
+            }
+        }
+    };
+}
+
+reply!(AieVersion, QUERY_AIE_VERSION);
+reply!(FirmwareVersion, QUERY_FIRMWARE_VERSION);
+reply!(AieMetadata, QUERY_AIE_METADATA);
+
 /// `DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT` (drm.h): wait for the point
 /// to be submitted, not only signalled.
 pub const SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT: u32 = 1 << 1;

@@ -1,7 +1,7 @@
 use super::*;
+use crate::hal::device::HeapSlot;
 use crate::hal::fake::{Call, FakeDevice, FakeMap};
 use crate::hal::txn::{tile, DmaOptions, ShimDma, TxnBuilder, MM2S, S2MM};
-use crate::hal::uapi::{AieMetadata, AieVersion, FirmwareVersion};
 use loom_targets::xdna::elf::{ArgKind, Artifact, Entry, EntryArg, Patch, PatchSchema};
 use rustix::io::Errno;
 
@@ -135,14 +135,11 @@ struct Misplacing(FakeDevice);
 
 impl Device for Misplacing {
     type Map = FakeMap;
-    fn aie_version(&self) -> Result<AieVersion, HalError> {
-        self.0.aie_version()
+    fn query(&self, param: u32, size: usize) -> Result<Vec<u8>, HalError> {
+        self.0.query(param, size)
     }
-    fn firmware_version(&self) -> Result<FirmwareVersion, HalError> {
-        self.0.firmware_version()
-    }
-    fn aie_metadata(&self) -> Result<AieMetadata, HalError> {
-        self.0.aie_metadata()
+    fn heap_slot(&self) -> &HeapSlot<FakeMap> {
+        self.0.heap_slot()
     }
     fn create_hwctx(&self, q: &QosInfo, opc: u32, tiles: u32) -> Result<Hwctx, HalError> {
         self.0.create_hwctx(q, opc, tiles)
@@ -794,4 +791,73 @@ fn every_failed_kernel_call_is_a_typed_error() {
     assert_eq!(marks.len(), 16);
     assert!(marks.windows(2).all(|w| w[0].1 < w[1].1), "{marks:?}");
     assert!(marks[0].1 > 0);
+}
+
+/// The driver keeps a descriptor's heap until the descriptor closes and
+/// refuses a second one (EBUSY; xdna-driver `amdxdna_drm_create_dev_heap_bo`),
+/// so an `open` that fails after making the heap leaves it to the retry, and
+/// the retry, on the same descriptor, uses it: one heap, made and mapped
+/// once, whichever later call failed.
+#[test]
+fn a_failed_open_leaves_its_heap_to_the_retry() {
+    for failing in ["GET_BO_INFO", "mmap", "CREATE_HWCTX"] {
+        let dev = FakeDevice::new();
+        dev.fail_next(failing, Errno::NOMEM);
+        let e = Context::open(&dev, config()).err().unwrap();
+        assert_eq!(e, kernel_error("open", failing, Errno::NOMEM));
+        let ctx = Context::open(&dev, config()).unwrap();
+        let heaps = dev
+            .calls()
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c,
+                    Call::CreateBo {
+                        kind: BoKind::DevHeap,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(heaps, 1, "{failing}: {:?}", dev.call_names());
+        let maps = dev.call_names().iter().filter(|n| **n == "mmap").count();
+        // Mapped once: a failed mmap is retried, a made mapping kept.
+        let want = if failing == "mmap" { 2 } else { 1 };
+        assert_eq!(maps, want, "{failing}: {:?}", dev.call_names());
+        // The retried context works on that heap.
+        let p = ctx.load(&kernel(&insts())).unwrap();
+        p.run(&[3], &[]).unwrap();
+        ctx.close().unwrap();
+    }
+}
+
+/// A new context on the descriptor after `close` uses the heap the first
+/// one made, and its buffers still live in it.
+#[test]
+fn a_second_open_on_one_descriptor_reuses_its_heap() {
+    let dev = FakeDevice::new();
+    let first = Context::open(&dev, config()).unwrap();
+    let heap = first.heap();
+    let a = first.buffer(64).unwrap();
+    first.upload(&a, b"kept", 0).unwrap();
+    first.close().unwrap();
+    let second = Context::open(&dev, config()).unwrap();
+    assert_eq!(second.heap(), heap);
+    let p = second.load(&kernel(&insts())).unwrap();
+    p.run(&[3], &[]).unwrap();
+    assert_eq!(&dev.synced_bytes(a.handle).unwrap()[..4], b"kept");
+    let heaps = dev
+        .calls()
+        .into_iter()
+        .filter(|c| {
+            matches!(
+                c,
+                Call::CreateBo {
+                    kind: BoKind::DevHeap,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(heaps, 1);
 }
