@@ -656,7 +656,8 @@ impl Run<'_> {
                 let channel = match value(self, env, 0) {
                     Value::Channel(c) => c,
                     Value::Unknown(origin) => return Err(unknown(op, "the channel", origin)),
-                    _ => unreachable!("the verifier types the operand as a channel"),
+                    // The verifier types the operand as a channel.
+                    _ => return Err(unknown(op, "the channel", Origin::Op(op))),
                 };
                 ctx.actions.push(Action {
                     kind: *kind,
@@ -676,7 +677,8 @@ impl Run<'_> {
                     Value::Write(c) => (Kind::Publish, c),
                     Value::Read(c) => (Kind::Release, c),
                     Value::Unknown(origin) => return Err(unknown(op, "the obligation", origin)),
-                    _ => unreachable!("the verifier types the operand as an obligation"),
+                    // The verifier types the operand as an obligation.
+                    _ => return Err(unknown(op, "the obligation", Origin::Op(op))),
                 };
                 ctx.actions.push(Action {
                     kind,
