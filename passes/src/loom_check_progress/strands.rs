@@ -13,7 +13,7 @@
 //! per worker each `pipeline.strand` selects, with the values it captures.
 
 use super::explore::Kind;
-use super::loops::{self, Loop, Loops};
+use super::loops::{self, Loop, Summaries};
 use crate::index_semantics::{binary, compare};
 use loom_dialects::ir::*;
 use loom_dialects::names;
@@ -167,7 +167,7 @@ struct Run<'a> {
     /// Each region's loops without channel actions, found at its first run
     /// (by entry block), and the inputs (header block and values) with
     /// which such a loop has run to its exit.
-    loops: HashMap<usize, Rc<Loops>>,
+    loops: HashMap<usize, Rc<Summaries>>,
     ended: HashSet<Inputs>,
 }
 
@@ -451,7 +451,7 @@ impl Run<'_> {
         let Some(entry) = entry_block(region) else {
             return Ok(Exit::Fell);
         };
-        let loops = self
+        let summaries = self
             .loops
             .entry(entry.ptr as usize)
             .or_insert_with(|| {
@@ -474,7 +474,7 @@ impl Run<'_> {
                 let (_, inputs) = running.pop().expect("just looked at it");
                 self.ended.insert(inputs);
             }
-            if let Some(l) = loops.get(&here) {
+            if let Some(l) = summaries.loops.get(&here) {
                 let entering = !running.iter().any(|(r, _)| Rc::ptr_eq(r, l));
                 if entering {
                     let mut inputs: Vec<(u8, i64)> = l
@@ -520,6 +520,19 @@ impl Run<'_> {
                         // edge may pass the block's own parameters.
                         incoming.extend(decoded.ins[arguments].iter().map(|&v| self.get(env, v)));
                         next = Some(decoded.successors[successor]);
+                        break;
+                    }
+                    Step::Unknown(refusal) => {
+                        let Some(&join) = summaries.joins.get(&here) else {
+                            return Err(refusal);
+                        };
+                        next = Some(join);
+                        incoming.extend(
+                            self.block(join)
+                                .args
+                                .iter()
+                                .map(|&a| Value::Unknown(Origin::Argument(a))),
+                        );
                         break;
                     }
                     Step::Exit(exit) => return Ok(exit),
@@ -585,16 +598,25 @@ impl Run<'_> {
             }
             Form::Br => return Ok(Step::Branch(0, 0..ins.len())),
             Form::CondBr(taken) => {
-                let condition = self.int(env, op, ins[0], "the branch condition")?;
-                return Ok(if condition != 0 {
-                    Step::Branch(0, 1..1 + taken)
-                } else {
-                    Step::Branch(1, 1 + taken..ins.len())
+                return Ok(match self.get(env, ins[0]) {
+                    Value::Int(0) => Step::Branch(1, 1 + taken..ins.len()),
+                    Value::Int(_) => Step::Branch(0, 1..1 + taken),
+                    // Refused unless the block's ways meet again (loops.rs).
+                    Value::Unknown(origin) => {
+                        Step::Unknown(unknown(op, "the branch condition", origin))
+                    }
+                    _ => Step::Unknown(unknown(op, "the branch condition", Origin::Op(op))),
                 });
             }
             Form::Return => return Ok(Step::Exit(Exit::Return(values(self, env, ins)))),
             Form::Yield => return Ok(Step::Exit(Exit::Yield(values(self, env, ins)))),
             Form::If => {
+                if let Value::Unknown(_) = self.get(env, ins[0]) {
+                    if loops::if_goes_past(op) {
+                        // Either way, no channel action and nothing tracked.
+                        return Ok(Step::Next);
+                    }
+                }
                 let condition = self.int(env, op, ins[0], "the condition of this scf.if")?;
                 let taken = region(op, if condition != 0 { 0 } else { 1 });
                 if let Exit::Yield(values) = self.region(taken, &[], env, ctx)? {
@@ -755,5 +777,7 @@ enum Step {
     Next,
     /// To the op's successor, with its operands in the range.
     Branch(usize, std::ops::Range<usize>),
+    /// A branch on a value not known: on to the block's join, or refused.
+    Unknown(Undecided),
     Exit(Exit),
 }
