@@ -4,7 +4,10 @@
 // channel.reserve and `read<..>` of a channel.acquire is an obligation:
 //  - it is consumed exactly once on every path (channel.publish for writes,
 //    channel.release for reads, or passing it to a func.call, which moves it);
-//  - its payload view is not used once it is consumed;
+//  - its payload view is not used once it is consumed, nor is any value that
+//    may alias it: a copy made with scf.select (or any op that makes a view
+//    from views), a block argument or loop-carried value it is passed to, a
+//    result it is yielded to, or a call's result the callee returns it as;
 //  - a copy into a write's payload has completed (grouped, then waited for)
 //    before the publish, and a copy out of a read's payload before the
 //    release;
@@ -20,6 +23,7 @@
 #include "loom/Dialects.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/PostOrderIterator.h"
 #include "mlir/IR/RegionGraphTraits.h"
 
@@ -82,6 +86,160 @@ StringRef consumeVerb(Value obligation) {
   return llvm::isa<channel::WriteType>(obligation.getType()) ? "published" : "released";
 }
 
+/// The values a payload view may be a copy of: the obligations whose
+/// payloads can flow into it.
+using Owners = llvm::SmallSetVector<Value, 2>;
+using AliasMap = llvm::DenseMap<Value, Owners>;
+
+/// For each result of a function, the arguments it may return.
+using ReturnSummary = SmallVector<SmallVector<unsigned>>;
+
+/// Flow-insensitive may-alias sets of views in a body: seeded with each
+/// reserve/acquire payload (owned by its obligation) and with `seeds`, then
+/// widened until nothing changes along every way a view moves: ops that make
+/// a view from views (scf.select), loop inits and yields into iter args and
+/// results, scf.if yields into results, branch operands into block
+/// arguments, and call arguments into the results their callee returns.
+class Aliases {
+public:
+  explicit Aliases(Operation *symbolScope) : scope(symbolScope) {}
+  void propagate(Region &body, AliasMap &sets);
+
+private:
+  const ReturnSummary &summary(func::DefOp callee);
+  Operation *scope;
+  llvm::DenseMap<Operation *, ReturnSummary> summaries;
+  llvm::DenseSet<Operation *> inProgress;
+};
+
+bool isView(Value value) { return llvm::isa<view::ViewType>(value.getType()); }
+
+bool add(AliasMap &sets, Value to, const Owners &from) {
+  if (from.empty() || !isView(to))
+    return false;
+  Owners &into = sets[to];
+  bool changed = false;
+  for (Value owner : from)
+    changed |= into.insert(owner);
+  return changed;
+}
+
+void Aliases::propagate(Region &body, AliasMap &sets) {
+  body.walk([&](Operation *op) {
+    if (auto reserve = llvm::dyn_cast<channel::ReserveOp>(op))
+      sets[reserve.getPayload()].insert(reserve.getObligation());
+    else if (auto acquire = llvm::dyn_cast<channel::AcquireOp>(op))
+      sets[acquire.getPayload()].insert(acquire.getObligation());
+  });
+  bool changed = true;
+  auto flow = [&](Value to, Value from) {
+    auto it = sets.find(from);
+    if (it != sets.end()) {
+      Owners owners = it->second; // `sets` may grow below
+      changed |= add(sets, to, owners);
+    }
+  };
+  while (changed) {
+    changed = false;
+    body.walk([&](Operation *op) {
+      if (llvm::isa<channel::ReserveOp, channel::AcquireOp>(op))
+        return;
+      if (auto loop = llvm::dyn_cast<scf::ForOp>(op)) {
+        Block &entry = loop.getRegion().front();
+        for (auto [i, init] : llvm::enumerate(op->getOperands().drop_front(3))) {
+          if (i + 1 < entry.getNumArguments())
+            flow(entry.getArgument(i + 1), init);
+          if (i < op->getNumResults())
+            flow(op->getResult(i), init);
+        }
+        return;
+      }
+      if (auto yield = llvm::dyn_cast<scf::YieldOp>(op)) {
+        Operation *parent = op->getParentOp();
+        for (auto [i, value] : llvm::enumerate(op->getOperands())) {
+          if (i < parent->getNumResults())
+            flow(parent->getResult(i), value);
+          if (llvm::isa<scf::ForOp>(parent)) {
+            Block &entry = parent->getRegion(0).front();
+            if (i + 1 < entry.getNumArguments())
+              flow(entry.getArgument(i + 1), value);
+          }
+        }
+        return;
+      }
+      if (auto branch = llvm::dyn_cast<BranchOpInterface>(op)) {
+        for (unsigned s = 0; s < op->getNumSuccessors(); ++s) {
+          OperandRange forwarded = branch.getSuccessorOperands(s).getForwardedOperands();
+          Block *target = op->getSuccessor(s);
+          for (auto [i, value] : llvm::enumerate(forwarded))
+            if (i < target->getNumArguments())
+              flow(target->getArgument(i), value);
+        }
+        return;
+      }
+      if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::DefOp>(op, call.getCalleeAttr());
+        OperandRange args = call.getArgs();
+        for (unsigned r = 0; r < op->getNumResults(); ++r) {
+          // Without a body to look into, a result may be any argument.
+          if (!callee || callee.getBody().empty()) {
+            for (Value arg : args)
+              flow(op->getResult(r), arg);
+            continue;
+          }
+          const ReturnSummary &returned = summary(callee);
+          if (r < returned.size())
+            for (unsigned a : returned[r])
+              if (a < args.size())
+                flow(op->getResult(r), args[a]);
+        }
+        return;
+      }
+      if (op->getNumRegions() != 0 || op->hasTrait<OpTrait::IsTerminator>())
+        return;
+      // Any other op that makes a view from views may hand on an alias.
+      for (Value result : op->getResults())
+        for (Value operand : op->getOperands())
+          flow(result, operand);
+    });
+  }
+}
+
+const ReturnSummary &Aliases::summary(func::DefOp callee) {
+  Operation *key = callee.getOperation();
+  auto found = summaries.find(key);
+  if (found != summaries.end())
+    return found->second;
+  Block &entry = callee.getBody().front();
+  unsigned results = callee.getFunctionType().getNumResults();
+  ReturnSummary returned(results);
+  if (!inProgress.insert(key).second) {
+    // Recursion: any result may be any argument.
+    for (auto &result : returned)
+      for (unsigned a = 0; a < entry.getNumArguments(); ++a)
+        result.push_back(a);
+    return summaries[key] = returned;
+  }
+  AliasMap sets;
+  for (BlockArgument arg : entry.getArguments())
+    if (isView(arg))
+      sets[arg].insert(arg);
+  propagate(callee.getBody(), sets);
+  callee.walk([&](func::ReturnOp ret) {
+    for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
+      auto it = sets.find(value);
+      if (r >= returned.size() || it == sets.end())
+        continue;
+      for (Value owner : it->second)
+        if (auto arg = llvm::dyn_cast<BlockArgument>(owner);
+            arg && arg.getOwner() == &entry && !llvm::is_contained(returned[r], arg.getArgNumber()))
+          returned[r].push_back(arg.getArgNumber());
+    }
+  });
+  inProgress.erase(key);
+  return summaries[key] = returned;
+}
+
 class Checker {
 public:
   LogicalResult function(Region &body);
@@ -98,7 +256,7 @@ private:
   LogicalResult join(State &into, const State &from, Block *at, bool &changed);
   InFlightDiagnostic noteDefinition(InFlightDiagnostic diag, Value obligation);
 
-  llvm::DenseMap<Value, Value> payloadOwner; // payload view -> obligation
+  AliasMap payloadOwners; // view -> the obligations whose payload it may be
   llvm::DenseMap<Value, kernel::AsyncCopyOp> copyOf;
 };
 
@@ -110,30 +268,48 @@ InFlightDiagnostic Checker::noteDefinition(InFlightDiagnostic diag, Value obliga
   return diag;
 }
 
+/// Whether `view` is the payload result of the op that created `obligation`.
+bool isPayloadOf(Value view, Value obligation) {
+  Operation *def = obligation.getDefiningOp();
+  return def && llvm::isa<channel::ReserveOp, channel::AcquireOp>(def) &&
+         def->getResult(1) == view;
+}
+
 LogicalResult Checker::useOperands(Operation *op, State &state) {
   for (Value operand : op->getOperands()) {
-    Value obligation = operand;
+    SmallVector<Value, 2> candidates;
     bool payload = false;
-    if (!isObligation(operand.getType())) {
-      auto owner = payloadOwner.find(operand);
-      if (owner == payloadOwner.end())
+    if (isObligation(operand.getType())) {
+      candidates.push_back(operand);
+    } else {
+      auto owners = payloadOwners.find(operand);
+      if (owners == payloadOwners.end())
         continue;
-      obligation = owner->second;
+      candidates.append(owners->second.begin(), owners->second.end());
       payload = true;
     }
-    auto it = state.obligations.find(obligation);
-    if (it == state.obligations.end() || it->second.held != Held::Consumed)
-      continue;
-    Operation *consumer = it->second.consumer;
-    StringRef verb = llvm::isa<func::CallOp>(consumer) ? "moved into a call"
-                                                       : consumeVerb(obligation);
-    InFlightDiagnostic diag =
-        payload ? op->emitOpError("uses the payload view of ")
-                      << describe(obligation) << " after its record was " << verb
-                : op->emitOpError("uses ") << describe(obligation) << ", which was already "
-                                           << verb;
-    diag.attachNote(consumer->getLoc()) << "it was " << verb << " here";
-    return noteDefinition(std::move(diag), obligation);
+    for (Value obligation : candidates) {
+      auto it = state.obligations.find(obligation);
+      if (it == state.obligations.end() || it->second.held != Held::Consumed)
+        continue;
+      Operation *consumer = it->second.consumer;
+      StringRef verb = llvm::isa<func::CallOp>(consumer) ? "moved into a call"
+                                                         : consumeVerb(obligation);
+      InFlightDiagnostic diag = op->emitOpError("uses ");
+      if (!payload) {
+        diag << describe(obligation) << ", which was already " << verb;
+      } else if (isPayloadOf(operand, obligation)) {
+        diag << "the payload view of " << describe(obligation) << " after its record was "
+             << verb;
+      } else {
+        StringRef name = storedName(operand);
+        diag << (name.empty() ? std::string("a view") : "%" + name.str())
+             << ", which may alias the payload view of " << describe(obligation)
+             << ", after its record was " << verb;
+      }
+      diag.attachNote(consumer->getLoc()) << "it was " << verb << " here";
+      return noteDefinition(std::move(diag), obligation);
+    }
   }
   return success();
 }
@@ -145,8 +321,8 @@ LogicalResult Checker::copiesComplete(Operation *at, Value obligation, State &st
       continue;
     kernel::AsyncCopyOp op = copyOf.lookup(token);
     Value view = write ? op.getDestination() : op.getSource();
-    auto owner = payloadOwner.find(view);
-    if (owner == payloadOwner.end() || owner->second != obligation)
+    auto owners = payloadOwners.find(view);
+    if (owners == payloadOwners.end() || !owners->second.contains(obligation))
       continue;
     InFlightDiagnostic diag =
         at->emitOpError(write ? "publishes " : "releases ")
@@ -175,10 +351,8 @@ LogicalResult Checker::op(Operation *op, State &state) {
 
   if (auto reserve = llvm::dyn_cast<channel::ReserveOp>(op)) {
     state.obligations[reserve.getObligation()] = {};
-    payloadOwner[reserve.getPayload()] = reserve.getObligation();
   } else if (auto acquire = llvm::dyn_cast<channel::AcquireOp>(op)) {
     state.obligations[acquire.getObligation()] = {};
-    payloadOwner[acquire.getPayload()] = acquire.getObligation();
   } else if (auto publish = llvm::dyn_cast<channel::PublishOp>(op)) {
     if (failed(copiesComplete(op, publish.getObligation(), state)))
       return failure();
@@ -450,6 +624,7 @@ LogicalResult Checker::region(Region &region, State &state, Operation *scope) {
 }
 
 LogicalResult Checker::function(Region &body) {
+  Aliases(body.getParentOp()).propagate(body, payloadOwners);
   State state;
   return region(body, state, body.getParentOp());
 }

@@ -13,6 +13,7 @@ pub mod ffi;
 pub mod options;
 
 mod aie2p_lower_pipeline;
+mod index_semantics;
 mod loom_canonicalize;
 pub mod loom_check_progress;
 mod loom_cse;

@@ -4,6 +4,7 @@
 //! the integer values of their operands.
 
 use super::realization::{refuse, Refusal};
+use crate::index_semantics::{binary, compare};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use mlir_sys::*;
@@ -19,24 +20,6 @@ pub(super) struct Step {
 
 /// The most operations a command stream runs once its loops are unrolled.
 const STREAM_STEPS: usize = 1 << 16;
-
-/// The integer value of an `index.cmp` of `a` and `b`.
-fn compare(predicate: &str, a: i64, b: i64) -> Option<bool> {
-    let (ua, ub) = (a as u64, b as u64);
-    Some(match predicate {
-        "eq" => a == b,
-        "ne" => a != b,
-        "slt" => a < b,
-        "sle" => a <= b,
-        "sgt" => a > b,
-        "sge" => a >= b,
-        "ult" => ua < ub,
-        "ule" => ua <= ub,
-        "ugt" => ua > ub,
-        "uge" => ua >= ub,
-        _ => return None,
-    })
-}
 
 /// The command stream's operations in the order they run: its control flow
 /// is evaluated when it is compiled (loops over records, the branches that
@@ -67,16 +50,10 @@ pub(super) fn evaluate(
             let int = |i: usize| values.get(i).copied().flatten();
             let computed = match name.as_str() {
                 names::index::ASSUME | names::index::CAST => int(0),
-                names::index::ADD => int(0).zip(int(1)).map(|(a, b)| a.wrapping_add(b)),
-                names::index::SUB => int(0).zip(int(1)).map(|(a, b)| a.wrapping_sub(b)),
-                names::index::MUL => int(0).zip(int(1)).map(|(a, b)| a.wrapping_mul(b)),
-                // Unsigned, as docs/semantics.md defines them.
-                names::index::MIN => int(0)
-                    .zip(int(1))
-                    .map(|(a, b)| (a as u64).min(b as u64) as i64),
-                names::index::MAX => int(0)
-                    .zip(int(1))
-                    .map(|(a, b)| (a as u64).max(b as u64) as i64),
+                arithmetic if binary(arithmetic).is_some() => {
+                    let f = binary(arithmetic).expect("checked in the guard");
+                    int(0).zip(int(1)).map(|(a, b)| f(a, b))
+                }
                 names::index::CMP => {
                     let predicate = string_attribute(op, "predicate").unwrap_or_default();
                     int(0)

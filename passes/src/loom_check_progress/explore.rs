@@ -44,27 +44,19 @@ impl Slots {
         }
     }
 
-    /// Take `kind` (enabled, and for publish/release with a held slot: the
-    /// obligation it consumes holds one).
+    /// Take `kind`, which is enabled. A publish or release consumes an
+    /// obligation its task took on the same channel before (the ownership
+    /// rules keep obligations in their task), so a slot is held; the counts
+    /// saturate rather than trust that.
     pub fn apply(&mut self, kind: Kind) {
-        match kind {
-            Kind::Reserve => {
-                self.free -= 1;
-                self.reserved += 1;
-            }
-            Kind::Publish => {
-                self.reserved -= 1;
-                self.published += 1;
-            }
-            Kind::Acquire => {
-                self.published -= 1;
-                self.acquired += 1;
-            }
-            Kind::Release => {
-                self.acquired -= 1;
-                self.free += 1;
-            }
-        }
+        let (from, to) = match kind {
+            Kind::Reserve => (&mut self.free, &mut self.reserved),
+            Kind::Publish => (&mut self.reserved, &mut self.published),
+            Kind::Acquire => (&mut self.published, &mut self.acquired),
+            Kind::Release => (&mut self.acquired, &mut self.free),
+        };
+        *from = from.saturating_sub(1);
+        *to += 1;
     }
 }
 

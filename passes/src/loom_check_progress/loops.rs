@@ -11,6 +11,12 @@
 //! it reads from outside and the arguments it is entered with. The first
 //! run with given inputs runs it (so a loop that does not end still hits the
 //! step bound); later runs with the same inputs go straight to the exit.
+//!
+//! Likewise a branch on a value the analysis does not know (one read from a
+//! view) is no reason to refuse when its two ways meet again at a join block
+//! through blocks without channel actions, calls or cycles, handing on
+//! nothing tracked: whichever way it goes, the task continues at the join
+//! with the same values, so the analysis goes there.
 
 use loom_dialects::ir::*;
 use loom_dialects::names;
@@ -28,6 +34,14 @@ pub struct Loop {
 
 /// The qualifying loops of a region, by header block.
 pub type Loops = HashMap<usize, Rc<Loop>>;
+
+/// What a region's blocks allow the analysis to go past: its qualifying
+/// loops, and for each block ending in a conditional branch whose ways meet
+/// again as above, the join.
+pub struct Summaries {
+    pub loops: Loops,
+    pub joins: HashMap<usize, MlirBlock>,
+}
 
 fn id(block: MlirBlock) -> usize {
     block.ptr as usize
@@ -48,6 +62,22 @@ fn tracked(value: MlirValue, known: &mut HashMap<usize, bool>) -> bool {
     })
 }
 
+/// Whether an `scf.if` the analysis cannot decide can be gone past: its
+/// regions hold no channel action, call or loop (so both ways end, with the
+/// same actions: none), and its results are not tracked.
+pub fn if_goes_past(op: MlirOperation) -> bool {
+    let mut types = HashMap::new();
+    results(op).into_iter().all(|r| !tracked(r, &mut types))
+        && walk(op)
+            .into_iter()
+            .skip(1)
+            .all(|inner| match op_name(inner).as_str() {
+                names::scf::YIELD | names::scf::IF => true,
+                names::scf::FOR => false,
+                _ => !disqualifies(inner),
+            })
+}
+
 /// An op that acts on channels, calls, exits the region or has regions of
 /// its own: a loop holding one does not qualify.
 fn disqualifies(op: MlirOperation) -> bool {
@@ -66,9 +96,9 @@ fn disqualifies(op: MlirOperation) -> bool {
     ) || !regions(op).is_empty()
 }
 
-/// The qualifying loops of `region`; `evaluated` says which ops the
-/// analysis evaluates (the values the others read do not matter).
-pub fn find(region: MlirRegion, evaluated: &dyn Fn(MlirOperation) -> bool) -> Loops {
+/// The qualifying loops and joins of `region`; `evaluated` says which ops
+/// the analysis evaluates (the values the others read do not matter).
+pub fn find(region: MlirRegion, evaluated: &dyn Fn(MlirOperation) -> bool) -> Summaries {
     let all = blocks(region);
     let index: HashMap<usize, usize> = all.iter().enumerate().map(|(i, &b)| (id(b), i)).collect();
     let successors: Vec<Vec<usize>> = all
@@ -90,7 +120,11 @@ pub fn find(region: MlirRegion, evaluated: &dyn Fn(MlirOperation) -> bool) -> Lo
         types: HashMap::new(),
     };
     search.nest((0..all.len()).collect(), &mut found);
-    found
+    let joins = search.joins();
+    Summaries {
+        loops: found,
+        joins,
+    }
 }
 
 /// What the search over one region's blocks keeps.
@@ -136,6 +170,140 @@ impl Search<'_> {
             }
             self.nest(rest, found);
         }
+    }
+
+    /// Each block ending in a `cfg.cond_br` whose ways meet again at its
+    /// immediate post-dominator through blocks that hold no channel action,
+    /// call or cycle and hand on nothing tracked, with that join.
+    fn joins(&mut self) -> HashMap<usize, MlirBlock> {
+        let (all, successors) = (self.all, self.successors);
+        let n = all.len();
+        // Post-dominator sets by iteration; blocks that reach no exit keep
+        // the full set, and the checks below refuse what goes through them.
+        let mut post: Vec<HashSet<usize>> = (0..n)
+            .map(|b| {
+                if successors[b].is_empty() {
+                    HashSet::from([b])
+                } else {
+                    (0..n).collect()
+                }
+            })
+            .collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in (0..n).rev() {
+                let Some((&first, rest)) = successors[b].split_first() else {
+                    continue;
+                };
+                let mut next: HashSet<usize> = post[first].clone();
+                for &s in rest {
+                    next.retain(|x| post[s].contains(x));
+                }
+                next.insert(b);
+                if next != post[b] {
+                    post[b] = next;
+                    changed = true;
+                }
+            }
+        }
+        let mut found = HashMap::new();
+        for b in 0..n {
+            let Some(branch) = terminator(all[b]).filter(|&t| op_name(t) == names::cfg::COND_BR)
+            else {
+                continue;
+            };
+            let size = post[b].len();
+            let Some(&join) = post[b]
+                .iter()
+                .find(|&&c| c != b && post[c].len() + 1 == size)
+            else {
+                continue;
+            };
+            if self.meets(b, branch, join) {
+                found.insert(id(all[b]), all[join]);
+            }
+        }
+        found
+    }
+
+    /// Whether every way from `from`'s successors reaches `join` through
+    /// blocks without cycles, channel actions or calls, handing on nothing
+    /// tracked past them.
+    fn meets(&mut self, from: usize, branch: MlirOperation, join: usize) -> bool {
+        let (all, successors) = (self.all, self.successors);
+        // The blocks between, in an order where each comes after the blocks
+        // that lead to it (so a cycle shows as a block met twice on a path).
+        let mut between: Vec<usize> = Vec::new();
+        let mut on_path: HashSet<usize> = HashSet::new();
+        let mut done: HashSet<usize> = HashSet::new();
+        fn visit(
+            b: usize,
+            join: usize,
+            from: usize,
+            successors: &[Vec<usize>],
+            on_path: &mut HashSet<usize>,
+            done: &mut HashSet<usize>,
+            between: &mut Vec<usize>,
+        ) -> bool {
+            if b == join || done.contains(&b) {
+                return true;
+            }
+            if b == from || !on_path.insert(b) || successors[b].is_empty() {
+                return false; // a cycle, or an exit that skips the join
+            }
+            for &s in &successors[b] {
+                if !visit(s, join, from, successors, on_path, done, between) {
+                    return false;
+                }
+            }
+            on_path.remove(&b);
+            done.insert(b);
+            between.push(b);
+            true
+        }
+        for &s in &successors[from] {
+            if !visit(
+                s,
+                join,
+                from,
+                successors,
+                &mut on_path,
+                &mut done,
+                &mut between,
+            ) {
+                return false;
+            }
+        }
+        let set: HashSet<usize> = between.iter().copied().collect();
+        let blocks: HashSet<usize> = set.iter().map(|&b| id(all[b])).collect();
+        let join_block = all[join];
+        let mut defined = Vec::new();
+        let mut edges = vec![branch];
+        for &b in &between {
+            defined.extend(arguments(all[b]));
+            for op in ops_of(all[b]) {
+                if disqualifies(op) {
+                    return false;
+                }
+                defined.extend(results(op));
+            }
+            edges.extend(terminator(all[b]));
+        }
+        // Nothing tracked into the join, nor used past the blocks between.
+        for edge in edges {
+            for (i, target) in successors_of(edge) {
+                if id(target) == id(join_block) && tracked(operands(edge)[i], &mut self.types) {
+                    return false;
+                }
+            }
+        }
+        defined.into_iter().all(|v| {
+            !tracked(v, &mut self.types)
+                || uses(v)
+                    .into_iter()
+                    .all(|(user, _)| blocks.contains(&id(parent_block(user))))
+        })
     }
 
     /// The loop on `set`, when it qualifies.

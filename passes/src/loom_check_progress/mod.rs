@@ -325,15 +325,7 @@ fn deadlock(program: &Program, start: &[Slots], schedule: &[usize]) -> Report {
                 }
             ),
         };
-        notes.push((
-            location(wait.op),
-            format!(
-                "{} {}{tail}",
-                task_name(program, t),
-                waits(program, wait, &slots[wait.channel])
-            ),
-        ));
-        notes.extend(call_notes(wait));
+        notes.extend(wait_notes(program, t, wait, &slots, "", &tail));
         if let Some((_, by)) = ends {
             notes.push((
                 location(by.op),
@@ -346,16 +338,14 @@ fn deadlock(program: &Program, start: &[Slots], schedule: &[usize]) -> Report {
         }
     }
     for &t in blocked.iter().filter(|t| !members.contains(t)) {
-        let wait = next(t);
-        notes.push((
-            location(wait.op),
-            format!(
-                "{} is blocked too: it {}",
-                task_name(program, t),
-                waits(program, wait, &slots[wait.channel])
-            ),
+        notes.extend(wait_notes(
+            program,
+            t,
+            next(t),
+            &slots,
+            "is blocked too: it ",
+            "",
         ));
-        notes.extend(call_notes(wait));
     }
     notes.extend(schedule_notes(program, schedule));
     Report {
@@ -363,6 +353,28 @@ fn deadlock(program: &Program, start: &[Slots], schedule: &[usize]) -> Report {
         message,
         notes,
     }
+}
+
+/// The note at `task`'s blocked action (`strand N ... LEAD waits ...TAIL`)
+/// and the calls it is in.
+fn wait_notes(
+    program: &Program,
+    task: usize,
+    wait: &Action,
+    slots: &[Slots],
+    lead: &str,
+    tail: &str,
+) -> Vec<(MlirLocation, String)> {
+    let mut notes = vec![(
+        location(wait.op),
+        format!(
+            "{} {lead}{}{tail}",
+            task_name(program, task),
+            waits(program, wait, &slots[wait.channel])
+        ),
+    )];
+    notes.extend(call_notes(wait));
+    notes
 }
 
 /// The schedule as notes: each run of actions of one task, at the last of

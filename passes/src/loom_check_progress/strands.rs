@@ -13,7 +13,8 @@
 //! per worker each `pipeline.strand` selects, with the values it captures.
 
 use super::explore::Kind;
-use super::loops::{self, Loop, Loops};
+use super::loops::{self, Loop, Summaries};
+use crate::index_semantics::{binary, compare};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use mlir_sys::*;
@@ -166,7 +167,7 @@ struct Run<'a> {
     /// Each region's loops without channel actions, found at its first run
     /// (by entry block), and the inputs (header block and values) with
     /// which such a loop has run to its exit.
-    loops: HashMap<usize, Rc<Loops>>,
+    loops: HashMap<usize, Rc<Summaries>>,
     ended: HashSet<Inputs>,
 }
 
@@ -311,24 +312,6 @@ fn unknown(op: MlirOperation, what: &str, origin: Origin) -> Undecided {
     refusal
 }
 
-/// `index.cmp`: signed predicates on the values, unsigned on their bits.
-fn compare(predicate: &str, a: i64, b: i64) -> Option<bool> {
-    let (ua, ub) = (a as u64, b as u64);
-    Some(match predicate {
-        "eq" => a == b,
-        "ne" => a != b,
-        "slt" => a < b,
-        "sle" => a <= b,
-        "sgt" => a > b,
-        "sge" => a >= b,
-        "ult" => ua < ub,
-        "ule" => ua <= ub,
-        "ugt" => ua > ub,
-        "uge" => ua >= ub,
-        _ => return None,
-    })
-}
-
 /// What the analysis does with an op, decided once per op.
 enum Form {
     Constant(Option<i64>),
@@ -374,12 +357,9 @@ fn decode(op: MlirOperation) -> Decoded {
     let form = match name.as_str() {
         names::index::CONSTANT => Form::Constant(int_attribute(op, "value")),
         names::index::CAST | names::index::ASSUME => Form::Forward,
-        names::index::ADD => Form::Arith(i64::wrapping_add),
-        names::index::SUB => Form::Arith(i64::wrapping_sub),
-        names::index::MUL => Form::Arith(i64::wrapping_mul),
-        // Unsigned, as docs/semantics.md defines them.
-        names::index::MIN => Form::Arith(|a, b| (a as u64).min(b as u64) as i64),
-        names::index::MAX => Form::Arith(|a, b| (a as u64).max(b as u64) as i64),
+        arithmetic if binary(arithmetic).is_some() => {
+            Form::Arith(binary(arithmetic).expect("checked in the guard"))
+        }
         names::index::CMP => Form::Compare(string_attribute(op, "predicate").unwrap_or_default()),
         names::config::GET => Form::Config(symbol_ref(op, "name").unwrap_or_default()),
         names::scf::SELECT => Form::Select,
@@ -471,7 +451,7 @@ impl Run<'_> {
         let Some(entry) = entry_block(region) else {
             return Ok(Exit::Fell);
         };
-        let loops = self
+        let summaries = self
             .loops
             .entry(entry.ptr as usize)
             .or_insert_with(|| {
@@ -494,7 +474,7 @@ impl Run<'_> {
                 let (_, inputs) = running.pop().expect("just looked at it");
                 self.ended.insert(inputs);
             }
-            if let Some(l) = loops.get(&here) {
+            if let Some(l) = summaries.loops.get(&here) {
                 let entering = !running.iter().any(|(r, _)| Rc::ptr_eq(r, l));
                 if entering {
                     let mut inputs: Vec<(u8, i64)> = l
@@ -540,6 +520,19 @@ impl Run<'_> {
                         // edge may pass the block's own parameters.
                         incoming.extend(decoded.ins[arguments].iter().map(|&v| self.get(env, v)));
                         next = Some(decoded.successors[successor]);
+                        break;
+                    }
+                    Step::Unknown(refusal) => {
+                        let Some(&join) = summaries.joins.get(&here) else {
+                            return Err(refusal);
+                        };
+                        next = Some(join);
+                        incoming.extend(
+                            self.block(join)
+                                .args
+                                .iter()
+                                .map(|&a| Value::Unknown(Origin::Argument(a))),
+                        );
                         break;
                     }
                     Step::Exit(exit) => return Ok(exit),
@@ -605,16 +598,25 @@ impl Run<'_> {
             }
             Form::Br => return Ok(Step::Branch(0, 0..ins.len())),
             Form::CondBr(taken) => {
-                let condition = self.int(env, op, ins[0], "the branch condition")?;
-                return Ok(if condition != 0 {
-                    Step::Branch(0, 1..1 + taken)
-                } else {
-                    Step::Branch(1, 1 + taken..ins.len())
+                return Ok(match self.get(env, ins[0]) {
+                    Value::Int(0) => Step::Branch(1, 1 + taken..ins.len()),
+                    Value::Int(_) => Step::Branch(0, 1..1 + taken),
+                    // Refused unless the block's ways meet again (loops.rs).
+                    Value::Unknown(origin) => {
+                        Step::Unknown(unknown(op, "the branch condition", origin))
+                    }
+                    _ => Step::Unknown(unknown(op, "the branch condition", Origin::Op(op))),
                 });
             }
             Form::Return => return Ok(Step::Exit(Exit::Return(values(self, env, ins)))),
             Form::Yield => return Ok(Step::Exit(Exit::Yield(values(self, env, ins)))),
             Form::If => {
+                if let Value::Unknown(_) = self.get(env, ins[0]) {
+                    if loops::if_goes_past(op) {
+                        // Either way, no channel action and nothing tracked.
+                        return Ok(Step::Next);
+                    }
+                }
                 let condition = self.int(env, op, ins[0], "the condition of this scf.if")?;
                 let taken = region(op, if condition != 0 { 0 } else { 1 });
                 if let Exit::Yield(values) = self.region(taken, &[], env, ctx)? {
@@ -676,7 +678,8 @@ impl Run<'_> {
                 let channel = match value(self, env, 0) {
                     Value::Channel(c) => c,
                     Value::Unknown(origin) => return Err(unknown(op, "the channel", origin)),
-                    _ => unreachable!("the verifier types the operand as a channel"),
+                    // The verifier types the operand as a channel.
+                    _ => return Err(unknown(op, "the channel", Origin::Op(op))),
                 };
                 ctx.actions.push(Action {
                     kind: *kind,
@@ -696,7 +699,8 @@ impl Run<'_> {
                     Value::Write(c) => (Kind::Publish, c),
                     Value::Read(c) => (Kind::Release, c),
                     Value::Unknown(origin) => return Err(unknown(op, "the obligation", origin)),
-                    _ => unreachable!("the verifier types the operand as an obligation"),
+                    // The verifier types the operand as an obligation.
+                    _ => return Err(unknown(op, "the obligation", Origin::Op(op))),
                 };
                 ctx.actions.push(Action {
                     kind,
@@ -773,5 +777,7 @@ enum Step {
     Next,
     /// To the op's successor, with its operands in the range.
     Branch(usize, std::ops::Range<usize>),
+    /// A branch on a value not known: on to the block's join, or refused.
+    Unknown(Undecided),
     Exit(Exit),
 }
