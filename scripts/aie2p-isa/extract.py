@@ -640,6 +640,12 @@ SCHED_FILES = [
     (T + "aie2p/AIE2PGenSchedule.td.excerpt", "1b54f072a5d8354d7a226696c438097fb9f20505"),
     (T + "aie2p/AIE2PSchedule.td", "685e83f8f375b088517d80322ea7e78f1e0de56e"),
 ]
+# The per-register-class itineraries: the entries after the first of each `// id:` group of
+# AIE2PGenSchedule.td (VARIANTS_FILE, one a line), and the ItineraryRegPairs lists of
+# AIE2PGenInstrInfo.td that choose them (REGPAIRS_FILE: `<def>\tItinRegClassPair<...>` a line,
+# `#count <def>\t<n>` after each def's list). SOURCES.md says how they were transcribed.
+VARIANTS_FILE = (T + "aie2p/AIE2PGenSchedule.td.variants", "1b54f072a5d8354d7a226696c438097fb9f20505")
+REGPAIRS_FILE = (T + "aie2p/AIE2PGenInstrInfo.td.regpairs", "1b54f072a5d8354d7a226696c438097fb9f20505")
 EXTRA_ITIN_FILES = [
     (T + "aie2p/ExtraItinDecls.td", "f1061f60e016e2eb9e67ef1b4fae529be1c2e9ea"),
     (T + "aie2p/ExtraItineraries.td", "f1061f60e016e2eb9e67ef1b4fae529be1c2e9ea"),
@@ -843,7 +849,22 @@ def extract_schedule(src):
         if e["units_unknown_to_processor_itineraries"] is None:
             del e["units_unknown_to_processor_itineraries"]
         extra[name] = e
-    for e in itins.values():
+    vsrc = VARIANTS_FILE[0]
+    vfull = os.path.join(src, vsrc)
+    if not os.path.exists(vfull):
+        fail("missing source file %s (see README.md)" % vfull)
+    vtext = open(vfull, encoding="utf-8").read()
+    VR = tg.Records()
+    VR.classes, VR.defs = R.classes, dict(R.defs)
+    VR.add_file("def Variants__ : ProcessorItineraries<[], [], [\n" + vtext + "\n]>;", vsrc)
+    vnames = _line_names(vtext, vsrc)
+    variants = {}
+    for v in VR.defs["Variants__"].parents[0][1][2][1]:
+        name, e = parse_itin_entry(VR, v, vsrc, vnames)
+        if name in itins or name in variants:
+            fail("%s: itinerary %s twice" % (vsrc, name))
+        variants[name] = e
+    for e in list(itins.values()) + list(variants.values()):
         for st in e["stages"]:
             for u in st["units"]:
                 if u not in fus:
@@ -857,7 +878,57 @@ def extract_schedule(src):
                                              "MispredictPenalty", "HighLatency", "CompleteModel",
                                              "PostRAScheduler") if k in mv}
     model["source"] = SCHED_FILES[1][0]
-    return fus, bps, itins, extra, model
+    return fus, bps, itins, variants, extra, model
+
+
+_PAIR = re.compile(r"^ItinRegClassPair<(II_\w+), \[(.*)\]>$")
+_OPERAND_CLASS = re.compile(r"^OperandRegClass<(\d+), (\w+)>$")
+
+
+def extract_regpairs(src, insts, itineraries, classes):
+    """ItineraryRegPairs: per instruction, the itineraries chosen by its operands' register
+    classes, in list order, each with {operand name: class}."""
+    path = os.path.join(src, REGPAIRS_FILE[0])
+    if not os.path.exists(path):
+        fail("missing source file %s (see README.md)" % path)
+    by_name = {i["name"]: i for i in insts}
+    pairs, counts = {}, {}
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        where = "%s:%d" % (REGPAIRS_FILE[0], n)
+        f = line.rstrip("\n").split("\t")
+        if f[0].startswith("#count "):
+            counts[f[0][len("#count "):]] = int(f[1])
+            continue
+        if len(f) != 2 or f[0] not in by_name:
+            fail("%s: expected <instruction>\\t<ItinRegClassPair>, got %r" % (where, line))
+        m = _PAIR.match(f[1])
+        if not m:
+            fail("%s: not an ItinRegClassPair: %r" % (where, f[1]))
+        itin, operands = m.group(1), {}
+        # LLVM's operand index: explicit defs, then explicit uses, as instructions.json
+        # lists them.
+        ops = ([o for o in by_name[f[0]]["operands"] if o["dir"] == "out"]
+               + [o for o in by_name[f[0]]["operands"] if o["dir"] == "in"])
+        for piece in re.split(r",\s*(?=OperandRegClass)", m.group(2)):
+            om = _OPERAND_CLASS.match(piece.strip())
+            if not om:
+                fail("%s: not an OperandRegClass: %r" % (where, piece))
+            index, cls = int(om.group(1)), om.group(2)
+            if index >= len(ops) or not ops[index]["kind"].startswith("reg"):
+                fail("%s: operand %d of %s is no register operand" % (where, index, f[0]))
+            if cls not in classes:
+                fail("%s: register class %s is unknown" % (where, cls))
+            operands[ops[index]["name"]] = cls
+        if itin not in itineraries:
+            fail("%s: itinerary %s is not transcribed" % (where, itin))
+        pairs.setdefault(f[0], []).append({"itinerary": itin, "operands": operands})
+    for name, n in counts.items():
+        if len(pairs.get(name, [])) != n:
+            fail("%s: %s has %d pairs, its #count says %d"
+                 % (REGPAIRS_FILE[0], name, len(pairs.get(name, [])), n))
+    if set(counts) != set(pairs):
+        fail("%s: pairs without a #count line: %s" % (REGPAIRS_FILE[0], sorted(set(pairs) - set(counts))))
+    return pairs
 
 
 # --------------------------------------------------------------------------- golden
@@ -1020,7 +1091,12 @@ def write_tables(src, out, command):
 
 def write_schedule(src, out, command, insts):
     td = TD_FILES
-    fus, bps, itins, extra, model = extract_schedule(src)
+    fus, bps, itins, variants, extra, model = extract_schedule(src)
+    path = os.path.join(out, "registers.json")
+    if not os.path.exists(path):
+        fail("the schedule stage needs %s (run the tables stage first)" % path)
+    classes = json.load(open(path, encoding="utf-8"))["classes"]
+    regpairs = extract_regpairs(src, insts, dict(itins, **variants), classes)
     sched = {}
     missing = set()
     for i in insts:
@@ -1035,42 +1111,53 @@ def write_schedule(src, out, command, insts):
             e["itinerary_transcribed"] = False
             if it:
                 missing.add(it)
+        if i["name"] in regpairs:
+            e["itinerary_by_register_class"] = regpairs[i["name"]]
         sched[i["name"]] = e
     n_with = sum(1 for e in sched.values() if e["itinerary_transcribed"])
     dump(os.path.join(out, "schedule.json"), {
         "provenance": dict(provenance([p for p in td if "GenInstrInfo" in p[0]] + SCHED_FILES
-                                      + EXTRA_ITIN_FILES, command),
+                                      + [VARIANTS_FILE, REGPAIRS_FILE] + EXTRA_ITIN_FILES,
+                                      command),
                            excerpt=(
             "AIE2PGenSchedule.td.excerpt: the header (FuncUnit, Bypass, stage classes, the "
             "ProcessorItineraries resource and bypass lists) verbatim, the InstrItinClass "
-            "declarations dropped, and of the itinerary data only the pages read (SOURCES.md "
-            "lists the offsets), of those only the first entry of each `// id:` group (the "
-            "itinerary an instruction names; the per-register-class variants that follow it, "
-            "selected through ItinRegClassPair, dropped) and no `// id:` comment lines")),
+            "declarations dropped, and of the whole itinerary list the first entry of each "
+            "`// id:` group (the itinerary an instruction names) without the `// id:` comment "
+            "lines; AIE2PGenSchedule.td.variants: the other entries of each group (the "
+            "per-register-class variants); AIE2PGenInstrInfo.td.regpairs: the ItineraryRegPairs "
+            "lists that choose them (SOURCES.md)")),
         "note": "Per itinerary class: stages (functional units, cycles, the start cycle "
                 "relative to issue, Required/Reserved), operand cycles (the cycle each "
                 "operand is read or written, in LLVM's order: explicit defs, explicit uses, "
                 "implicit defs, implicit uses; `operand_names` as the generator comments "
                 "them), bypasses (per operand, NoBypass for none) and, for memory "
-                "operations, the memory-access cycles. Per instruction: its itinerary class, "
-                "implicit defs/uses, delay slots. Only part of AIE2PGenSchedule.td was "
-                "transcribed: `coverage` says which instructions have their itinerary here.",
+                "operations, the memory-access cycles. `itineraries` holds the classes "
+                "instructions name, `register_class_itineraries` the variants their "
+                "`itinerary_by_register_class` lists choose: the first entry whose every "
+                "operand's register is in its class (llvm-aie's "
+                "AIEVariableInstrItineraryEmitter keeps the list order), else the named class. "
+                "Per instruction: its itinerary class, implicit defs/uses, delay slots.",
         "model": model,
         "delay_slots": DELAY_SLOTS,
         "functional_units": fus,
         "bypasses": bps,
         "itineraries": itins,
+        "register_class_itineraries": variants,
         "extra_itineraries": extra,
         "coverage": {
             "itineraries": len(itins),
+            "register_class_itineraries": len(variants),
+            "instructions_with_register_class_itineraries": len(regpairs),
             "instructions": len(sched),
             "instructions_with_itinerary_data": n_with,
             "itinerary_classes_not_transcribed": sorted(missing),
         },
         "instructions": sched,
     })
-    print("itineraries %d, instructions with their itinerary %d of %d"
-          % (len(itins), n_with, len(sched)))
+    print("itineraries %d (and %d per register class, for %d instructions), instructions "
+          "with their itinerary %d of %d" % (len(itins), len(variants), len(regpairs), n_with,
+                                              len(sched)))
 
 
 def write_golden(src, out, command):

@@ -83,7 +83,18 @@ pub fn latency(
     })
 }
 
-/// The schedule tables: itineraries by class name, the delay slots.
+/// A per-register-class itinerary of an instruction (llvm-aie's
+/// ItinRegClassPair): it applies when each named operand's register is in
+/// the named register class.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RegisterClassItinerary {
+    pub itinerary: String,
+    /// Operand name -> register class (a `registers.json` class).
+    pub operands: HashMap<String, String>,
+}
+
+/// The schedule tables: itineraries by class name (those instructions name
+/// and their per-register-class variants), the delay slots.
 #[derive(Debug)]
 pub struct Schedule {
     itineraries: HashMap<String, Itinerary>,
@@ -126,10 +137,12 @@ pub(crate) struct RawDelaySlots {
 
 pub(crate) fn build(
     itineraries: HashMap<String, RawItinerary>,
+    variants: HashMap<String, RawItinerary>,
     delay_slots: RawDelaySlots,
 ) -> Schedule {
     let itineraries = itineraries
         .into_iter()
+        .chain(variants)
         .map(|(name, raw)| {
             // A shorter cycle list leaves the remaining operands to LLVM's
             // default, which the tables do not state: they get no cycle.

@@ -54,3 +54,25 @@ fn bf16_vmac_reads_its_accumulator_at_four_and_writes_at_six() {
     };
     assert_eq!(latency(vmac, "dst", vmac, "acc1"), Some(expected));
 }
+
+/// A move's itinerary depends on its registers (llvm-aie's
+/// ItineraryRegPairs): the variant for the classes of the registers it
+/// names, the class the opcode names when no variant's classes hold them.
+#[test]
+fn a_move_takes_the_itinerary_of_its_register_classes() {
+    let isa = isa();
+    let mov = |text: &str| {
+        let bundle = crate::parse_bundle(text).unwrap();
+        let instruction = bundle.into_iter().next().unwrap();
+        instruction.itinerary().unwrap().name.clone()
+    };
+    let opcode = isa
+        .opcodes
+        .iter()
+        .find(|o| o.name == "MOV_alu_mv_mv_mv_scl")
+        .unwrap();
+    assert_eq!(opcode.itinerary_by_register_class.len(), 529);
+    let to_dj = mov("mov dj0, r1");
+    assert!(to_dj.starts_with("II_MOV_alu_mv_mv_mv_scl_eDJ_"), "{to_dj}");
+    assert_ne!(to_dj, mov("mov r2, r1"));
+}

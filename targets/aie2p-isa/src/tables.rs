@@ -3,7 +3,7 @@
 //! from llvm-aie's TableGen by `scripts/aie2p-isa/extract.py`; each names its
 //! sources, their commits and license in its `provenance` object.
 
-use crate::schedule::{Itinerary, Schedule};
+use crate::schedule::{Itinerary, RegisterClassItinerary, Schedule};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -82,6 +82,9 @@ pub struct Opcode {
     pub itinerary: Option<String>,
     /// A control transfer, taking effect after the delay slots.
     pub has_delay_slot: bool,
+    /// Itineraries chosen by the registers of the operands, in the order
+    /// llvm-aie tries them; `itinerary` when none applies.
+    pub itinerary_by_register_class: Vec<RegisterClassItinerary>,
 }
 
 impl Opcode {
@@ -263,12 +266,15 @@ struct RawOperand {
 struct ScheduleFile {
     instructions: HashMap<String, RawSchedule>,
     itineraries: HashMap<String, crate::schedule::RawItinerary>,
+    register_class_itineraries: HashMap<String, crate::schedule::RawItinerary>,
     delay_slots: crate::schedule::RawDelaySlots,
 }
 #[derive(Deserialize)]
 struct RawSchedule {
     #[serde(default)]
     has_delay_slot: bool,
+    #[serde(default)]
+    itinerary_by_register_class: Vec<RegisterClassItinerary>,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -333,7 +339,7 @@ fn build() -> Isa {
     );
     let registers: RegistersFile = parse("registers.json", include_str!("../data/registers.json"));
     let operands: OperandsFile = parse("operands.json", include_str!("../data/operands.json"));
-    let schedule: ScheduleFile = parse("schedule.json", include_str!("../data/schedule.json"));
+    let mut schedule: ScheduleFile = parse("schedule.json", include_str!("../data/schedule.json"));
 
     let formats: Vec<Format> = formats
         .formats
@@ -354,6 +360,11 @@ fn build() -> Isa {
                 .instructions
                 .get(&i.name)
                 .is_some_and(|s| s.has_delay_slot),
+            itinerary_by_register_class: schedule
+                .instructions
+                .get_mut(&i.name)
+                .map(|s| std::mem::take(&mut s.itinerary_by_register_class))
+                .unwrap_or_default(),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
@@ -449,7 +460,11 @@ fn build() -> Isa {
         by_slot,
         by_mnemonic,
         by_size,
-        schedule: crate::schedule::build(schedule.itineraries, schedule.delay_slots),
+        schedule: crate::schedule::build(
+            schedule.itineraries,
+            schedule.register_class_itineraries,
+            schedule.delay_slots,
+        ),
     }
 }
 
@@ -497,7 +512,8 @@ impl Isa {
         self.composites.get(name).map_or(&[], Vec::as_slice)
     }
 
-    /// The itinerary of `opcode`: its operand cycles, bypasses and units.
+    /// The itinerary class `opcode` names: its operand cycles, bypasses and
+    /// units, whatever its registers.
     pub fn itinerary(&self, opcode: &Opcode) -> Option<&Itinerary> {
         self.schedule.itinerary(opcode.itinerary.as_deref()?)
     }
