@@ -22,6 +22,9 @@ mod instruction;
 #[cfg(test)]
 mod round_trip;
 pub mod rules;
+pub mod schedule;
+#[cfg(test)]
+mod schedule_facts;
 mod tables;
 
 pub use asm::{parse_bundle, print_bundle, print_instruction};

@@ -3,6 +3,7 @@
 //! from llvm-aie's TableGen by `scripts/aie2p-isa/extract.py`; each names its
 //! sources, their commits and license in its `provenance` object.
 
+use crate::schedule::{Itinerary, RegisterClassItinerary, Schedule};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -81,6 +82,9 @@ pub struct Opcode {
     pub itinerary: Option<String>,
     /// A control transfer, taking effect after the delay slots.
     pub has_delay_slot: bool,
+    /// Itineraries chosen by the registers of the operands, in the order
+    /// llvm-aie tries them; `itinerary` when none applies.
+    pub itinerary_by_register_class: Vec<RegisterClassItinerary>,
 }
 
 impl Opcode {
@@ -199,6 +203,8 @@ pub struct Isa {
     by_mnemonic: HashMap<String, Vec<usize>>,
     /// Per size in bytes, format indices.
     by_size: HashMap<usize, Vec<usize>>,
+    /// The itineraries: operand cycles, bypasses, functional units.
+    pub schedule: Schedule,
 }
 
 // The raw file layouts.
@@ -259,11 +265,16 @@ struct RawOperand {
 #[derive(Deserialize)]
 struct ScheduleFile {
     instructions: HashMap<String, RawSchedule>,
+    itineraries: HashMap<String, crate::schedule::RawItinerary>,
+    register_class_itineraries: HashMap<String, crate::schedule::RawItinerary>,
+    delay_slots: crate::schedule::RawDelaySlots,
 }
 #[derive(Deserialize)]
 struct RawSchedule {
     #[serde(default)]
     has_delay_slot: bool,
+    #[serde(default)]
+    itinerary_by_register_class: Vec<RegisterClassItinerary>,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -328,7 +339,7 @@ fn build() -> Isa {
     );
     let registers: RegistersFile = parse("registers.json", include_str!("../data/registers.json"));
     let operands: OperandsFile = parse("operands.json", include_str!("../data/operands.json"));
-    let schedule: ScheduleFile = parse("schedule.json", include_str!("../data/schedule.json"));
+    let mut schedule: ScheduleFile = parse("schedule.json", include_str!("../data/schedule.json"));
 
     let formats: Vec<Format> = formats
         .formats
@@ -349,6 +360,11 @@ fn build() -> Isa {
                 .instructions
                 .get(&i.name)
                 .is_some_and(|s| s.has_delay_slot),
+            itinerary_by_register_class: schedule
+                .instructions
+                .get_mut(&i.name)
+                .map(|s| std::mem::take(&mut s.itinerary_by_register_class))
+                .unwrap_or_default(),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
@@ -444,6 +460,11 @@ fn build() -> Isa {
         by_slot,
         by_mnemonic,
         by_size,
+        schedule: crate::schedule::build(
+            schedule.itineraries,
+            schedule.register_class_itineraries,
+            schedule.delay_slots,
+        ),
     }
 }
 
@@ -489,6 +510,12 @@ impl Isa {
 
     pub fn composite(&self, name: &str) -> &[Alternative] {
         self.composites.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The itinerary class `opcode` names: its operand cycles, bypasses and
+    /// units, whatever its registers.
+    pub fn itinerary(&self, opcode: &Opcode) -> Option<&Itinerary> {
+        self.schedule.itinerary(opcode.itinerary.as_deref()?)
     }
 
     pub fn immediate(&self, name: &str) -> Option<&Immediate> {
