@@ -22,6 +22,7 @@ mod instruction;
 #[cfg(test)]
 mod round_trip;
 pub mod rules;
+pub mod schedule;
 mod tables;
 
 pub use asm::{parse_bundle, print_bundle, print_instruction};

@@ -3,6 +3,7 @@
 //! from llvm-aie's TableGen by `scripts/aie2p-isa/extract.py`; each names its
 //! sources, their commits and license in its `provenance` object.
 
+use crate::schedule::Schedule;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -199,6 +200,8 @@ pub struct Isa {
     by_mnemonic: HashMap<String, Vec<usize>>,
     /// Per size in bytes, format indices.
     by_size: HashMap<usize, Vec<usize>>,
+    /// The itineraries: operand cycles, bypasses, functional units.
+    pub schedule: Schedule,
 }
 
 // The raw file layouts.
@@ -259,6 +262,8 @@ struct RawOperand {
 #[derive(Deserialize)]
 struct ScheduleFile {
     instructions: HashMap<String, RawSchedule>,
+    itineraries: HashMap<String, crate::schedule::RawItinerary>,
+    delay_slots: crate::schedule::RawDelaySlots,
 }
 #[derive(Deserialize)]
 struct RawSchedule {
@@ -444,6 +449,7 @@ fn build() -> Isa {
         by_slot,
         by_mnemonic,
         by_size,
+        schedule: crate::schedule::build(schedule.itineraries, schedule.delay_slots),
     }
 }
 
