@@ -82,6 +82,10 @@ pub struct Opcode {
     pub itinerary: Option<String>,
     /// A control transfer, taking effect after the delay slots.
     pub has_delay_slot: bool,
+    /// Registers (by record name, e.g. `srCarry`, `sp`) written or read
+    /// without an operand of their own (llvm-aie's Defs and Uses).
+    pub implicit_defs: Vec<String>,
+    pub implicit_uses: Vec<String>,
 }
 
 impl Opcode {
@@ -269,6 +273,10 @@ struct ScheduleFile {
 struct RawSchedule {
     #[serde(default)]
     has_delay_slot: bool,
+    #[serde(default)]
+    defs: Vec<String>,
+    #[serde(default)]
+    uses: Vec<String>,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -354,6 +362,14 @@ fn build() -> Isa {
                 .instructions
                 .get(&i.name)
                 .is_some_and(|s| s.has_delay_slot),
+            implicit_defs: schedule
+                .instructions
+                .get(&i.name)
+                .map_or_else(Vec::new, |s| s.defs.clone()),
+            implicit_uses: schedule
+                .instructions
+                .get(&i.name)
+                .map_or_else(Vec::new, |s| s.uses.clone()),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
