@@ -1,0 +1,434 @@
+//! List scheduling of one block into bundles. Dependences (registers
+//! read after write, written after read or write; memory accesses with a
+//! store among them; lock requests and `done` ordering the memory
+//! accesses around them) carry latencies from `timing`; a bundle holds one
+//! instruction per slot (`lng` takes the alu and mv slots), only slot sets
+//! some bundle format holds, and no two instructions whose stages hold a
+//! functional unit at the same cycle. Ready instructions go by the longest
+//! latency path to the block's end.
+//!
+//! A block leaves nothing in flight: its successor's first bundle comes
+//! after every effect of the block (`Effects::drain`). A control
+//! transfer is placed as early as its 5 delay slots can take the work
+//! after it (no lock request among them); empty delay slots and the
+//! bundles a drain needs are NOP bundles.
+
+use crate::error::CodegenError;
+use crate::location::SourceLocation;
+use crate::timing::{self, Effects};
+use loom_aie2p_isa::rules::DELAY_SLOTS;
+use loom_aie2p_isa::{isa, Instruction};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+pub(crate) type Located = (Instruction, Option<SourceLocation>);
+
+/// How the block ends.
+pub(crate) enum End {
+    /// Into the next block in the layout.
+    Fallthrough,
+    /// A jump (taking effect after its delay slots).
+    Transfer(Located),
+    /// `done`: the last bundle, after everything.
+    Done(Located),
+}
+
+pub(crate) struct Scheduled {
+    pub bundles: Vec<Vec<Located>>,
+    /// The bundle holding the transfer.
+    pub transfer: Option<usize>,
+}
+
+const SLOTS: [&str; 8] = ["Lda", "Ldb", "Alu", "Mv", "St", "Vec", "Lng", "Nop"];
+
+fn slot_bit(slot: &str) -> u32 {
+    SLOTS
+        .iter()
+        .position(|s| *s == slot)
+        .map_or(1 << 31, |i| 1 << i)
+}
+
+/// The slots an instruction keeps others from: `lng` is alu + mv.
+fn occupancy(slot: &str) -> u32 {
+    if slot == "Lng" {
+        slot_bit("Lng") | slot_bit("Alu") | slot_bit("Mv")
+    } else {
+        slot_bit(slot)
+    }
+}
+
+/// The slot sets of the bundle formats: a set is packable inside one.
+fn formats() -> &'static [u32] {
+    static MASKS: OnceLock<Vec<u32>> = OnceLock::new();
+    MASKS.get_or_init(|| {
+        isa()
+            .formats
+            .iter()
+            .map(|f| f.slots.iter().fold(0, |m, s| m | slot_bit(&s.slot)))
+            .collect()
+    })
+}
+
+fn packable(slots: u32) -> bool {
+    formats().iter().any(|f| slots & !f == 0)
+}
+
+/// Functional units held per absolute cycle.
+#[derive(Default, Clone)]
+pub(crate) struct Reservations {
+    held: BTreeMap<u32, Vec<(String, bool)>>,
+    /// Cycles over which one instruction holds every unit.
+    every: Vec<(u32, u32)>,
+}
+
+impl Reservations {
+    fn everything_at(&self, cycle: u32) -> bool {
+        self.every.iter().any(|&(a, b)| a <= cycle && cycle <= b)
+    }
+
+    /// The unit each of `effects`' stages takes issued at `at`, if all are
+    /// free (LLVM's rule: a Required stage conflicts with any holder, a
+    /// Reserved one with Required holders).
+    fn choose(&self, effects: &Effects, at: u32) -> Option<Vec<(u32, String, bool)>> {
+        if let Some(w) = effects.every_unit {
+            let (a, b) = (at + w.early, at + w.late);
+            if self.held.range(a..=b).any(|(_, h)| !h.is_empty())
+                || self.every.iter().any(|&(x, y)| x <= b && a <= y)
+            {
+                return None;
+            }
+        }
+        let mut taken: Vec<(u32, String, bool)> = Vec::new();
+        for u in &effects.units {
+            let cycle = at + u.cycle;
+            if self.everything_at(cycle) {
+                return None;
+            }
+            let held = self.held.get(&cycle).map_or(&[][..], Vec::as_slice);
+            let free = |unit: &String| {
+                let holders = held
+                    .iter()
+                    .map(|(n, r)| (n, *r))
+                    .chain(taken.iter().filter(|t| t.0 == cycle).map(|t| (&t.1, t.2)));
+                let mut holders = holders.filter(|(n, _)| *n == unit);
+                if u.required {
+                    holders.next().is_none()
+                } else {
+                    holders.all(|(_, required)| !required)
+                }
+            };
+            let unit = u.units.iter().find(|unit| free(unit))?;
+            taken.push((cycle, unit.clone(), u.required));
+        }
+        Some(taken)
+    }
+
+    fn take(&mut self, effects: &Effects, at: u32, taken: Vec<(u32, String, bool)>) {
+        for (cycle, unit, required) in taken {
+            self.held.entry(cycle).or_default().push((unit, required));
+        }
+        if let Some(w) = effects.every_unit {
+            self.every.push((at + w.early, at + w.late));
+        }
+    }
+}
+
+struct Node {
+    located: Located,
+    effects: Effects,
+    occupancy: u32,
+    slot: u32,
+    preds: Vec<(usize, u32)>,
+}
+
+/// Dependences with their latencies (from earlier to later nodes).
+fn dependences(nodes: &mut [Node]) {
+    let mut last_writer: HashMap<String, usize> = HashMap::new();
+    let mut readers: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut memory: Vec<usize> = Vec::new();
+    let mut barriers: Vec<usize> = Vec::new();
+    for j in 0..nodes.len() {
+        let mut preds = Vec::new();
+        let e = nodes[j].effects.clone();
+        for read in &e.reads {
+            if let Some(&w) = last_writer.get(&read.register) {
+                for write in nodes[w]
+                    .effects
+                    .writes
+                    .iter()
+                    .filter(|x| x.register == read.register)
+                {
+                    preds.push((w, timing::read_after_write(write, read)));
+                }
+            }
+        }
+        for write in &e.writes {
+            if let Some(&w) = last_writer.get(&write.register) {
+                for first in nodes[w]
+                    .effects
+                    .writes
+                    .iter()
+                    .filter(|x| x.register == write.register)
+                {
+                    preds.push((w, timing::write_after_write(first, write)));
+                }
+            }
+            for &r in readers.get(&write.register).into_iter().flatten() {
+                if r == j {
+                    continue;
+                }
+                for read in nodes[r]
+                    .effects
+                    .reads
+                    .iter()
+                    .filter(|x| x.register == write.register)
+                {
+                    preds.push((r, timing::write_after_read(read, write)));
+                }
+            }
+        }
+        if let Some(access) = e.memory {
+            for &i in &memory {
+                if let Some(latency) = nodes[i]
+                    .effects
+                    .memory
+                    .and_then(|first| timing::memory_order(first, access))
+                {
+                    preds.push((i, latency));
+                }
+            }
+            for &b in &barriers {
+                preds.push((b, nodes[b].effects.drain()));
+            }
+        }
+        if e.barrier {
+            for &i in memory.iter().chain(&barriers) {
+                preds.push((i, nodes[i].effects.drain()));
+            }
+        }
+        for read in &e.reads {
+            readers.entry(read.register.clone()).or_default().push(j);
+        }
+        for write in &e.writes {
+            last_writer.insert(write.register.clone(), j);
+            readers.remove(&write.register);
+        }
+        if e.memory.is_some() {
+            memory.push(j);
+        }
+        if e.barrier {
+            barriers.push(j);
+        }
+        preds.sort_unstable();
+        preds.dedup();
+        nodes[j].preds = preds;
+    }
+}
+
+/// The last cycle node `i` may issue at when the transfer issues at `at`.
+fn deadline(node: &Node, at: u32) -> Option<u32> {
+    let slots = DELAY_SLOTS as u32;
+    let mut last = (at + slots).min((at + slots + 1).checked_sub(node.effects.drain())?);
+    if node.effects.barrier {
+        last = last.min(at.checked_sub(1)?);
+    }
+    Some(last)
+}
+
+struct Problem {
+    nodes: Vec<Node>,
+    /// The exit node's index when it is a transfer (placed, not scheduled).
+    transfer: Option<usize>,
+    priority: Vec<u32>,
+}
+
+/// Cycles the scheduler tries beyond the longest path before giving up.
+const SLACK: u32 = 256;
+
+impl Problem {
+    /// Issue cycles of every node, the transfer fixed at `at`; none when
+    /// the greedy schedule misses a deadline.
+    fn attempt(&self, at: Option<u32>, limit: u32) -> Option<Vec<u32>> {
+        let n = self.nodes.len();
+        let mut times: Vec<Option<u32>> = vec![None; n];
+        let mut reservations = Reservations::default();
+        let mut occupied: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+        let mut deadlines = vec![u32::MAX; n];
+        if let (Some(x), Some(at)) = (self.transfer, at) {
+            let node = &self.nodes[x];
+            let taken = reservations.choose(&node.effects, at)?;
+            reservations.take(&node.effects, at, taken);
+            occupied.insert(at, (node.occupancy, node.slot));
+            times[x] = Some(at);
+            for (i, d) in deadlines.iter_mut().enumerate() {
+                if i != x {
+                    *d = deadline(&self.nodes[i], at)?;
+                }
+            }
+            for &(p, latency) in &node.preds {
+                deadlines[p] = deadlines[p].min(at.checked_sub(latency)?);
+            }
+        }
+        let mut order: Vec<usize> = (0..n).filter(|&i| times[i].is_none()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(self.priority[i]), i));
+        let mut left = order.len();
+        let mut cycle = 0;
+        while left > 0 {
+            if cycle > limit {
+                return None;
+            }
+            for &i in &order {
+                if times[i].is_some() {
+                    continue;
+                }
+                if cycle > deadlines[i] {
+                    return None;
+                }
+                let node = &self.nodes[i];
+                let ready = node
+                    .preds
+                    .iter()
+                    .all(|&(p, latency)| times[p].is_some_and(|t| t + latency <= cycle));
+                if !ready {
+                    continue;
+                }
+                let (occ, slots) = occupied.get(&cycle).copied().unwrap_or((0, 0));
+                if occ & node.occupancy != 0 || !packable(slots | node.slot) {
+                    continue;
+                }
+                let Some(taken) = reservations.choose(&node.effects, cycle) else {
+                    continue;
+                };
+                reservations.take(&node.effects, cycle, taken);
+                occupied.insert(cycle, (occ | node.occupancy, slots | node.slot));
+                times[i] = Some(cycle);
+                left -= 1;
+            }
+            cycle += 1;
+        }
+        times.into_iter().collect()
+    }
+}
+
+/// Schedule `insts` (in program order) ending with `end`.
+pub(crate) fn schedule(insts: Vec<Located>, end: End) -> Result<Scheduled, CodegenError> {
+    let mut located = insts;
+    let (transfer, done) = match end {
+        End::Fallthrough => (false, false),
+        End::Transfer(t) => {
+            located.push(t);
+            (true, false)
+        }
+        End::Done(d) => {
+            located.push(d);
+            (false, true)
+        }
+    };
+    let mut nodes: Vec<Node> = located
+        .into_iter()
+        .map(|located| {
+            let effects = timing::effects(&located.0);
+            let slot = &located.0.opcode.slot;
+            Node {
+                occupancy: occupancy(slot),
+                slot: slot_bit(slot),
+                effects,
+                located,
+                preds: Vec::new(),
+            }
+        })
+        .collect();
+    dependences(&mut nodes);
+    let n = nodes.len();
+    let exit = (transfer || done).then(|| n - 1);
+    if done {
+        // `done` comes after every effect of the block.
+        let x = n - 1;
+        for i in 0..x {
+            let drain = nodes[i].effects.drain();
+            nodes[x].preds.push((i, drain));
+        }
+    }
+    if transfer {
+        // Lock requests may not sit in the delay slots.
+        let x = n - 1;
+        for i in 0..x {
+            if nodes[i].effects.barrier {
+                nodes[x].preds.push((i, 1));
+            }
+        }
+    }
+    // Priority: the longest latency path to the block's end.
+    let mut priority = vec![0u32; n];
+    for j in (0..n).rev() {
+        priority[j] = priority[j].max(nodes[j].effects.drain());
+        for &(p, latency) in &nodes[j].preds {
+            priority[p] = priority[p].max(latency + priority[j]);
+        }
+    }
+    // The earliest each node could issue, resources aside.
+    let mut asap = vec![0u32; n];
+    for j in 0..n {
+        for &(p, latency) in &nodes[j].preds {
+            asap[j] = asap[j].max(asap[p] + latency);
+        }
+    }
+    let longest = asap
+        .iter()
+        .zip(&nodes)
+        .map(|(a, n)| a + n.effects.drain())
+        .max()
+        .unwrap_or(0);
+    let limit = longest + SLACK + 8 * n as u32;
+    let problem = Problem {
+        nodes,
+        transfer: transfer.then(|| n - 1),
+        priority,
+    };
+    let (times, transfer_at) = if transfer {
+        let x = n - 1;
+        let slots = DELAY_SLOTS as u32;
+        let lower = (0..x)
+            .map(|i| {
+                let e = &problem.nodes[i].effects;
+                let mut at = asap[i].saturating_sub(slots);
+                at = at.max((asap[i] + e.drain()).saturating_sub(slots + 1));
+                if e.barrier {
+                    at = at.max(asap[i] + 1);
+                }
+                at
+            })
+            .chain([asap[x]])
+            .max()
+            .unwrap_or(0);
+        let found =
+            (lower..=limit).find_map(|at| problem.attempt(Some(at), limit).map(|t| (t, at)));
+        let (times, at) = found.ok_or_else(|| {
+            CodegenError::Internal("no schedule places the block's transfer".into())
+        })?;
+        (times, Some(at))
+    } else {
+        let times = problem
+            .attempt(None, limit)
+            .ok_or_else(|| CodegenError::Internal("the block did not schedule".into()))?;
+        (times, None)
+    };
+    let length = match (transfer_at, exit) {
+        (Some(at), _) => at + DELAY_SLOTS as u32 + 1,
+        (None, Some(x)) => times[x] + 1,
+        (None, None) => times
+            .iter()
+            .zip(&problem.nodes)
+            .map(|(t, n)| t + n.effects.drain())
+            .max()
+            .unwrap_or(0),
+    };
+    let mut bundles: Vec<Vec<Located>> = vec![Vec::new(); length as usize];
+    for (node, t) in problem.nodes.into_iter().zip(times) {
+        bundles[t as usize].push(node.located);
+    }
+    Ok(Scheduled {
+        bundles,
+        transfer: transfer_at.map(|t| t as usize),
+    })
+}

@@ -1,0 +1,549 @@
+//! Small machine functions through the whole machine layer: built,
+//! allocated, scheduled, emitted, then decoded; the text is what is
+//! expected, the rule checker and the latency checker pass (compile runs
+//! both), and the same function gives the same bytes twice.
+
+use crate::*;
+use loom_aie2p_isa::{elf, encode, parse_bundle, rules, IsaError};
+use MachineOperand::{Imm, VReg as V};
+
+fn at(line: u32) -> Option<SourceLocation> {
+    Some(SourceLocation::new("worker.loom", line, 3))
+}
+
+fn options() -> Options {
+    Options {
+        stack: StackRegion {
+            base: 0x7_8000,
+            size: 0x400,
+        },
+        registers_per_class: None,
+    }
+}
+
+/// for (i = 0; i < 10; i++) acc += i; *p = acc;
+fn counted_loop() -> MachineFunction {
+    let mut b = FunctionBuilder::new("sum");
+    let (entry, body, exit) = (b.block(), b.block(), b.block());
+    let n = b.vreg(RegClass::Scalar);
+    let zero = b.vreg(RegClass::Scalar);
+    let p = b.vreg(RegClass::Pointer);
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(n), Imm(10)], at(1))
+        .unwrap();
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(zero), Imm(0)], at(2))
+        .unwrap();
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0400)], at(3))
+        .unwrap();
+    let i = b.param(body, RegClass::Scalar).unwrap();
+    let acc = b.param(body, RegClass::Scalar).unwrap();
+    b.terminate(
+        entry,
+        Terminator::Jump {
+            target: body,
+            args: vec![zero, zero],
+        },
+        at(4),
+    )
+    .unwrap();
+    let (acc2, i2, c) = (
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+    );
+    b.inst(body, "ADD_alu_r_rr", &[V(acc2), V(acc), V(i)], at(5))
+        .unwrap();
+    b.inst(body, "ADD_add_r_ri", &[V(i2), V(i), Imm(1)], at(6))
+        .unwrap();
+    b.inst(body, "LT", &[V(c), V(i2), V(n)], at(6)).unwrap();
+    b.terminate(
+        body,
+        Terminator::Branch {
+            condition: c,
+            taken: body,
+            taken_args: vec![i2, acc2],
+            otherwise: exit,
+            otherwise_args: vec![],
+        },
+        at(6),
+    )
+    .unwrap();
+    b.inst(exit, "ST_dms_sts_idx_imm", &[V(acc2), V(p), Imm(0)], at(7))
+        .unwrap();
+    b.terminate(exit, Terminator::Done, at(8)).unwrap();
+    b.finish().unwrap()
+}
+
+/// acquire lock 49 (own tile), *p += 1, release lock 48.
+fn lock_pair() -> MachineFunction {
+    let mut b = FunctionBuilder::new("locked");
+    let entry = b.block();
+    let (one, p, x, y) = (
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Pointer),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+    );
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(one), Imm(1)], at(1))
+        .unwrap();
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0000)], at(1))
+        .unwrap();
+    b.inst(entry, "ACQ_mLockId_imm", &[Imm(49), V(one)], at(2))
+        .unwrap();
+    b.inst(entry, "LDA_dms_lda_idx_imm", &[V(x), V(p), Imm(0)], at(3))
+        .unwrap();
+    b.inst(entry, "ADD_add_r_ri", &[V(y), V(x), Imm(1)], at(3))
+        .unwrap();
+    b.inst(entry, "ST_dms_sts_idx_imm", &[V(y), V(p), Imm(0)], at(3))
+        .unwrap();
+    b.inst(entry, "REL_mLockId_imm", &[Imm(48), V(one)], at(4))
+        .unwrap();
+    b.terminate(entry, Terminator::Done, at(5)).unwrap();
+    b.finish().unwrap()
+}
+
+/// `keep` lives across a loop in which three other scalars are live.
+fn live_across_loop() -> MachineFunction {
+    let mut b = FunctionBuilder::new("spill");
+    let (entry, body, exit) = (b.block(), b.block(), b.block());
+    let (keep, n, zero, p) = (
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Pointer),
+    );
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(keep), Imm(77)], at(1))
+        .unwrap();
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(n), Imm(5)], at(2))
+        .unwrap();
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(zero), Imm(0)], at(2))
+        .unwrap();
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0400)], at(2))
+        .unwrap();
+    let i = b.param(body, RegClass::Scalar).unwrap();
+    let acc = b.param(body, RegClass::Scalar).unwrap();
+    b.terminate(
+        entry,
+        Terminator::Jump {
+            target: body,
+            args: vec![zero, zero],
+        },
+        at(3),
+    )
+    .unwrap();
+    let (acc2, i2, c) = (
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+    );
+    b.inst(body, "ADD_alu_r_rr", &[V(acc2), V(acc), V(i)], at(4))
+        .unwrap();
+    b.inst(body, "ADD_add_r_ri", &[V(i2), V(i), Imm(1)], at(4))
+        .unwrap();
+    b.inst(body, "LT", &[V(c), V(i2), V(n)], at(4)).unwrap();
+    b.terminate(
+        body,
+        Terminator::Branch {
+            condition: c,
+            taken: body,
+            taken_args: vec![i2, acc2],
+            otherwise: exit,
+            otherwise_args: vec![],
+        },
+        at(4),
+    )
+    .unwrap();
+    let total = b.vreg(RegClass::Scalar);
+    b.inst(exit, "ADD_alu_r_rr", &[V(total), V(acc2), V(keep)], at(5))
+        .unwrap();
+    b.inst(exit, "ST_dms_sts_idx_imm", &[V(total), V(p), Imm(0)], at(5))
+        .unwrap();
+    b.terminate(exit, Terminator::Done, at(6)).unwrap();
+    b.finish().unwrap()
+}
+
+fn text(program: &Program) -> String {
+    program.disassembly().unwrap()
+}
+
+#[test]
+fn a_counted_loop_compiles_to_the_expected_code() {
+    let program = compile(&counted_loop(), &options()).unwrap();
+    let got = text(&program);
+    assert!(rules::check(&program.bytes, 0).is_ok());
+    assert!(hazard::check(&program.bytes, 0).is_ok());
+    assert_eq!(
+        got,
+        concat!(
+            "_start:\n",
+            "   0: movxm\tsp, #491520\n",
+            "sum:\n",
+            "   6: mov\tr4, #0\n",
+            "   a: mov\tr0, #10\n",
+            "   e: movxm\tp4, #459776\n",
+            "  14: mov\tr16, r4\n",
+            "  18: nop\n",
+            "  1a: nop\n",
+            "  1c: nop\n",
+            "  1e: nop\n",
+            "sum.bb1:\n",
+            "  20: add\tr16, r16, r4\n",
+            "  24: add\tr4, r4, #1\n",
+            "  28: lt\tr17, r4, r0\n",
+            "  2c: jnz\tr17, #32\n",
+            "  32: nop\n",
+            "  34: nop\n",
+            "  36: nop\n",
+            "  38: nop\n",
+            "  3a: nop\n",
+            "sum.bb2:\n",
+            "  3c: st\tr16, [p4, #0]\n",
+            "  40: nop\n",
+            "  42: nop\n",
+            "  44: nop\n",
+            "  46: nop\n",
+            "  48: nop\n",
+            "  4a: nop\n",
+            "  4c: nop\n",
+            "  4e: nop\n",
+            "  50: done\n",
+        )
+    );
+}
+
+#[test]
+fn a_lock_pair_compiles_to_the_expected_code() {
+    let program = compile(&lock_pair(), &options()).unwrap();
+    let got = text(&program);
+    assert_eq!(
+        got,
+        concat!(
+            "_start:\n",
+            "   0: movxm\tsp, #491520\n",
+            "locked:\n",
+            "   6: mov\tr0, #1\n",
+            "   a: acq\t#49, r0\n",
+            "   e: movxm\tp2, #458752\n",
+            "  14: nop\n",
+            "  16: nop\n",
+            "  18: lda\tr5, [p2, #0]\n",
+            "  1c: nop\n",
+            "  1e: nop\n",
+            "  20: nop\n",
+            "  22: nop\n",
+            "  24: nop\n",
+            "  26: nop\n",
+            "  28: add\tr7, r5, #1\n",
+            "  2c: st\tr7, [p2, #0]\n",
+            "  30: nop\n",
+            "  32: nop\n",
+            "  34: nop\n",
+            "  36: nop\n",
+            "  38: nop\n",
+            "  3a: nop\n",
+            "  3c: nop\n",
+            "  3e: nop\n",
+            "  40: rel\t#48, r0\n",
+            "  44: nop\n",
+            "  46: nop\n",
+            "  48: nop\n",
+            "  4a: nop\n",
+            "  4c: nop\n",
+            "  4e: nop\n",
+            "  50: nop\n",
+            "  52: nop\n",
+            "  54: done\n",
+        )
+    );
+}
+
+#[test]
+fn scarce_registers_spill_a_value_live_across_the_loop() {
+    let scarce = Options {
+        registers_per_class: Some(3),
+        ..options()
+    };
+    let program = compile(&live_across_loop(), &scarce).unwrap();
+    let got = text(&program);
+    assert!(program.frame_bytes > 0);
+    assert_eq!(
+        got,
+        concat!(
+            "_start:\n",
+            "   0: movxm\tsp, #491584\n",
+            "spill:\n",
+            "   6: mov\tr2, #77\n",
+            "   a: st\tr2, [sp, #-64]\n",
+            "   e: nop\n",
+            "  10: nop\n",
+            "  12: nop\n",
+            "  14: nop\n",
+            "  16: nop\n",
+            "  18: nop\n",
+            "  1a: nop\n",
+            "  1c: nop\n",
+            "  1e: mov\tr1, #5\n",
+            "  22: st\tr1, [sp, #-60]\n",
+            "  26: nop\n",
+            "  28: nop\n",
+            "  2a: nop\n",
+            "  2c: nop\n",
+            "  2e: nop\n",
+            "  30: nop\n",
+            "  32: nop\n",
+            "  34: nop\n",
+            "  36: mov\tr1, #0\n",
+            "  3a: movxm\tp0, #459776\n",
+            "  40: mov\tr0, r1\n",
+            "  44: nop\n",
+            "  46: nop\n",
+            "  48: nop\n",
+            "  4a: nop\n",
+            "  4c: nop\n",
+            "  4e: nop\n",
+            "spill.bb1:\n",
+            "  50: add\tr0, r0, r1\n",
+            "  54: st\tr0, [sp, #-56] ; add\tr1, r1, #1\n",
+            "  5a: nop\n",
+            "  5c: nop\n",
+            "  5e: nop\n",
+            "  60: nop\n",
+            "  62: nop\n",
+            "  64: nop\n",
+            "  66: nop\n",
+            "  68: nop\n",
+            "  6a: lda\tr0, [sp, #-60]\n",
+            "  6e: nop\n",
+            "  70: nop\n",
+            "  72: nop\n",
+            "  74: nop\n",
+            "  76: nop\n",
+            "  78: nop\n",
+            "  7a: lt\tr2, r1, r0\n",
+            "  7e: jz\tr2, #176\n",
+            "  84: nop\n",
+            "  86: nop\n",
+            "  88: nop\n",
+            "  8a: nop\n",
+            "  8c: nop\n",
+            "  8e: lda\tr0, [sp, #-56]\n",
+            "  92: j\t#80\n",
+            "  98: nop\n",
+            "  9a: nop\n",
+            "  9c: nop\n",
+            "  9e: nop\n",
+            "  a0: nop\n",
+            "  a2: nop\n",
+            "  a4: nop\n",
+            "  a6: nop\n",
+            "  a8: nop\n",
+            "  aa: nop\n",
+            "  ac: nop\n",
+            "  ae: nop\n",
+            "spill.bb2:\n",
+            "  b0: lda\tr1, [sp, #-56]\n",
+            "  b4: lda\tr2, [sp, #-64]\n",
+            "  b8: nop\n",
+            "  ba: nop\n",
+            "  bc: nop\n",
+            "  be: nop\n",
+            "  c0: nop\n",
+            "  c2: nop\n",
+            "  c4: add\tr0, r1, r2\n",
+            "  c8: st\tr0, [p0, #0]\n",
+            "  cc: nop\n",
+            "  ce: nop\n",
+            "  d0: nop\n",
+            "  d2: nop\n",
+            "  d4: nop\n",
+            "  d6: nop\n",
+            "  d8: nop\n",
+            "  da: nop\n",
+            "  dc: done\n",
+        )
+    );
+}
+
+#[test]
+fn the_same_function_gives_the_same_bytes_twice() {
+    for f in [counted_loop(), lock_pair(), live_across_loop()] {
+        let a = compile(&f, &options()).unwrap();
+        let b = compile(&f, &options()).unwrap();
+        assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn the_program_has_symbols_a_line_table_and_a_core_elf() {
+    let program = compile(&counted_loop(), &options()).unwrap();
+    let names: Vec<(&str, u32)> = program
+        .symbols
+        .iter()
+        .map(|s| (s.name.as_str(), s.address))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("_start", 0),
+            ("sum", 6),
+            ("sum.bb1", 0x20),
+            ("sum.bb2", 0x3c)
+        ]
+    );
+    let lines: Vec<(u32, u32)> = program
+        .line_table
+        .iter()
+        .map(|e| (e.address, e.location.line))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (6, 2),
+            (0xa, 1),
+            (0xe, 3),
+            (0x14, 4),
+            (0x20, 5),
+            (0x24, 6),
+            (0x3c, 7),
+            (0x50, 8)
+        ]
+    );
+    let image = elf::read(&program.elf().unwrap()).unwrap();
+    assert_eq!(image.program, program.bytes);
+    assert_eq!(image.entry, 0);
+    assert!(program.stack_pointer >= 0x7_8000 && program.stack_pointer <= 0x7_8400);
+    assert_eq!(program.assumed_timing, ["ST_dms_sts_idx_imm"]);
+}
+
+fn image(lines: &[&str]) -> Vec<u8> {
+    lines
+        .iter()
+        .flat_map(|l| encode(parse_bundle(l).unwrap()).unwrap())
+        .collect()
+}
+
+fn hazard_of(lines: &[&str]) -> hazard::HazardKind {
+    match hazard::check(&image(lines), 0) {
+        Err(hazard::CheckError::Hazard(h)) => h.kind,
+        other => panic!("expected a hazard, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_latency_checker_finds_each_hazard() {
+    use hazard::HazardKind::*;
+    let nops = |n: usize| vec!["nop"; n];
+    // A load's result is visible 7 bundles after it, not 6.
+    let mut early = vec!["lda r1, [p0, #0]"];
+    early.extend(nops(5));
+    early.push("add r2, r1, r1");
+    assert_eq!(hazard_of(&early), ReadBeforeWrite);
+    let mut late = vec!["lda r1, [p0, #0]"];
+    late.extend(nops(6));
+    late.push("add r2, r1, r1");
+    assert_eq!(hazard::check(&image(&late), 0), Ok(()));
+    // A move landing before the load that came first.
+    assert_eq!(hazard_of(&["lda r1, [p0, #0]", "mov r1, #3"]), WriteOrder);
+    // The load's register write port and a move's at the same cycle.
+    let mut port = vec!["lda r1, [p0, #0]"];
+    port.extend(nops(5));
+    port.push("mov r2, #1");
+    assert_eq!(hazard_of(&port), UnitConflict);
+    // A store whose data is read as late as the assumption allows.
+    assert_eq!(
+        hazard_of(&["st r1, [p0, #0]", "add r1, r2, r2"]),
+        WriteBeforeRead
+    );
+    assert_eq!(
+        hazard_of(&["acq #1, r0", "nop", "rel #1, r0"]),
+        LockDistance
+    );
+    // Around a loop's back edge: `rel` (timed by the assumption: every
+    // unit over cycles 0-8) meets itself 7 bundles later, on the second turn.
+    let mut back = nops(8);
+    back.extend(["rel #1, r0", "j #16"]);
+    back.extend(nops(5));
+    assert_eq!(rules::check(&image(&back), 0), Ok(()));
+    assert_eq!(hazard_of(&back), UnitConflict);
+    back.splice(9..9, ["nop", "nop"]);
+    assert_eq!(hazard::check(&image(&back), 0), Ok(()));
+}
+
+#[test]
+fn bad_instructions_are_typed_errors() {
+    let mut b = FunctionBuilder::new("bad");
+    let entry = b.block();
+    let r = b.vreg(RegClass::Scalar);
+    let p = b.vreg(RegClass::Pointer);
+    assert!(matches!(
+        b.inst(entry, "ADD_alu_r_rr", &[V(p), V(r), V(r)], None),
+        Err(BuildError::WrongClass {
+            class: RegClass::Pointer,
+            ..
+        })
+    ));
+    match b.inst(entry, "ADD_add_r_ri", &[V(r), V(r), Imm(100)], None) {
+        Err(BuildError::Operand { error, .. }) => assert!(matches!(
+            *error,
+            IsaError::OutOfRange {
+                min: -64,
+                max: 63,
+                ..
+            }
+        )),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        b.inst(entry, "ADD_alu_r_rr", &[V(r)], None),
+        Err(BuildError::OperandCount { given: 1, .. })
+    ));
+    assert!(matches!(
+        b.inst(entry, "NO_SUCH_RECORD", &[], None),
+        Err(BuildError::UnknownOpcode { .. })
+    ));
+    assert!(matches!(
+        b.inst(entry, "J_lng", &[Imm(0)], None),
+        Err(BuildError::UnsupportedOpcode { .. })
+    ));
+    assert!(matches!(
+        b.inst(entry, "ADD_alu_r_rr", &[V(r), Imm(1), V(r)], None),
+        Err(BuildError::WrongKind { .. })
+    ));
+    assert!(matches!(
+        b.inst(
+            entry,
+            "MOV_alu_mv_mv_mv_cg",
+            &[MachineOperand::Phys("r3".into()), Imm(1)],
+            None
+        ),
+        Err(BuildError::AllocatableRegister { .. })
+    ));
+    assert_eq!(
+        b.param(entry, RegClass::Scalar),
+        Err(BuildError::EntryParameters)
+    );
+    // A use without a definition.
+    let s = b.vreg(RegClass::Scalar);
+    b.inst(entry, "ADD_add_r_ri", &[V(s), V(r), Imm(1)], None)
+        .unwrap();
+    assert_eq!(
+        b.inst(entry, "ADD_add_r_ri", &[V(s), V(r), Imm(1)], None),
+        Err(BuildError::Redefined(s.index()))
+    );
+    b.terminate(entry, Terminator::Done, None).unwrap();
+    assert_eq!(b.finish(), Err(BuildError::Undefined(r.index())));
+}
+
+#[test]
+fn a_frame_larger_than_the_stack_region_is_refused() {
+    let tiny = Options {
+        stack: StackRegion {
+            base: 0x7_8000,
+            size: 16,
+        },
+        registers_per_class: Some(3),
+    };
+    assert!(matches!(
+        compile(&live_across_loop(), &tiny),
+        Err(CodegenError::Stack(_))
+    ));
+}
