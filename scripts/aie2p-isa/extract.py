@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Derive Loom's AIE2P instruction-set tables from llvm-aie's TableGen and golden tests.
 
-    python3 scripts/aie2p-isa/extract.py SRC_DIR [OUT_DIR]
+    python3 scripts/aie2p-isa/extract.py [--only STAGE] SRC_DIR [OUT_DIR]
 
 SRC_DIR holds the downloaded llvm-aie files at their repository paths (see README.md and
-SOURCES.md); OUT_DIR defaults to targets/aie2p-isa/data. Writes slots.json, formats.json,
-instructions.json, registers.json, operands.json, schedule.json and golden.json, each with a
-top-level "provenance" object. Output is deterministic (sorted keys, stable order).
+SOURCES.md); OUT_DIR defaults to targets/aie2p-isa/data. Three stages, each needing only its
+own sources, so that one can be redone without downloading the others:
+  tables    AIE2P TableGen -> slots.json, formats.json, instructions.json, registers.json,
+            operands.json
+  schedule  AIE2PGenSchedule.td (+ instructions.json of the tables stage) -> schedule.json
+  golden    BinaryOutput/*.mir (or their .mir.checks) -> golden.json
+Without --only, all three run in that order. Each file has a top-level "provenance" object.
+Output is deterministic (sorted keys, stable order).
 
 Bit numbering everywhere: bit 0 is the least significant bit of the little-endian integer the
 bytes of a bundle form (byte 0 holds bits 7..0). A TableGen concatenation {a, b, c} lists its
@@ -44,17 +49,9 @@ TD_FILES = [
 EMITTER = (T + "MCTargetDesc/aie2p/AIE2PMCCodeEmitterGen.inc.excerpt",
            "1b54f072a5d8354d7a226696c438097fb9f20505")
 GOLDEN_DIR = "llvm/test/CodeGen/AIE/aie2p/BinaryOutput"
-# Commit of each golden file as the index reported it (files not listed: 1b54f072...).
-GOLDEN_COMMITS = {"rel": "685e83f8f375b088517d80322ea7e78f1e0de56e", "ret": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "j": "685e83f8f375b088517d80322ea7e78f1e0de56e", "jl": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "jnz": "685e83f8f375b088517d80322ea7e78f1e0de56e", "movxm": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "lda": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vld_pop_fill": "6199d0b877c6b867f32db8a857393c95fad36c5b",
-                  "vconv": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vmac": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vsrs": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vst": "0faeea46bae04d3a3c4641e9f1c0b7529ee368f9"}
-DEFAULT_GOLDEN_COMMIT = "1b54f072a5d8354d7a226696c438097fb9f20505"
+# Every golden file: its commit as the source index reported it, its size upstream and the
+# number of CHECK lines it has (golden-sources.tsv, kept beside this script).
+GOLDEN_SOURCES = os.path.join(HERE, "golden-sources.tsv")
 
 # Instruction flags copied from the records when set.
 FLAGS = ["hasDelaySlot", "mayLoad", "mayStore", "hasSideEffects", "isSlotNOP", "isMoveImm",
@@ -797,7 +794,7 @@ def _line_names(text, src):
     return out
 
 
-def extract_schedule(src, R_instr, insts):
+def extract_schedule(src):
     R = tg.Records()
     texts = {}
     for path, _ in SCHED_FILES + EXTRA_ITIN_FILES:
@@ -868,8 +865,22 @@ def extract_schedule(src, R_instr, insts):
 _CHECK = re.compile(r"^#\s*CHECK(?:-NEXT)?:\s*([0-9a-f]+):\s+(.*)$")
 
 
+def golden_sources():
+    """golden-sources.tsv: family -> (commit, characters upstream, CHECK lines upstream)."""
+    rows = {}
+    for n, line in enumerate(open(GOLDEN_SOURCES, encoding="utf-8"), 1):
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.rstrip("\n").split("\t")
+        if len(f) != 4 or not re.fullmatch(r"[0-9a-f]{40}", f[1]):
+            fail("%s:%d: expected family, commit, characters, CHECK lines" % (GOLDEN_SOURCES, n))
+        rows[f[0]] = (f[1], int(f[2]), int(f[3]))
+    return rows
+
+
 def extract_golden(src):
     d = os.path.join(src, GOLDEN_DIR)
+    sources = golden_sources()
     pairs, files = [], []
     names = sorted(os.listdir(d)) if os.path.isdir(d) else []
     seen_family = {}
@@ -883,8 +894,14 @@ def extract_golden(src):
         if fam in seen_family:
             continue  # a whole .mir wins over a .mir.checks excerpt of the same file
         seen_family[fam] = fn
+    missing = sorted(set(sources) - set(seen_family))
+    if missing:
+        fail("golden files listed in %s but not in %s: %s" % (GOLDEN_SOURCES, d, ", ".join(missing)))
     for fam in sorted(seen_family):
         fn = seen_family[fam]
+        if fam not in sources:
+            fail("golden file %s/%s is not listed in %s" % (d, fn, GOLDEN_SOURCES))
+        commit, chars, checks = sources[fam]
         n = 0
         for line in open(os.path.join(d, fn), encoding="utf-8"):
             m = _CHECK.match(line.rstrip("\n"))
@@ -898,12 +915,17 @@ def extract_golden(src):
             text = " ".join(toks).strip()
             if not by or len(by) % 2:
                 raise SystemExit("golden %s: cannot split %r" % (fn, rest))
-            pairs.append({"file": GOLDEN_DIR + "/" + fam + ".mir", "family": fam,
-                          "addr": int(addr, 16), "bytes": " ".join(by), "asm": text})
+            # The family names its file (provenance.files): a pair carries no path.
+            pairs.append({"family": fam, "addr": int(addr, 16), "bytes": " ".join(by),
+                          "asm": text})
             n += 1
-        files.append({"path": GOLDEN_DIR + "/" + fam + ".mir",
-                      "transcribed_as": fn, "pairs": n,
-                      "commit": GOLDEN_COMMITS.get(fam, DEFAULT_GOLDEN_COMMIT)})
+        # A transcription must hold every CHECK line of its file: a short one is an
+        # incomplete download, not a smaller test.
+        if n != checks:
+            fail("golden %s: %d CHECK lines, %s says the file has %d"
+                 % (fn, n, os.path.basename(GOLDEN_SOURCES), checks))
+        files.append({"path": GOLDEN_DIR + "/" + fam + ".mir", "transcribed_as": fn,
+                      "pairs": n, "commit": commit, "characters_upstream": chars})
     return pairs, files
 
 
@@ -928,14 +950,8 @@ def dump(path, obj):
         f.write("\n")
 
 
-def main(argv):
-    if not argv:
-        raise SystemExit(__doc__)
-    src = argv[0]
-    out = argv[1] if len(argv) > 1 else os.path.join(HERE, "..", "..", "targets", "aie2p-isa", "data")
-    out = os.path.normpath(out)
-    os.makedirs(out, exist_ok=True)
-    command = "python3 scripts/aie2p-isa/extract.py <llvm-aie download dir>"
+def write_tables(src, out, command):
+    """The tables stage; returns the instructions for the schedule stage."""
     R, _ = load(src)
 
     slots = extract_slots(R)
@@ -958,7 +974,6 @@ def main(argv):
             imm_names[name] = imm_info(R, name)
 
     insts = extract_instructions(R, slots, regclasses, imm_names, op_classes)
-    golden, gfiles = extract_golden(src)
 
     td = TD_FILES
     dump(os.path.join(out, "slots.json"), {
@@ -998,7 +1013,14 @@ def main(argv):
         "count": len(insts),
         "instructions": insts,
     })
-    fus, bps, itins, extra, model = extract_schedule(src, R, insts)
+    print("slots %d, formats %d, instructions %d, registers %d, register classes %d"
+          % (len(slots), len(formats), len(insts), len(regs), len(regclasses)))
+    return insts
+
+
+def write_schedule(src, out, command, insts):
+    td = TD_FILES
+    fus, bps, itins, extra, model = extract_schedule(src)
     sched = {}
     missing = set()
     for i in insts:
@@ -1047,20 +1069,59 @@ def main(argv):
         },
         "instructions": sched,
     })
+    print("itineraries %d, instructions with their itinerary %d of %d"
+          % (len(itins), n_with, len(sched)))
+
+
+def write_golden(src, out, command):
+    golden, gfiles = extract_golden(src)
     dump(os.path.join(out, "golden.json"), {
         "provenance": {
             "repository": REPO, "license": LICENSE,
             "files": gfiles,
             "generated_by": "scripts/aie2p-isa/extract.py", "command": command,
-            "note": "Each pair is one CHECK line of llvm-objdump output: address, bytes in "
-                    "memory order, and the expected text (FileCheck pattern: {{.*}} is a "
+            "note": "Each pair is one CHECK line of llvm-objdump output: its file "
+                    "(BinaryOutput/<family>.mir, listed under files), address, bytes in "
+                    "memory order, and the expected text (a FileCheck pattern: {{...}} is a "
                     "regular expression, whitespace runs compare equal).",
         },
         "count": len(golden),
         "pairs": golden,
     })
-    print("slots %d, formats %d, instructions %d, registers %d, register classes %d, golden %d"
-          % (len(slots), len(formats), len(insts), len(regs), len(regclasses), len(golden)))
+    print("golden %d pairs from %d files" % (len(golden), len(gfiles)))
+
+
+STAGES = ("tables", "schedule", "golden")
+
+
+def main(argv):
+    only = None
+    if argv[:1] == ["--only"]:
+        if len(argv) < 2 or argv[1] not in STAGES:
+            raise SystemExit("--only takes one of: %s" % ", ".join(STAGES))
+        only, argv = argv[1], argv[2:]
+    if not argv or len(argv) > 2:
+        raise SystemExit(__doc__)
+    src = argv[0]
+    out = argv[1] if len(argv) > 1 else os.path.join(HERE, "..", "..", "targets", "aie2p-isa", "data")
+    out = os.path.normpath(out)
+    os.makedirs(out, exist_ok=True)
+    # Each file names the stage that writes it, however the script was run, so a file's
+    # bytes do not depend on whether its stage ran alone.
+    def command(stage):
+        return "python3 scripts/aie2p-isa/extract.py --only %s <llvm-aie download dir>" % stage
+    insts = None
+    if only in (None, "tables"):
+        insts = write_tables(src, out, command("tables"))
+    if only in (None, "schedule"):
+        if insts is None:
+            path = os.path.join(out, "instructions.json")
+            if not os.path.exists(path):
+                fail("the schedule stage needs %s (run the tables stage first)" % path)
+            insts = json.load(open(path, encoding="utf-8"))["instructions"]
+        write_schedule(src, out, command("schedule"), insts)
+    if only in (None, "golden"):
+        write_golden(src, out, command("golden"))
 
 
 if __name__ == "__main__":

@@ -357,7 +357,7 @@ impl Instruction {
         values: Vec<Value>,
         columns: &[usize],
     ) -> Result<Instruction, IsaError> {
-        let mut operands = Vec::new();
+        let mut operands: Vec<(String, Value)> = Vec::new();
         let mut derived = Vec::new();
         for ((name, value), &column) in opcode.asm_operands().into_iter().zip(values).zip(columns) {
             let Some(field) = opcode.field_of(name) else {
@@ -370,6 +370,21 @@ impl Instruction {
                 continue;
             }
             field.encode(&value).map_err(|e| e.at(column))?;
+            // A tied operand (`mac r7, r7, ...`: the accumulator read and
+            // written) shares its field: it is the field's value once, and
+            // the text must name the same register twice.
+            if let Some((_, first)) = operands.iter().find(|(n, _)| *n == field.name) {
+                if *first != value {
+                    return Err(IsaError::Tied {
+                        column,
+                        operand: name.to_string(),
+                        tied_to: field.name.clone(),
+                        register: value.to_string(),
+                        expected: first.to_string(),
+                    });
+                }
+                continue;
+            }
             operands.push((field.name.clone(), value));
         }
         let instruction = Instruction { opcode, operands };

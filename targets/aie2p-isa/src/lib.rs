@@ -23,6 +23,8 @@ mod instruction;
 mod round_trip;
 pub mod rules;
 pub mod schedule;
+#[cfg(test)]
+mod schedule_facts;
 mod tables;
 
 pub use asm::{parse_bundle, print_bundle, print_instruction};

