@@ -33,6 +33,9 @@ fn unsupported(opcode: &Opcode) -> Option<String> {
     if opcode.mnemonic.starts_with("nop") {
         return Some("the scheduler places NOPs".into());
     }
+    if isa().itinerary(opcode).is_none() {
+        return Some("it has no itinerary, so it cannot be scheduled".into());
+    }
     if let Some(o) = opcode
         .operands
         .iter()

@@ -13,7 +13,6 @@ use crate::layout::{self, LaidExit};
 use crate::location::SourceLocation;
 use crate::regalloc;
 use crate::scheduler::{self, End, Located};
-use crate::timing;
 use loom_aie2p_isa::elf::{self, CoreImage};
 use loom_aie2p_isa::rules::{self, CheckError, JUMP_ALIGNMENT};
 use loom_aie2p_isa::{print_bundle, Bundle, Instruction};
@@ -58,8 +57,6 @@ pub struct Program {
     pub frame_bytes: u32,
     pub bundles: usize,
     pub nop_bundles: usize,
-    /// Opcodes scheduled by the timing assumption (no itinerary yet).
-    pub assumed_timing: Vec<String>,
 }
 
 fn encode_error(e: loom_aie2p_isa::IsaError) -> CodegenError {
@@ -134,7 +131,6 @@ pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program,
     let mut line_table: Vec<LineEntry> = Vec::new();
     let mut bundles = 0;
     let mut nop_bundles = 0;
-    let mut assumed: Vec<String> = Vec::new();
     for (b, (block, mut s)) in laid.iter().zip(scheduled).enumerate() {
         for _ in 0..padding[b] {
             bytes.extend(nop.encode().map_err(encode_error)?);
@@ -179,11 +175,6 @@ pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program,
             if bundle.is_empty() {
                 nop_bundles += 1;
             }
-            for (inst, _) in bundle {
-                if timing::effects(inst).assumed {
-                    assumed.push(inst.opcode.name.clone());
-                }
-            }
             if let Some(location) = bundle.iter().find_map(|(_, l)| l.clone()) {
                 if line_table.last().map(|e| &e.location) != Some(&location) {
                     line_table.push(LineEntry { address, location });
@@ -191,8 +182,6 @@ pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program,
             }
         }
     }
-    assumed.sort();
-    assumed.dedup();
     check(&bytes)?;
     Ok(Program {
         bytes,
@@ -203,7 +192,6 @@ pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program,
         frame_bytes,
         bundles,
         nop_bundles,
-        assumed_timing: assumed,
     })
 }
 
@@ -216,6 +204,7 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), CodegenError> {
     hazard::check(bytes, 0).map_err(|e| match e {
         hazard::CheckError::Hazard(h) => CodegenError::Hazard(h),
         hazard::CheckError::Decode(e) => CodegenError::Encoding(e),
+        hazard::CheckError::Untimed(u) => CodegenError::Untimed(u),
         hazard::CheckError::Unsupported(m) => CodegenError::Internal(m),
     })
 }

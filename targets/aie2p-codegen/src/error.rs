@@ -6,6 +6,7 @@
 use crate::class::RegClass;
 use crate::function::BlockId;
 use crate::hazard::Hazard;
+use crate::timing::Untimed;
 use loom_aie2p_isa::rules::Violation;
 use loom_aie2p_isa::IsaError;
 use std::fmt;
@@ -187,6 +188,9 @@ pub enum CodegenError {
     Hazard(Hazard),
     /// An internal compiler error: an instruction or bundle did not encode.
     Encoding(IsaError),
+    /// An instruction the itineraries do not time (no itinerary, or an
+    /// operand without a cycle): it cannot be scheduled.
+    Untimed(Untimed),
     /// An internal compiler error of another kind, with what went wrong.
     Internal(String),
     /// The core ELF could not be written.
@@ -202,6 +206,7 @@ impl fmt::Display for CodegenError {
             CodegenError::Rule(v) => write!(f, "internal compiler error: {v}"),
             CodegenError::Hazard(h) => write!(f, "internal compiler error: {h}"),
             CodegenError::Encoding(e) => write!(f, "internal compiler error: {e}"),
+            CodegenError::Untimed(u) => write!(f, "cannot schedule: {u}"),
             CodegenError::Internal(m) => write!(f, "internal compiler error: {m}"),
             CodegenError::Elf(m) => write!(f, "core ELF: {m}"),
         }

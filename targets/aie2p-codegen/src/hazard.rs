@@ -10,7 +10,7 @@
 //!
 //! It does not trust the scheduler: it reads only the bytes.
 
-use crate::timing::{self, Effects, Memory};
+use crate::timing::{self, Effects, Memory, Untimed};
 use loom_aie2p_isa::rules::{DELAY_SLOTS, LOCK_REQUEST_DISTANCE};
 use loom_aie2p_isa::{decode, isa, print_bundle, Bundle, IsaError, OperandKind, Value};
 use std::collections::BTreeMap;
@@ -64,6 +64,8 @@ impl fmt::Display for Hazard {
 pub enum CheckError {
     Decode(IsaError),
     Hazard(Hazard),
+    /// An instruction the itineraries do not time.
+    Untimed(Untimed),
     /// Control flow the checker cannot follow (a register target).
     Unsupported(String),
 }
@@ -73,6 +75,7 @@ impl fmt::Display for CheckError {
         match self {
             CheckError::Decode(e) => e.fmt(f),
             CheckError::Hazard(h) => h.fmt(f),
+            CheckError::Untimed(u) => u.fmt(f),
             CheckError::Unsupported(m) => f.write_str(m),
         }
     }
@@ -91,7 +94,6 @@ struct State {
     load: Option<i64>,
     store: Option<i64>,
     units: BTreeMap<i64, Vec<(String, bool)>>,
-    every: Vec<(i64, i64)>,
     /// Bundles since the last lock request (capped at the distance).
     since_lock: Option<u32>,
 }
@@ -136,12 +138,6 @@ impl State {
             }
             mine.sort();
         }
-        for e in &other.every {
-            if !self.every.contains(e) {
-                self.every.push(*e);
-            }
-        }
-        self.every.sort();
         self.since_lock = match (self.since_lock, other.since_lock) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, None) => a,
@@ -172,12 +168,6 @@ impl State {
                 .filter(|(c, _)| **c >= 1)
                 .map(|(c, h)| (c - 1, h.clone()))
                 .collect(),
-            every: self
-                .every
-                .iter()
-                .filter(|(_, b)| *b >= 1)
-                .map(|(a, b)| (a - 1, b - 1))
-                .collect(),
             since_lock: self
                 .since_lock
                 .map(|s| (s + 1).min(LOCK_REQUEST_DISTANCE as u32)),
@@ -190,20 +180,24 @@ fn is_nop(bundle: &Bundle, i: usize) -> bool {
 }
 
 /// Check one bundle issued in `state`; the state after it.
-fn step(state: &State, bundle: &Bundle, at: u32) -> Result<State, Hazard> {
-    let hazard = |kind, detail: String| Hazard {
-        kind,
-        address: at,
-        bundle: print_bundle(bundle),
-        detail,
+fn step(state: &State, bundle: &Bundle, at: u32) -> Result<State, CheckError> {
+    let hazard = |kind, detail: String| {
+        CheckError::Hazard(Hazard {
+            kind,
+            address: at,
+            bundle: print_bundle(bundle),
+            detail,
+        })
     };
     let effects: Vec<(String, Effects)> = (0..bundle.instructions.len())
         .filter(|&i| !is_nop(bundle, i))
         .map(|i| {
             let inst = &bundle.instructions[i];
-            (inst.opcode.mnemonic.clone(), timing::effects(inst))
+            timing::effects(inst)
+                .map(|e| (inst.opcode.mnemonic.clone(), e))
+                .map_err(CheckError::Untimed)
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let mut next = state.clone();
     // Reads see the state before this bundle's writes.
     for (name, e) in &effects {
@@ -255,22 +249,9 @@ fn step(state: &State, bundle: &Bundle, at: u32) -> Result<State, Hazard> {
     }
     // Units: against what is in flight and the bundle's other instructions.
     for (name, e) in &effects {
-        if let Some(w) = e.every_unit {
-            let (a, b) = (i64::from(w.early), i64::from(w.late));
-            let busy = next.units.range(a..=b).any(|(_, h)| !h.is_empty())
-                || next.every.iter().any(|&(x, y)| x <= b && a <= y);
-            if busy {
-                return Err(hazard(
-                    HazardKind::UnitConflict,
-                    format!("{name} (timed by the assumption) holds every unit over cycles {a}-{b}, which others hold"),
-                ));
-            }
-            next.every.push((a, b));
-        }
         for u in &e.units {
             let cycle = i64::from(u.cycle);
             let held = next.units.get(&cycle).cloned().unwrap_or_default();
-            let everything = next.every.iter().any(|&(x, y)| x <= cycle && cycle <= y);
             let free = |unit: &String| {
                 let mut holders = held.iter().filter(|(n, _)| n == unit);
                 if u.required {
@@ -280,12 +261,12 @@ fn step(state: &State, bundle: &Bundle, at: u32) -> Result<State, Hazard> {
                 }
             };
             match u.units.iter().find(|unit| free(unit)) {
-                Some(unit) if !everything => next
+                Some(unit) => next
                     .units
                     .entry(cycle)
                     .or_default()
                     .push((unit.clone(), u.required)),
-                _ => {
+                None => {
                     return Err(hazard(
                         HazardKind::UnitConflict,
                         format!(
@@ -408,9 +389,7 @@ pub fn check(image: &[u8], base: u32) -> Result<(), CheckError> {
         let Some(state) = input[i].clone() else {
             continue;
         };
-        let out = step(&state, &bundles[i].1, at[i])
-            .map_err(CheckError::Hazard)?
-            .advance();
+        let out = step(&state, &bundles[i].1, at[i])?.advance();
         for &s in &succs[i] {
             let mut merged = input[s].clone().unwrap_or_default();
             let before = input[s].clone();

@@ -77,33 +77,16 @@ fn packable(slots: u32) -> bool {
 #[derive(Default, Clone)]
 pub(crate) struct Reservations {
     held: BTreeMap<u32, Vec<(String, bool)>>,
-    /// Cycles over which one instruction holds every unit.
-    every: Vec<(u32, u32)>,
 }
 
 impl Reservations {
-    fn everything_at(&self, cycle: u32) -> bool {
-        self.every.iter().any(|&(a, b)| a <= cycle && cycle <= b)
-    }
-
     /// The unit each of `effects`' stages takes issued at `at`, if all are
     /// free (LLVM's rule: a Required stage conflicts with any holder, a
     /// Reserved one with Required holders).
     fn choose(&self, effects: &Effects, at: u32) -> Option<Vec<(u32, String, bool)>> {
-        if let Some(w) = effects.every_unit {
-            let (a, b) = (at + w.early, at + w.late);
-            if self.held.range(a..=b).any(|(_, h)| !h.is_empty())
-                || self.every.iter().any(|&(x, y)| x <= b && a <= y)
-            {
-                return None;
-            }
-        }
         let mut taken: Vec<(u32, String, bool)> = Vec::new();
         for u in &effects.units {
             let cycle = at + u.cycle;
-            if self.everything_at(cycle) {
-                return None;
-            }
             let held = self.held.get(&cycle).map_or(&[][..], Vec::as_slice);
             let free = |unit: &String| {
                 let holders = held
@@ -123,12 +106,9 @@ impl Reservations {
         Some(taken)
     }
 
-    fn take(&mut self, effects: &Effects, at: u32, taken: Vec<(u32, String, bool)>) {
+    fn take(&mut self, taken: Vec<(u32, String, bool)>) {
         for (cycle, unit, required) in taken {
             self.held.entry(cycle).or_default().push((unit, required));
-        }
-        if let Some(w) = effects.every_unit {
-            self.every.push((at + w.early, at + w.late));
         }
     }
 }
@@ -257,7 +237,7 @@ impl Problem {
         if let (Some(x), Some(at)) = (self.transfer, at) {
             let node = &self.nodes[x];
             let taken = reservations.choose(&node.effects, at)?;
-            reservations.take(&node.effects, at, taken);
+            reservations.take(taken);
             occupied.insert(at, (node.occupancy, node.slot));
             times[x] = Some(at);
             for (i, d) in deadlines.iter_mut().enumerate() {
@@ -299,7 +279,7 @@ impl Problem {
                 let Some(taken) = reservations.choose(&node.effects, cycle) else {
                     continue;
                 };
-                reservations.take(&node.effects, cycle, taken);
+                reservations.take(taken);
                 occupied.insert(cycle, (occ | node.occupancy, slots | node.slot));
                 times[i] = Some(cycle);
                 left -= 1;
@@ -327,17 +307,17 @@ pub(crate) fn schedule(insts: Vec<Located>, end: End) -> Result<Scheduled, Codeg
     let mut nodes: Vec<Node> = located
         .into_iter()
         .map(|located| {
-            let effects = timing::effects(&located.0);
+            let effects = timing::effects(&located.0).map_err(CodegenError::Untimed)?;
             let slot = &located.0.opcode.slot;
-            Node {
+            Ok(Node {
                 occupancy: occupancy(slot),
                 slot: slot_bit(slot),
                 effects,
                 located,
                 preds: Vec::new(),
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, CodegenError>>()?;
     dependences(&mut nodes);
     let n = nodes.len();
     let exit = (transfer || done).then(|| n - 1);

@@ -3,19 +3,18 @@
 //! written, its bypass, the memory access, and the functional units each
 //! cycle holds, from the itineraries of `loom_aie2p_isa::schedule`.
 //!
-//! An opcode whose itinerary is not transcribed yet (today: `st`, `rel`,
-//! `sub`, `padd*` and the vector classes), or an operand its itinerary
-//! gives no cycle, is timed by one stated assumption, here and nowhere
-//! else: each of its register reads, writes and memory accesses may happen
-//! at any cycle of the window the transcribed itineraries span (the
-//! earliest to the latest cycle any of them names), and it holds every
-//! functional unit over that window. Scheduling against the whole window
-//! is safe whatever the real cycle inside it; it costs bundles, which the
-//! transcription gives back.
+//! Registers are taken apart into their leaves (`x0` is `wl0` and `wh0`,
+//! `dm0` its four `bm` quarters, `y0` two `x`), so an access to a register
+//! meets every access to a register it overlaps.
+//!
+//! Every opcode but the NOPs has an itinerary giving every register
+//! operand a cycle; an instruction whose opcode or operand has none is an
+//! `Untimed` error, never a guess.
 
 use loom_aie2p_isa::rules::LOCK_REQUEST_DISTANCE;
 use loom_aie2p_isa::schedule::StageKind;
 use loom_aie2p_isa::{isa, Instruction, OperandKind, Value};
+use std::fmt;
 use std::sync::OnceLock;
 
 /// The cycles (after issue) an effect may happen at, both ends included.
@@ -64,37 +63,45 @@ pub struct Effects {
     pub writes: Vec<Access>,
     pub memory: Option<(Memory, Window)>,
     pub units: Vec<UnitUse>,
-    /// Holds every functional unit over these cycles (the assumption).
-    pub every_unit: Option<Window>,
     /// `acq`/`rel`: at least 4 bundles from the next (§9).
     pub lock_request: bool,
     /// Lock requests and `done` order the memory accesses around them.
     pub barrier: bool,
-    /// Some of this was timed by the assumption.
-    pub assumed: bool,
 }
 
-/// The assumption's window: the earliest and latest cycle the transcribed
-/// itineraries name.
-pub fn assumed_window() -> Window {
-    static WINDOW: OnceLock<Window> = OnceLock::new();
-    *WINDOW.get_or_init(|| {
-        let isa = isa();
-        let cycles: Vec<u32> = isa
-            .opcodes
-            .iter()
-            .filter_map(|o| isa.schedule.itinerary(o))
-            .flat_map(|i| {
-                i.operand_cycles()
-                    .map(|(_, c)| c)
-                    .chain(i.memory_cycles.iter().copied())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        Window {
-            early: cycles.iter().copied().min().unwrap_or(0),
-            late: cycles.iter().copied().max().unwrap_or(0),
+/// An instruction the itineraries do not time: its opcode has no
+/// itinerary, or the itinerary gives one of its operands no cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untimed {
+    pub opcode: String,
+    /// The operand without a cycle; none when the opcode has no itinerary.
+    pub operand: Option<String>,
+}
+
+impl fmt::Display for Untimed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.operand {
+            Some(o) => write!(f, "{}: the itinerary gives ${o} no cycle", self.opcode),
+            None => write!(f, "{} has no itinerary", self.opcode),
         }
+    }
+}
+
+impl std::error::Error for Untimed {}
+
+/// The earliest cycle after issue at which any itinerary reads or writes
+/// an operand: how soon the next block's first bundle can touch what a
+/// block leaves behind (`Effects::drain`).
+pub fn earliest_cycle() -> u32 {
+    static EARLIEST: OnceLock<u32> = OnceLock::new();
+    *EARLIEST.get_or_init(|| {
+        let isa = isa();
+        isa.opcodes
+            .iter()
+            .filter_map(|o| isa.itinerary(o))
+            .flat_map(|i| i.operand_cycles().map(|(_, c)| c).collect::<Vec<_>>())
+            .min()
+            .unwrap_or(0)
     })
 }
 
@@ -111,29 +118,31 @@ fn memory_kind(mnemonic: &str) -> Option<Memory> {
     }
 }
 
-/// Register names a value covers: a pair `r1:r0` is both.
+/// The leaf registers a value covers: a pair `r1:r0` is both, `x0` its
+/// halves.
 fn registers(value: &Value) -> Vec<String> {
     match value {
-        Value::Register(name) => name.split(':').map(str::to_string).collect(),
+        Value::Register(name) => isa().leaves(name),
         Value::Immediate(_) => vec![],
     }
 }
 
 /// The effects of `inst`.
-pub fn effects(inst: &Instruction) -> Effects {
+pub fn effects(inst: &Instruction) -> Result<Effects, Untimed> {
     let isa = isa();
     let opcode = inst.opcode;
-    let itinerary = isa.schedule.itinerary(opcode);
-    let assumption = assumed_window();
-    let mut assumed = itinerary.is_none();
-    let mut window_of = |name: &str| match itinerary.and_then(|i| i.cycle(name)) {
-        Some(c) => Window::at(c),
-        None => {
-            assumed = true;
-            assumption
-        }
+    let untimed = |operand: Option<&str>| Untimed {
+        opcode: opcode.name.clone(),
+        operand: operand.map(str::to_string),
     };
-    let bypass_of = |name: &str| itinerary.and_then(|i| i.bypass(name)).map(str::to_string);
+    let itinerary = isa.itinerary(opcode).ok_or_else(|| untimed(None))?;
+    let window_of = |name: &str| {
+        itinerary
+            .cycle(name)
+            .map(Window::at)
+            .ok_or_else(|| untimed(Some(name)))
+    };
+    let bypass_of = |name: &str| itinerary.bypass(name).map(str::to_string);
     let (mut reads, mut writes) = (Vec::new(), Vec::new());
     for operand in &opcode.operands {
         if operand.kind == OperandKind::Immediate {
@@ -142,7 +151,7 @@ pub fn effects(inst: &Instruction) -> Effects {
         let Some(value) = inst.value(&operand.name) else {
             continue;
         };
-        let window = window_of(&operand.name);
+        let window = window_of(&operand.name)?;
         for register in registers(&value) {
             let access = Access {
                 register,
@@ -161,54 +170,49 @@ pub fn effects(inst: &Instruction) -> Effects {
         (&mut reads, &opcode.implicit_uses),
     ] {
         for record in names {
-            let register = isa
+            let asm = isa
                 .register(record)
                 .map_or_else(|| record.to_lowercase(), |r| r.asm.clone());
-            list.push(Access {
-                register,
-                window: window_of(record),
-                bypass: bypass_of(record),
-            });
-        }
-    }
-    let memory = memory_kind(&opcode.mnemonic).map(|kind| {
-        let cycles = itinerary.map_or(&[][..], |i| i.memory_cycles.as_slice());
-        match (cycles.iter().min(), cycles.iter().max()) {
-            (Some(&early), Some(&late)) => (kind, Window { early, late }),
-            _ => {
-                assumed = true;
-                (kind, assumption)
+            let window = window_of(record)?;
+            for register in isa.leaves(&asm) {
+                list.push(Access {
+                    register,
+                    window,
+                    bypass: bypass_of(record),
+                });
             }
         }
-    });
+    }
+    let memory = match memory_kind(&opcode.mnemonic) {
+        Some(kind) => {
+            let cycles = &itinerary.memory_cycles;
+            match (cycles.iter().min(), cycles.iter().max()) {
+                (Some(&early), Some(&late)) => Some((kind, Window { early, late })),
+                _ => return Err(untimed(Some("memory access"))),
+            }
+        }
+        None => None,
+    };
     let units = itinerary
-        .map(|i| {
-            i.stages
-                .iter()
-                .flat_map(|s| {
-                    (s.start..s.start + s.cycles).map(move |cycle| UnitUse {
-                        cycle,
-                        units: s.units.clone(),
-                        required: s.kind == StageKind::Required,
-                    })
-                })
-                .collect()
+        .stages
+        .iter()
+        .flat_map(|s| {
+            (s.start..s.start + s.cycles).map(move |cycle| UnitUse {
+                cycle,
+                units: s.units.clone(),
+                required: s.kind == StageKind::Required,
+            })
         })
-        .unwrap_or_default();
+        .collect();
     let lock_request = opcode.mnemonic.starts_with("acq") || opcode.mnemonic.starts_with("rel");
-    Effects {
+    Ok(Effects {
         reads,
         writes,
         memory,
         units,
-        every_unit: itinerary.is_none().then_some(Window {
-            early: 0,
-            late: assumption.late,
-        }),
         lock_request,
         barrier: lock_request || opcode.mnemonic == "done",
-        assumed,
-    }
+    })
 }
 
 impl Effects {
@@ -218,7 +222,7 @@ impl Effects {
     /// distance kept. Block exits wait this long (values do not stay in
     /// flight across a block boundary).
     pub fn drain(&self) -> u32 {
-        let first = assumed_window().early;
+        let first = earliest_cycle();
         let after = |late: u32| (late + 1).saturating_sub(first);
         let mut drain = 1;
         for w in &self.writes {
@@ -232,9 +236,6 @@ impl Effects {
         }
         for u in &self.units {
             drain = drain.max(u.cycle + 1);
-        }
-        if let Some(window) = self.every_unit {
-            drain = drain.max(window.late + 1);
         }
         if self.lock_request {
             drain = drain.max(LOCK_REQUEST_DISTANCE as u32);
@@ -287,7 +288,7 @@ mod tests {
     use loom_aie2p_isa::parse_bundle;
 
     fn of(text: &str) -> Effects {
-        effects(&parse_bundle(text).unwrap()[0])
+        effects(&parse_bundle(text).unwrap()[0]).unwrap()
     }
 
     #[test]
@@ -295,22 +296,51 @@ mod tests {
         let load = of("lda r1, [p0, #4]");
         let add = of("add r2, r1, r1");
         assert_eq!(read_after_write(&load.writes[0], &add.reads[0]), 7);
-        assert!(!load.assumed);
         assert_eq!(load.memory, Some((Memory::Load, Window::at(5))));
     }
 
     #[test]
-    fn an_untranscribed_store_is_timed_by_the_assumption() {
+    fn a_store_reads_its_data_at_cycle_one_and_writes_memory_at_five() {
         let store = of("st r1, [p0, #0]");
-        assert!(store.assumed);
-        assert_eq!(store.reads[0].window, assumed_window());
-        assert!(store.every_unit.is_some());
-        assert_eq!(assumed_window(), Window { early: 1, late: 8 });
+        assert_eq!(store.reads[0].register, "r1");
+        assert_eq!(store.reads[0].window, Window::at(1));
+        assert_eq!(store.memory, Some((Memory::Store, Window::at(5))));
     }
 
     #[test]
     fn an_add_writes_the_carry_implicitly() {
         let add = of("add r2, r1, r1");
         assert!(add.writes.iter().any(|w| w.register == "srcarry"));
+    }
+
+    #[test]
+    fn a_vector_register_is_its_halves_and_an_accumulator_its_quarters() {
+        let mac = of("vmac.f dm1, dm0, x2, x3, r4");
+        let written: Vec<&str> = mac.writes.iter().map(|w| w.register.as_str()).collect();
+        for quarter in ["bmll1", "bmlh1", "bmhl1", "bmhh1"] {
+            assert!(written.contains(&quarter), "{written:?}");
+        }
+        let read: Vec<&str> = mac.reads.iter().map(|r| r.register.as_str()).collect();
+        for half in ["wl2", "wh2", "wl3", "wh3", "bmll0"] {
+            assert!(read.contains(&half), "{read:?}");
+        }
+        // vconv reads half of dm1 (cml1): a read of what the mac writes.
+        let conv = of("vconv.bf16.fp32 x5, cml1");
+        let read = &conv.reads[0];
+        let write = mac
+            .writes
+            .iter()
+            .find(|w| w.register == read.register)
+            .unwrap();
+        assert_eq!(read_after_write(write, read), 6);
+    }
+
+    #[test]
+    fn a_nop_has_no_itinerary() {
+        let nop = parse_bundle("nop").unwrap();
+        assert!(matches!(
+            effects(&nop[0]),
+            Err(Untimed { operand: None, .. })
+        ));
     }
 }
