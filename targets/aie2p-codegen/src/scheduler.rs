@@ -248,9 +248,25 @@ impl Problem {
             for &(p, latency) in &node.preds {
                 deadlines[p] = deadlines[p].min(at.checked_sub(latency)?);
             }
+            // A node's deadline binds its predecessors too (preds come
+            // earlier in program order, so one backward pass is enough).
+            for j in (0..n).rev() {
+                if j == x || deadlines[j] == u32::MAX {
+                    continue;
+                }
+                for &(p, latency) in &self.nodes[j].preds {
+                    if p != x {
+                        deadlines[p] = deadlines[p].min(deadlines[j].checked_sub(latency)?);
+                    }
+                }
+            }
         }
         let mut order: Vec<usize> = (0..n).filter(|&i| times[i].is_none()).collect();
-        order.sort_by_key(|&i| (std::cmp::Reverse(self.priority[i]), i));
+        // The nearest deadline first (the work a transfer's placement
+        // needs before it), then the longest path: independent work that
+        // could go first would otherwise take the bundles the transfer's
+        // operands need, and push the transfer past its delay slots' reach.
+        order.sort_by_key(|&i| (deadlines[i], std::cmp::Reverse(self.priority[i]), i));
         let mut left = order.len();
         let mut cycle = 0;
         while left > 0 {

@@ -161,6 +161,181 @@ fn live_across_loop() -> MachineFunction {
     b.finish().unwrap()
 }
 
+/// A loop of `n` turns whose branch needs only `i + 1 < n`; `work` adds
+/// the rest of the body, given the block and the loop-carried values
+/// (`a`, `p`), and returns their next values.
+fn loop_with(
+    name: &str,
+    work: impl Fn(&mut FunctionBuilder, BlockId, VReg, VReg) -> (VReg, VReg),
+) -> MachineFunction {
+    let mut b = FunctionBuilder::new(name);
+    let (entry, body, exit) = (b.block(), b.block(), b.block());
+    let (n, zero, p) = (
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Pointer),
+    );
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(n), Imm(8)], at(1))
+        .unwrap();
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(zero), Imm(0)], at(1))
+        .unwrap();
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0400)], at(1))
+        .unwrap();
+    let i = b.param(body, RegClass::Scalar).unwrap();
+    let a = b.param(body, RegClass::Scalar).unwrap();
+    let q = b.param(body, RegClass::Pointer).unwrap();
+    b.terminate(
+        entry,
+        Terminator::Jump {
+            target: body,
+            args: vec![zero, zero, p],
+        },
+        at(2),
+    )
+    .unwrap();
+    let (i2, c) = (b.vreg(RegClass::Scalar), b.vreg(RegClass::Scalar));
+    b.inst(body, "ADD_add_r_ri", &[V(i2), V(i), Imm(1)], at(3))
+        .unwrap();
+    b.inst(body, "LT", &[V(c), V(i2), V(n)], at(3)).unwrap();
+    let (a2, q2) = work(&mut b, body, a, q);
+    b.terminate(
+        body,
+        Terminator::Branch {
+            condition: c,
+            taken: body,
+            taken_args: vec![i2, a2, q2],
+            otherwise: exit,
+            otherwise_args: vec![],
+        },
+        at(3),
+    )
+    .unwrap();
+    b.inst(exit, "ST_dms_sts_idx_imm", &[V(a2), V(q2), Imm(0)], at(5))
+        .unwrap();
+    b.terminate(exit, Terminator::Done, at(6)).unwrap();
+    b.finish().unwrap()
+}
+
+/// The bundles of the block labelled `label`, as text.
+fn block_text(program: &Program, label: &str) -> Vec<String> {
+    let text = text(program);
+    let mut lines = text.lines().skip_while(|l| *l != format!("{label}:"));
+    lines.next();
+    lines
+        .take_while(|l| !l.ends_with(':'))
+        .map(|l| l.split_once(": ").map_or(l, |(_, b)| b).to_string())
+        .collect()
+}
+
+#[test]
+fn delay_slots_take_the_work_the_branch_does_not_need() {
+    // a + 3 and a store of a, a pointer step: none feeds the condition.
+    let f = loop_with("filled", |b, body, a, q| {
+        let (a2, q2) = (b.vreg(RegClass::Scalar), b.vreg(RegClass::Pointer));
+        b.inst(body, "ST_dms_sts_idx_imm", &[V(a), V(q), Imm(0)], at(4))
+            .unwrap();
+        b.inst(body, "ADD_add_r_ri", &[V(a2), V(a), Imm(3)], at(4))
+            .unwrap();
+        b.inst(body, "PADDA_pstm_nrm_imm", &[V(q2), V(q), Imm(64)], at(4))
+            .unwrap();
+        (a2, q2)
+    });
+    let program = compile(&f, &options()).unwrap();
+    let body = block_text(&program, "filled.bb1");
+    let jump = body.iter().position(|b| b.contains("jnz")).unwrap();
+    // The transfer waits only for the condition (add, lt) ...
+    assert_eq!(jump, 2, "{body:?}");
+    // ... and its 5 delay slots end the block, holding the other work.
+    assert_eq!(body.len(), jump + 6, "{body:?}");
+    let slots = &body[jump + 1..];
+    assert!(slots.iter().any(|b| b.starts_with("add")), "{body:?}");
+    assert_eq!(
+        text(&program),
+        concat!(
+            "_start:\n",
+            "   0: movxm\tsp, #491520\n",
+            "filled:\n",
+            "   6: mov\tr4, #0\n",
+            "   a: mov\tr0, #8\n",
+            "   e: movxm\tp0, #459776\n",
+            "  14: mov\tr16, r4\n",
+            "  18: nop\n",
+            "  1a: nop\n",
+            "  1c: nop\n",
+            "  1e: nop\n",
+            "filled.bb1:\n",
+            "  20: padda\t[p0], #64 ; st\tr16, [p0, #0] ; add\tr4, r4, #1\n",
+            "  2a: lt\tr17, r4, r0\n",
+            "  2e: jnz\tr17, #32\n",
+            "  34: add\tr16, r16, #3\n",
+            "  38: nop\n",
+            "  3a: nop\n",
+            "  3c: nop\n",
+            "  3e: nop\n",
+            "filled.bb2:\n",
+            "  40: st\tr16, [p0, #0]\n",
+            "  44: nop\n",
+            "  46: nop\n",
+            "  48: nop\n",
+            "  4a: nop\n",
+            "  4c: done\n",
+        )
+    );
+}
+
+#[test]
+fn delay_slots_stay_empty_when_all_the_work_precedes_the_branch() {
+    // The body is the condition and a lock release, which may not sit in
+    // delay slots: the 5 slots are NOP bundles.
+    let f = loop_with("empty", |b, body, a, q| {
+        let one = b.vreg(RegClass::Scalar);
+        b.inst(body, "MOV_alu_mv_mv_mv_cg", &[V(one), Imm(1)], at(4))
+            .unwrap();
+        b.inst(body, "REL_mLockId_imm", &[Imm(48), V(one)], at(4))
+            .unwrap();
+        (a, q)
+    });
+    let program = compile(&f, &options()).unwrap();
+    let body = block_text(&program, "empty.bb1");
+    let jump = body.iter().position(|b| b.contains("jnz")).unwrap();
+    assert_eq!(body.len(), jump + 6, "{body:?}");
+    assert!(body[jump + 1..].iter().all(|b| b == "nop"), "{body:?}");
+    assert!(body[..jump].iter().any(|b| b.contains("rel")), "{body:?}");
+    assert_eq!(
+        text(&program),
+        concat!(
+            "_start:\n",
+            "   0: movxm\tsp, #491520\n",
+            "empty:\n",
+            "   6: mov\tr4, #0\n",
+            "   a: mov\tr0, #8\n",
+            "   e: movxm\tp0, #459776\n",
+            "  14: mov\tr16, r4\n",
+            "  18: nop\n",
+            "  1a: nop\n",
+            "  1c: nop\n",
+            "  1e: nop\n",
+            "empty.bb1:\n",
+            "  20: add\tr4, r4, #1 ; mov\tr18, #1\n",
+            "  26: rel\t#48, r18\n",
+            "  2a: lt\tr17, r4, r0\n",
+            "  2e: jnz\tr17, #32\n",
+            "  34: nop\n",
+            "  36: nop\n",
+            "  38: nop\n",
+            "  3a: nop\n",
+            "  3c: nop\n",
+            "empty.bb2:\n",
+            "  3e: st\tr16, [p0, #0]\n",
+            "  42: nop\n",
+            "  44: nop\n",
+            "  46: nop\n",
+            "  48: nop\n",
+            "  4a: done\n",
+        )
+    );
+}
+
 fn text(program: &Program) -> String {
     program.disassembly().unwrap()
 }
