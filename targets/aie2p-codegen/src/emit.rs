@@ -9,10 +9,10 @@
 use crate::error::CodegenError;
 use crate::function::MachineFunction;
 use crate::hazard;
-use crate::layout::{self, LaidExit};
+use crate::layout::{self, LaidBlock, LaidExit};
 use crate::location::SourceLocation;
 use crate::regalloc;
-use crate::scheduler::{self, End, Located};
+use crate::scheduler::{self, End, InFlight, Located, Scheduled};
 use loom_aie2p_isa::elf::{self, CoreImage};
 use loom_aie2p_isa::rules::{self, CheckError, JUMP_ALIGNMENT};
 use loom_aie2p_isa::{print_bundle, Bundle, Instruction};
@@ -86,26 +86,7 @@ pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program,
     let laid = layout::lay_out(allocated, &function.name, stack_pointer)?;
 
     // Schedule each block; the transfers' targets are filled in below.
-    let mut scheduled = Vec::new();
-    for block in &laid {
-        let end = match &block.exit {
-            LaidExit::Fallthrough => End::Fallthrough,
-            LaidExit::Transfer {
-                opcode, condition, ..
-            } => End::Transfer((
-                layout::transfer_instruction(opcode, condition.as_deref(), 0)?,
-                block.exit_location.clone(),
-            )),
-            LaidExit::Done => End::Done((
-                Instruction {
-                    opcode: layout::opcode("DONE")?,
-                    operands: vec![],
-                },
-                block.exit_location.clone(),
-            )),
-        };
-        scheduled.push(scheduler::schedule(block.insts.clone(), end)?);
-    }
+    let scheduled = schedule_blocks(&laid)?;
 
     // Addresses: a jump target starts a 16-byte line, padded by NOPs.
     let nop = Bundle::pack(vec![]).map_err(encode_error)?;
@@ -193,6 +174,93 @@ pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program,
         bundles,
         nop_bundles,
     })
+}
+
+/// The instruction a laid-out block ends with.
+fn end_of(block: &LaidBlock) -> Result<End, CodegenError> {
+    Ok(match &block.exit {
+        LaidExit::Fallthrough => End::Fallthrough,
+        LaidExit::Transfer {
+            opcode, condition, ..
+        } => End::Transfer((
+            layout::transfer_instruction(opcode, condition.as_deref(), 0)?,
+            block.exit_location.clone(),
+        )),
+        LaidExit::Done => End::Done((
+            Instruction {
+                opcode: layout::opcode("DONE")?,
+                operands: vec![],
+            },
+            block.exit_location.clone(),
+        )),
+    })
+}
+
+/// Passes over the blocks before the fallback (each block drained).
+/// Every pass that changes something grows some block's entry state in a
+/// finite lattice, so the iteration ends; the bound is a safety net.
+const PASSES: usize = 16;
+
+/// Each block scheduled against what its predecessors leave in flight,
+/// to a fixed point: every block's entry state covers the exits of all
+/// the ways into it (the layout's fall-throughs and transfers), so the
+/// schedule holds on every path. Padding NOPs before a jump target only
+/// add time on the fall-through path, which is safe.
+fn schedule_blocks(laid: &[LaidBlock]) -> Result<Vec<Scheduled>, CodegenError> {
+    let n = laid.len();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (b, block) in laid.iter().enumerate() {
+        let falls = match &block.exit {
+            LaidExit::Fallthrough => true,
+            LaidExit::Transfer {
+                condition, target, ..
+            } => {
+                if let Some(p) = preds.get_mut(*target) {
+                    p.push(b);
+                }
+                condition.is_some()
+            }
+            LaidExit::Done => false,
+        };
+        if falls && b + 1 < n {
+            preds[b + 1].push(b);
+        }
+    }
+    let ends: Vec<End> = laid.iter().map(end_of).collect::<Result<_, _>>()?;
+    let mut entries = vec![InFlight::default(); n];
+    let mut results: Vec<Option<(Scheduled, InFlight)>> = (0..n).map(|_| None).collect();
+    for _ in 0..PASSES {
+        let mut changed = false;
+        for b in 0..n {
+            let mut entry = entries[b].clone();
+            for &p in &preds[b] {
+                if let Some((_, exit)) = &results[p] {
+                    entry.join(exit);
+                }
+            }
+            if results[b].is_none() || entry != entries[b] {
+                results[b] = Some(scheduler::schedule(
+                    laid[b].insts.clone(),
+                    ends[b].clone(),
+                    &entry,
+                    false,
+                )?);
+                entries[b] = entry;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(results.into_iter().flatten().map(|(s, _)| s).collect());
+        }
+    }
+    // No fixed point: every block drains, so nothing crosses a boundary.
+    laid.iter()
+        .zip(ends)
+        .map(|(block, end)| {
+            scheduler::schedule(block.insts.clone(), end, &InFlight::default(), true)
+                .map(|(s, _)| s)
+        })
+        .collect()
 }
 
 /// The checks every emitted image passes: the silicon rules and latency.
