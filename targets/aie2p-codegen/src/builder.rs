@@ -246,6 +246,31 @@ impl FunctionBuilder {
                     .admits(&Value::Register(register.clone()))
                     .map_err(field_error)
             }
+            (_, MachineOperand::Part(v, part)) => {
+                self.known(*v)?;
+                let (opcode, operand_name) = name();
+                if operand.output {
+                    return Err(BuildError::PartialDefinition {
+                        opcode,
+                        operand: operand_name,
+                    });
+                }
+                // Every register of the class has the part, and the field
+                // takes every such part.
+                let all_taken = v.class.registers().into_iter().all(|r| {
+                    part.of(r)
+                        .is_some_and(|p| operand.admits(&Value::Register(p)).is_ok())
+                });
+                if all_taken {
+                    Ok(())
+                } else {
+                    Err(BuildError::NoSuchPart {
+                        opcode,
+                        operand: operand_name,
+                        class: v.class,
+                    })
+                }
+            }
             (_, MachineOperand::VReg(v)) => {
                 self.known(*v)?;
                 // The allocator may pick any register of the class.
@@ -356,7 +381,9 @@ fn uses(function: &MachineFunction) -> Vec<VReg> {
     for block in &function.blocks {
         for inst in &block.insts {
             for (name, value) in &inst.operands {
-                if let (false, MachineOperand::VReg(v)) = (inst.is_output(name), value) {
+                if let (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _)) =
+                    (inst.is_output(name), value)
+                {
                     out.push(*v);
                 }
             }

@@ -51,6 +51,17 @@ pub enum BuildError {
         operand: String,
         register: String,
     },
+    /// A part of a register as an output (parts are read only).
+    PartialDefinition {
+        opcode: String,
+        operand: String,
+    },
+    /// A register without that part (a scalar has no halves).
+    NoSuchPart {
+        opcode: String,
+        operand: String,
+        class: RegClass,
+    },
     /// A tied output must be a fresh virtual register of the input's class.
     TiedOutput {
         opcode: String,
@@ -129,6 +140,15 @@ impl fmt::Display for BuildError {
                 f,
                 "{opcode} ${operand}: {register} belongs to an allocated class; use a virtual register"
             ),
+            BuildError::PartialDefinition { opcode, operand } => write!(
+                f,
+                "{opcode} ${operand} writes a part of a register; parts are read only"
+            ),
+            BuildError::NoSuchPart {
+                opcode,
+                operand,
+                class,
+            } => write!(f, "{opcode} ${operand}: a {class} register has no such part"),
             BuildError::TiedOutput { opcode, operand } => write!(
                 f,
                 "{opcode} ${operand} is tied to an input: it takes a virtual register of the input's class"

@@ -5,7 +5,7 @@
 //! layout decides jumps, fall-throughs and delay slots). Values flowing
 //! along edges are block parameters (SSA, as regalloc2 takes it).
 
-use crate::class::RegClass;
+use crate::class::{Part, RegClass};
 use crate::location::SourceLocation;
 use loom_aie2p_isa::Opcode;
 use std::fmt;
@@ -51,6 +51,9 @@ impl fmt::Display for BlockId {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MachineOperand {
     VReg(VReg),
+    /// A part of a virtual register (`wl` of an x, `cml` or `bmhh` of a
+    /// dm), read only: writing a part would define a register in pieces.
+    Part(VReg, Part),
     /// A physical register outside the allocated classes (`sp`, `lc`,
     /// control registers), by its assembly name.
     Phys(String),
@@ -61,6 +64,7 @@ impl fmt::Display for MachineOperand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MachineOperand::VReg(v) => v.fmt(f),
+            MachineOperand::Part(v, p) => write!(f, "{v}.{p}"),
             MachineOperand::Phys(r) => f.write_str(r),
             MachineOperand::Imm(i) => write!(f, "#{i}"),
         }

@@ -29,7 +29,7 @@ mod timing;
 mod tests;
 
 pub use builder::FunctionBuilder;
-pub use class::RegClass;
+pub use class::{Part, RegClass};
 pub use emit::{compile, LineEntry, Options, Program, StackRegion, Symbol};
 pub use error::{BuildError, CodegenError};
 pub use function::{

@@ -7,12 +7,12 @@
 //! registers. So it runs twice over the same instructions: the scalars,
 //! pointers and modifiers once, the vectors and accumulators once, each
 //! run seeing only its classes' operands. Spill slots are 4-byte words
-//! (vector classes take 16), in one frame below the stack pointer, which
+//! (a vector takes 16, an accumulator 64), in one frame below the stack pointer, which
 //! the start-up sets (the AIE2P stack grows upward; spills address
 //! `[sp, #-offset]`).
 
 use crate::builder::machine_operands;
-use crate::class::RegClass;
+use crate::class::{Part, RegClass};
 use crate::error::CodegenError;
 use crate::function::{BlockId, MachineFunction, MachineInst, MachineOperand, Terminator, VReg};
 use crate::location::SourceLocation;
@@ -191,15 +191,22 @@ fn view(cfg: &Cfg, function: &MachineFunction, run: usize) -> View {
     for block in &cfg.blocks {
         let first = v.operands.len();
         for inst in block.insts {
-            let mut operands = Vec::new();
+            // This run's operands first, so a tied output can name its
+            // input's place whichever comes first in the record.
             let mut sources = Vec::new();
-            for (i, (name, value)) in inst.operands.iter().enumerate() {
-                let MachineOperand::VReg(vreg) = value else {
+            let mut regs = Vec::new();
+            for (i, (_, value)) in inst.operands.iter().enumerate() {
+                let (MachineOperand::VReg(vreg) | MachineOperand::Part(vreg, _)) = value else {
                     continue;
                 };
-                let Some(r) = ra_vreg(run, *vreg) else {
-                    continue;
-                };
+                if let Some(r) = ra_vreg(run, *vreg) {
+                    sources.push(i);
+                    regs.push(r);
+                }
+            }
+            let mut operands = Vec::new();
+            for (&i, &r) in sources.iter().zip(&regs) {
+                let name = &inst.operands[i].0;
                 let operand = inst.opcode.operand(name);
                 let tied = operand
                     .and_then(|o| o.tied_to.as_deref().filter(|_| o.output))
@@ -214,7 +221,6 @@ fn view(cfg: &Cfg, function: &MachineFunction, run: usize) -> View {
                     (true, None) => ra::Operand::reg_def(r),
                     (false, _) => ra::Operand::reg_use(r),
                 });
-                sources.push(i);
             }
             v.operands.push(operands);
             v.operand_sources.push(sources);
@@ -303,12 +309,9 @@ impl ra::Function for View {
     fn num_vregs(&self) -> usize {
         self.num_vregs
     }
-    fn spillslot_size(&self, _class: ra::RegClass) -> usize {
-        if self.vector_run {
-            16
-        } else {
-            1
-        }
+    fn spillslot_size(&self, class: ra::RegClass) -> usize {
+        let run = usize::from(self.vector_run);
+        (class_of_run(run, class).spill_bytes() / SLOT_BYTES) as usize
     }
 }
 
@@ -398,57 +401,96 @@ fn register_name(class: RegClass, index: usize) -> Result<String, CodegenError> 
         .ok_or_else(|| CodegenError::Internal(format!("{class} has no register {index}")))
 }
 
-/// The instruction that moves `from` to `to` (`frame` bytes below sp).
-fn move_instruction(from: Place, to: Place, frame: u32) -> Result<Instruction, CodegenError> {
+/// The instructions that move `from` to `to` (`frame` bytes below sp):
+/// one, but an accumulator goes to and from its slot a quarter at a time
+/// (the spill forms take 512-bit `bm` registers).
+fn move_instructions(from: Place, to: Place, frame: u32) -> Result<Vec<Instruction>, CodegenError> {
     let offset = |slot: u32| i64::from(slot) - i64::from(frame);
-    let (name, operands) = match (from, to) {
+    let quarters = [Part::LowLow, Part::LowHigh, Part::HighLow, Part::HighHigh];
+    let part = |register: String, p: Part| {
+        p.of(&register)
+            .ok_or_else(|| CodegenError::Internal(format!("{register} has no part {p}")))
+    };
+    let mut moves: Vec<(&str, Vec<(&str, Value)>)> = Vec::new();
+    match (from, to) {
         (Place::Register(class, f), Place::Register(_, t)) => {
-            let record = match class {
-                RegClass::Vector | RegClass::Accumulator => "VMOV_alu_mv_mv_x",
-                _ => "MOV_alu_mv_mv_mv_scl",
+            let (record, source) = match class {
+                RegClass::Vector => ("VMOV_alu_mv_mv_x", "src"),
+                RegClass::Accumulator => ("VMOV_D", "acc1"),
+                _ => ("MOV_alu_mv_mv_mv_scl", "src"),
             };
-            (
+            moves.push((
                 record,
                 vec![
                     ("dst", Value::Register(register_name(class, t)?)),
-                    ("src", Value::Register(register_name(class, f)?)),
+                    (source, Value::Register(register_name(class, f)?)),
                 ],
-            )
+            ));
+        }
+        (Place::Register(RegClass::Accumulator, f), Place::Slot(slot)) => {
+            let register = register_name(RegClass::Accumulator, f)?;
+            for (k, &q) in quarters.iter().enumerate() {
+                moves.push((
+                    "VST_dmx_sts_bm_spill",
+                    vec![
+                        ("src", Value::Register(part(register.clone(), q)?)),
+                        ("imm", Value::Immediate(offset(slot) + 64 * k as i64)),
+                    ],
+                ));
+            }
+        }
+        (Place::Slot(slot), Place::Register(RegClass::Accumulator, t)) => {
+            let register = register_name(RegClass::Accumulator, t)?;
+            for (k, &q) in quarters.iter().enumerate() {
+                moves.push((
+                    "VLDA_dmx_lda_bm_spill",
+                    vec![
+                        ("dst", Value::Register(part(register.clone(), q)?)),
+                        ("imm", Value::Immediate(offset(slot) + 64 * k as i64)),
+                    ],
+                ));
+            }
         }
         (Place::Register(class, f), Place::Slot(slot)) => {
             let record = match class {
                 RegClass::Vector => "VST_dmx_sts_x_spill",
-                RegClass::Accumulator => "VST_dmx_sts_bm_spill",
                 _ => "ST_dms_sts_spill",
             };
-            (
+            moves.push((
                 record,
                 vec![
                     ("src", Value::Register(register_name(class, f)?)),
                     ("imm", Value::Immediate(offset(slot))),
                 ],
-            )
+            ));
         }
         (Place::Slot(slot), Place::Register(class, t)) => {
             let record = match class {
                 RegClass::Vector => "VLDA_dmx_lda_x_spill",
-                RegClass::Accumulator => "VLDA_dmx_lda_bm_spill",
                 _ => "LDA_dms_lda_spill",
             };
-            (
+            moves.push((
                 record,
                 vec![
                     ("dst", Value::Register(register_name(class, t)?)),
                     ("imm", Value::Immediate(offset(slot))),
                 ],
-            )
+            ));
         }
         (Place::Slot(_), Place::Slot(_)) => {
             return Err(CodegenError::Internal(
                 "regalloc2 moved a stack slot to a stack slot".into(),
             ))
         }
-    };
+    }
+    moves
+        .into_iter()
+        .map(|(name, operands)| checked(name, operands))
+        .collect()
+}
+
+/// Instruction `name` with `operands`, each checked by its field.
+fn checked(name: &str, operands: Vec<(&str, Value)>) -> Result<Instruction, CodegenError> {
     let opcode = opcode(name)?;
     for (operand, value) in &operands {
         let field = opcode
@@ -507,7 +549,7 @@ pub(crate) fn allocate(
             edits
                 .entry(*point)
                 .or_default()
-                .push(move_instruction(from, to, frame_bytes)?);
+                .extend(move_instructions(from, to, frame_bytes)?);
         }
     }
     let alloc_of = |inst: usize| -> Result<BTreeMap<usize, String>, CodegenError> {
@@ -601,9 +643,22 @@ fn physical(
     let mut given: BTreeMap<&str, String> = BTreeMap::new();
     for (i, (name, value)) in machine.operands.iter().enumerate() {
         let value = match value {
-            MachineOperand::VReg(_) => Value::Register(regs.get(&i).cloned().ok_or_else(|| {
-                CodegenError::Internal(format!("{} ${name} was not allocated", machine.opcode.name))
-            })?),
+            MachineOperand::VReg(_) | MachineOperand::Part(..) => {
+                let register = regs.get(&i).cloned().ok_or_else(|| {
+                    CodegenError::Internal(format!(
+                        "{} ${name} was not allocated",
+                        machine.opcode.name
+                    ))
+                })?;
+                match value {
+                    MachineOperand::Part(_, part) => {
+                        Value::Register(part.of(&register).ok_or_else(|| {
+                            CodegenError::Internal(format!("{register} has no part {part}"))
+                        })?)
+                    }
+                    _ => Value::Register(register),
+                }
+            }
             MachineOperand::Phys(r) => Value::Register(r.clone()),
             MachineOperand::Imm(v) => Value::Immediate(*v),
         };
