@@ -26,12 +26,13 @@ CRATES = {
     "loom-translate": "runtime/translate/src",
     "loom-targets": "targets/src",
     "loom-aie2p-isa": "targets/aie2p-isa/src",
+    "loom-aie2p-codegen": "targets/aie2p-codegen/src",
     "loom-xdna-backend": "targets/xdna-backend/src",
     "loom-diagnostic": "tools/diagnostic/src",
     "loom-tools": "tools/src",
     "loom-isa-tools": "tools/isa/src",
 }
-WITHOUT_MLIR = ["loom-runtime", "loom-targets", "loom-aie2p-isa", "loom-isa-tools", "loom-diagnostic"]
+WITHOUT_MLIR = ["loom-runtime", "loom-targets", "loom-aie2p-isa", "loom-aie2p-codegen", "loom-isa-tools", "loom-diagnostic"]
 
 
 def module_name(root, path):

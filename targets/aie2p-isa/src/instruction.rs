@@ -259,6 +259,15 @@ impl Operand {
     }
 }
 
+impl Operand {
+    /// Whether the operand's field holds `value`: a register of its class,
+    /// an immediate in its range and on its steps (the encoder's own check,
+    /// for a code generator's builder).
+    pub fn admits(&self, value: &Value) -> Result<(), IsaError> {
+        self.encode(value).map(|_| ())
+    }
+}
+
 impl Instruction {
     /// The instruction of `slot` that `bits` hold: the most specific
     /// opcode whose fixed bits match and whose fields all hold operands of

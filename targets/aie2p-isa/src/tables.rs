@@ -85,6 +85,10 @@ pub struct Opcode {
     /// Itineraries chosen by the registers of the operands, in the order
     /// llvm-aie tries them; `itinerary` when none applies.
     pub itinerary_by_register_class: Vec<RegisterClassItinerary>,
+    /// Registers (by record name, e.g. `srCarry`, `sp`) written or read
+    /// without an operand of their own (llvm-aie's Defs and Uses).
+    pub implicit_defs: Vec<String>,
+    pub implicit_uses: Vec<String>,
 }
 
 impl Opcode {
@@ -154,6 +158,9 @@ pub(crate) fn placeholders(text: &str) -> Vec<(usize, usize, &str)> {
 pub struct Register {
     pub asm: String,
     pub encoding: u32,
+    /// The records of the registers this one is made of (`x0` is `wl0`
+    /// and `wh0`, `dm0` is `cml0` and `cmh0`), empty for a leaf.
+    pub subregs: Vec<String>,
 }
 
 /// One alternative of a composite register operand: either one fixed
@@ -194,6 +201,8 @@ pub struct Isa {
     pub opcodes: Vec<Opcode>,
     pub slot_widths: HashMap<String, u32>,
     registers: HashMap<String, Register>,
+    /// Per assembly name, the leaf registers it covers (see `leaves`).
+    leaves: HashMap<String, Vec<String>>,
     classes: HashMap<String, Vec<String>>,
     composites: HashMap<String, Vec<Alternative>>,
     immediates: HashMap<String, Immediate>,
@@ -275,6 +284,10 @@ struct RawSchedule {
     has_delay_slot: bool,
     #[serde(default)]
     itinerary_by_register_class: Vec<RegisterClassItinerary>,
+    #[serde(default)]
+    defs: Vec<String>,
+    #[serde(default)]
+    uses: Vec<String>,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -287,6 +300,8 @@ struct RawRegister {
     record: String,
     asm: String,
     encoding: u32,
+    #[serde(default)]
+    subregs: Vec<String>,
 }
 #[derive(Deserialize)]
 struct RawClass {
@@ -365,6 +380,14 @@ fn build() -> Isa {
                 .get_mut(&i.name)
                 .map(|s| std::mem::take(&mut s.itinerary_by_register_class))
                 .unwrap_or_default(),
+            implicit_defs: schedule
+                .instructions
+                .get(&i.name)
+                .map_or_else(Vec::new, |s| s.defs.clone()),
+            implicit_uses: schedule
+                .instructions
+                .get(&i.name)
+                .map_or_else(Vec::new, |s| s.uses.clone()),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
@@ -433,23 +456,27 @@ fn build() -> Isa {
     for (i, f) in formats.iter().enumerate() {
         by_size.entry(f.size_bytes).or_default().push(i);
     }
+    let registers_by_record: HashMap<String, Register> = registers
+        .registers
+        .into_iter()
+        .map(|r| {
+            (
+                r.record,
+                Register {
+                    asm: r.asm,
+                    encoding: r.encoding,
+                    subregs: r.subregs,
+                },
+            )
+        })
+        .collect();
+    let leaves = leaves_by_asm(&registers_by_record);
     Isa {
         formats,
         opcodes,
         slot_widths: slots.slots.into_iter().map(|s| (s.name, s.width)).collect(),
-        registers: registers
-            .registers
-            .into_iter()
-            .map(|r| {
-                (
-                    r.record,
-                    Register {
-                        asm: r.asm,
-                        encoding: r.encoding,
-                    },
-                )
-            })
-            .collect(),
+        registers: registers_by_record,
+        leaves,
         classes: registers
             .classes
             .into_iter()
@@ -466,6 +493,42 @@ fn build() -> Isa {
             schedule.delay_slots,
         ),
     }
+}
+
+/// Per assembly name, the leaf registers (by assembly name, sorted) of
+/// every record that prints so: `d0` names both the modifier group
+/// (m0, dn0, dj0, dc0) and the 3-d pair (d0, d4), so it covers both.
+fn leaves_by_asm(registers: &HashMap<String, Register>) -> HashMap<String, Vec<String>> {
+    fn walk(
+        registers: &HashMap<String, Register>,
+        record: &str,
+        depth: u32,
+        out: &mut Vec<String>,
+    ) {
+        match registers.get(record) {
+            // The tables' trees are a few levels deep; the bound keeps a
+            // bad table from recursing forever.
+            Some(r) if !r.subregs.is_empty() && depth < 8 => {
+                for s in &r.subregs {
+                    walk(registers, s, depth + 1, out);
+                }
+            }
+            Some(r) => out.push(r.asm.clone()),
+            None => out.push(record.to_string()),
+        }
+    }
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    let mut records: Vec<&String> = registers.keys().collect();
+    records.sort();
+    for record in records {
+        let mut leaves = Vec::new();
+        walk(registers, record, 0, &mut leaves);
+        let entry = out.entry(registers[record].asm.clone()).or_default();
+        entry.extend(leaves);
+        entry.sort();
+        entry.dedup();
+    }
+    out
 }
 
 /// The instruction set, read on first use.
@@ -504,6 +567,28 @@ impl Isa {
         self.registers.get(record)
     }
 
+    /// The leaf registers a register (by assembly name) is made of, by
+    /// assembly name: `x0` is `wh0` and `wl0`, `y0` the leaves of `x0` and
+    /// `x1`, `dm0` its four `bm` quarters, `r1:r0` both scalars; a leaf or
+    /// an unknown name is itself. Two registers overlap when their leaves
+    /// meet, which is how the scheduler and the latency checker see
+    /// aliasing.
+    pub fn leaves(&self, asm: &str) -> Vec<String> {
+        if let Some(l) = self.leaves.get(asm) {
+            return l.clone();
+        }
+        let mut parts: Vec<String> = asm
+            .split(':')
+            .flat_map(|part| match self.leaves.get(part) {
+                Some(l) => l.clone(),
+                None => vec![part.to_string()],
+            })
+            .collect();
+        parts.sort();
+        parts.dedup();
+        parts
+    }
+
     pub fn class(&self, name: &str) -> &[String] {
         self.classes.get(name).map_or(&[], Vec::as_slice)
     }
@@ -537,3 +622,22 @@ impl PartialEq for Opcode {
     }
 }
 impl Eq for Opcode {}
+
+#[cfg(test)]
+mod tests {
+    use super::isa;
+
+    #[test]
+    fn registers_alias_through_their_leaves() {
+        let isa = isa();
+        assert_eq!(isa.leaves("x0"), ["wh0", "wl0"]);
+        assert_eq!(isa.leaves("y0"), ["wh0", "wh1", "wl0", "wl1"]);
+        assert_eq!(isa.leaves("dm2"), ["bmhh2", "bmhl2", "bmlh2", "bmll2"]);
+        assert_eq!(isa.leaves("cmh2"), ["bmhh2", "bmhl2"]);
+        assert_eq!(isa.leaves("r1:r0"), ["r0", "r1"]);
+        assert_eq!(isa.leaves("r3"), ["r3"]);
+        // d0 prints for the modifier group and for the 3-d pair.
+        assert!(isa.leaves("d0").contains(&"m0".to_string()));
+        assert!(isa.leaves("d0").contains(&"m4".to_string()));
+    }
+}

@@ -1,0 +1,399 @@
+//! Building a machine function, checking each instruction against its
+//! opcode record as it is added: the operand count, each register's class
+//! and each immediate's range are checked by the instruction set's own
+//! encoder rules, so a bad instruction is a typed error here, never a
+//! panic or a wrong encoding later.
+
+use crate::class::RegClass;
+use crate::error::BuildError;
+use crate::function::{
+    Block, BlockId, MachineFunction, MachineInst, MachineOperand, Terminator, VReg,
+};
+use crate::location::SourceLocation;
+use loom_aie2p_isa::{isa, Opcode, Operand, OperandKind, Value};
+
+/// The operands a machine instruction gives values for: those with a
+/// field, and tied outputs (a post-modify's `ptr_out`).
+pub(crate) fn machine_operands(opcode: &Opcode) -> Vec<&Operand> {
+    opcode
+        .operands
+        .iter()
+        .filter(|o| !o.bits.is_empty() || (o.output && o.tied_to.is_some()))
+        .collect()
+}
+
+/// Why the machine layer does not take `opcode` as an instruction.
+fn unsupported(opcode: &Opcode) -> Option<String> {
+    if opcode.has_delay_slot {
+        return Some("control transfers are terminators (Terminator::Jump, Branch)".into());
+    }
+    if opcode.mnemonic == "done" {
+        return Some("the worker's end is Terminator::Done".into());
+    }
+    if opcode.mnemonic.starts_with("nop") {
+        return Some("the scheduler places NOPs".into());
+    }
+    if isa().itinerary(opcode).is_none() {
+        return Some("it has no itinerary, so it cannot be scheduled".into());
+    }
+    if let Some(o) = opcode
+        .operands
+        .iter()
+        .find(|o| o.bits.is_empty() && !(o.output && o.tied_to.is_some()))
+    {
+        return Some(format!(
+            "${} is a fixed or derived register the allocator is not told of",
+            o.name
+        ));
+    }
+    let isa = isa();
+    let implicit = opcode.implicit_defs.iter().chain(&opcode.implicit_uses);
+    for record in implicit {
+        let asm = isa
+            .register(record)
+            .map_or(record.as_str(), |r| r.asm.as_str());
+        if RegClass::of_register(asm).is_some() {
+            return Some(format!(
+                "it implicitly uses {asm}, a register of an allocated class"
+            ));
+        }
+    }
+    None
+}
+
+struct PendingBlock {
+    params: Vec<VReg>,
+    insts: Vec<MachineInst>,
+    terminator: Option<(Terminator, Option<SourceLocation>)>,
+}
+
+pub struct FunctionBuilder {
+    name: String,
+    blocks: Vec<PendingBlock>,
+    vregs: Vec<RegClass>,
+    defined: Vec<bool>,
+}
+
+impl FunctionBuilder {
+    /// A function named `name`; its first block is the entry.
+    pub fn new(name: impl Into<String>) -> FunctionBuilder {
+        FunctionBuilder {
+            name: name.into(),
+            blocks: Vec::new(),
+            vregs: Vec::new(),
+            defined: Vec::new(),
+        }
+    }
+
+    pub fn block(&mut self) -> BlockId {
+        self.blocks.push(PendingBlock {
+            params: Vec::new(),
+            insts: Vec::new(),
+            terminator: None,
+        });
+        BlockId(self.blocks.len() as u32 - 1)
+    }
+
+    pub fn vreg(&mut self, class: RegClass) -> VReg {
+        self.vregs.push(class);
+        self.defined.push(false);
+        VReg {
+            index: self.vregs.len() as u32 - 1,
+            class,
+        }
+    }
+
+    /// A new parameter of `block` (defined where the block starts).
+    pub fn param(&mut self, block: BlockId, class: RegClass) -> Result<VReg, BuildError> {
+        if block.0 == 0 {
+            return Err(BuildError::EntryParameters);
+        }
+        self.pending(block)?;
+        let v = self.vreg(class);
+        self.defined[v.index as usize] = true;
+        self.pending(block)?.params.push(v);
+        Ok(v)
+    }
+
+    fn pending(&mut self, block: BlockId) -> Result<&mut PendingBlock, BuildError> {
+        self.blocks
+            .get_mut(block.index())
+            .ok_or(BuildError::UnknownBlock(block))
+    }
+
+    fn known(&self, v: VReg) -> Result<(), BuildError> {
+        match self.vregs.get(v.index as usize) {
+            Some(&c) if c == v.class => Ok(()),
+            _ => Err(BuildError::UnknownVReg(v.index)),
+        }
+    }
+
+    /// Append an instruction of opcode record `opcode` to `block`, with
+    /// values for its machine operands in the record's operand order.
+    pub fn inst(
+        &mut self,
+        block: BlockId,
+        opcode: &str,
+        operands: &[MachineOperand],
+        location: Option<SourceLocation>,
+    ) -> Result<(), BuildError> {
+        let record = isa()
+            .opcodes
+            .iter()
+            .find(|o| o.name == opcode)
+            .ok_or_else(|| BuildError::UnknownOpcode {
+                name: opcode.to_string(),
+            })?;
+        if let Some(reason) = unsupported(record) {
+            return Err(BuildError::UnsupportedOpcode {
+                opcode: opcode.to_string(),
+                reason,
+            });
+        }
+        if self.pending(block)?.terminator.is_some() {
+            return Err(BuildError::Terminated(block));
+        }
+        let wanted = machine_operands(record);
+        if wanted.len() != operands.len() {
+            return Err(BuildError::OperandCount {
+                opcode: opcode.to_string(),
+                expected: wanted.iter().map(|o| o.name.clone()).collect(),
+                given: operands.len(),
+            });
+        }
+        let mut named = Vec::new();
+        for (operand, value) in wanted.iter().zip(operands) {
+            self.check(record, operand, value, &wanted, operands)?;
+            named.push((operand.name.clone(), value.clone()));
+        }
+        // Definitions last: a failed check leaves the function unchanged.
+        let mut defined: Vec<u32> = Vec::new();
+        for (operand, value) in wanted.iter().zip(operands) {
+            if let (true, MachineOperand::VReg(v)) = (operand.output, value) {
+                if self.defined[v.index as usize] || defined.contains(&v.index) {
+                    return Err(BuildError::Redefined(v.index));
+                }
+                defined.push(v.index);
+            }
+        }
+        for v in defined {
+            self.defined[v as usize] = true;
+        }
+        self.pending(block)?.insts.push(MachineInst {
+            opcode: record,
+            operands: named,
+            location,
+        });
+        Ok(())
+    }
+
+    fn check(
+        &self,
+        opcode: &Opcode,
+        operand: &Operand,
+        value: &MachineOperand,
+        all: &[&Operand],
+        values: &[MachineOperand],
+    ) -> Result<(), BuildError> {
+        let name = || (opcode.name.clone(), operand.name.clone());
+        let wrong_kind = |expected| {
+            let (opcode, operand) = name();
+            BuildError::WrongKind {
+                opcode,
+                operand,
+                expected,
+            }
+        };
+        let field_error = |error| {
+            let (opcode, operand) = name();
+            BuildError::Operand {
+                opcode,
+                operand,
+                error: Box::new(error),
+            }
+        };
+        if let Some(input) = operand.tied_to.as_deref().filter(|_| operand.output) {
+            // The output lands where the input was: same class, fresh vreg.
+            let source = all.iter().position(|o| o.name == input).map(|i| &values[i]);
+            return match (value, source) {
+                (MachineOperand::VReg(out), Some(MachineOperand::VReg(inp)))
+                    if out.class == inp.class =>
+                {
+                    self.known(*out)
+                }
+                _ => {
+                    let (opcode, operand) = name();
+                    Err(BuildError::TiedOutput { opcode, operand })
+                }
+            };
+        }
+        match (&operand.kind, value) {
+            (OperandKind::Immediate, MachineOperand::Imm(i)) => {
+                operand.admits(&Value::Immediate(*i)).map_err(field_error)
+            }
+            (OperandKind::Immediate, _) => Err(wrong_kind("an immediate")),
+            (_, MachineOperand::Imm(_)) => Err(wrong_kind("a register")),
+            (_, MachineOperand::Phys(register)) => {
+                if RegClass::of_register(register).is_some() {
+                    let (opcode, operand) = name();
+                    return Err(BuildError::AllocatableRegister {
+                        opcode,
+                        operand,
+                        register: register.clone(),
+                    });
+                }
+                operand
+                    .admits(&Value::Register(register.clone()))
+                    .map_err(field_error)
+            }
+            (_, MachineOperand::Part(v, part)) => {
+                self.known(*v)?;
+                let (opcode, operand_name) = name();
+                if operand.output {
+                    return Err(BuildError::PartialDefinition {
+                        opcode,
+                        operand: operand_name,
+                    });
+                }
+                // Every register of the class has the part, and the field
+                // takes every such part.
+                let all_taken = v.class.registers().into_iter().all(|r| {
+                    part.of(r)
+                        .is_some_and(|p| operand.admits(&Value::Register(p)).is_ok())
+                });
+                if all_taken {
+                    Ok(())
+                } else {
+                    Err(BuildError::NoSuchPart {
+                        opcode,
+                        operand: operand_name,
+                        class: v.class,
+                    })
+                }
+            }
+            (_, MachineOperand::VReg(v)) => {
+                self.known(*v)?;
+                // The allocator may pick any register of the class.
+                let all_taken = v
+                    .class
+                    .registers()
+                    .into_iter()
+                    .all(|r| operand.admits(&Value::Register(r.to_string())).is_ok());
+                if all_taken {
+                    Ok(())
+                } else {
+                    let (opcode, operand) = name();
+                    Err(BuildError::WrongClass {
+                        opcode,
+                        operand,
+                        class: v.class,
+                    })
+                }
+            }
+        }
+    }
+
+    /// End `block` with `terminator`.
+    pub fn terminate(
+        &mut self,
+        block: BlockId,
+        terminator: Terminator,
+        location: Option<SourceLocation>,
+    ) -> Result<(), BuildError> {
+        if self.pending(block)?.terminator.is_some() {
+            return Err(BuildError::Terminated(block));
+        }
+        if let Terminator::Branch { condition, .. } = &terminator {
+            self.known(*condition)?;
+            if condition.class != RegClass::Scalar {
+                return Err(BuildError::ConditionClass(condition.class));
+            }
+        }
+        for (target, args) in terminator.successors() {
+            let params = &self
+                .blocks
+                .get(target.index())
+                .ok_or(BuildError::UnknownBlock(target))?
+                .params;
+            if target.0 == 0 {
+                return Err(BuildError::JumpToEntry(block));
+            }
+            if params.len() != args.len() {
+                return Err(BuildError::ArgumentCount {
+                    from: block,
+                    to: target,
+                    expected: params.len(),
+                    given: args.len(),
+                });
+            }
+            for (index, (p, a)) in params.iter().zip(args).enumerate() {
+                self.known(*a)?;
+                if p.class != a.class {
+                    return Err(BuildError::ArgumentClass {
+                        from: block,
+                        to: target,
+                        index,
+                        expected: p.class,
+                        given: a.class,
+                    });
+                }
+            }
+        }
+        self.pending(block)?.terminator = Some((terminator, location));
+        Ok(())
+    }
+
+    /// The function, once every block is terminated and every used
+    /// virtual register defined.
+    pub fn finish(self) -> Result<MachineFunction, BuildError> {
+        let mut blocks = Vec::new();
+        for (b, pending) in self.blocks.into_iter().enumerate() {
+            let (terminator, terminator_location) = pending
+                .terminator
+                .ok_or(BuildError::Unterminated(BlockId(b as u32)))?;
+            blocks.push(Block {
+                params: pending.params,
+                insts: pending.insts,
+                terminator,
+                terminator_location,
+            });
+        }
+        if blocks.is_empty() {
+            return Err(BuildError::UnknownBlock(BlockId(0)));
+        }
+        let function = MachineFunction {
+            name: self.name,
+            blocks,
+            vregs: self.vregs,
+        };
+        for v in uses(&function) {
+            if !self.defined[v.index as usize] {
+                return Err(BuildError::Undefined(v.index));
+            }
+        }
+        Ok(function)
+    }
+}
+
+/// Every virtual register the function reads.
+fn uses(function: &MachineFunction) -> Vec<VReg> {
+    let mut out = Vec::new();
+    for block in &function.blocks {
+        for inst in &block.insts {
+            for (name, value) in &inst.operands {
+                if let (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _)) =
+                    (inst.is_output(name), value)
+                {
+                    out.push(*v);
+                }
+            }
+        }
+        if let Terminator::Branch { condition, .. } = &block.terminator {
+            out.push(*condition);
+        }
+        for (_, args) in block.terminator.successors() {
+            out.extend_from_slice(args);
+        }
+    }
+    out
+}
