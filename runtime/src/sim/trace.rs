@@ -9,10 +9,11 @@
 //! [`Array::record`]: super::array::Array::record
 
 pub mod json;
-#[cfg(test)]
-mod tests;
 
-use super::core::Timeline;
+// The core model interface's timeline (`super::core` re-exports it), named
+// at its source: the array records into a trace, so a trace must not
+// depend on the core interface, which depends on the array.
+use crate::interp::timeline::Timeline;
 use loom_targets::xdna::regs::Direction;
 use loom_targets::Tile;
 use std::cmp::Ordering;
@@ -181,3 +182,6 @@ impl Trace {
         self.slices.iter().map(|s| s.end).max().unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests;
