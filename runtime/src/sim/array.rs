@@ -485,7 +485,7 @@ impl Array {
         {
             Some(Ok(at)) => {
                 let begin = self.control;
-                if at > begin {
+                if at > begin && self.recorder.is_some() {
                     let kind = self.state(key.tile).map_or(TileKind::Core, |s| s.kind);
                     self.note(|| {
                         let channel = dma::channel_name(kind, key.direction, key.channel);

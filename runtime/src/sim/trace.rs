@@ -24,8 +24,10 @@ use std::collections::BTreeMap;
 pub enum Track {
     /// The command processor executing the TXN control code.
     Control,
-    /// The core of a tile, running its tile image.
-    Core(Tile),
+    /// The core of a tile, running its tile image: its first start (0),
+    /// or a later one after a partition reset, which the model may start
+    /// before the earlier run's modelled end, so it gets a track of its own.
+    Core(Tile, u32),
     /// A DMA channel (not a Loom channel) of a tile.
     Dma(Tile, Direction, u32),
 }
@@ -36,7 +38,7 @@ impl Track {
     fn key(&self) -> (u8, Tile, u8, u32) {
         match *self {
             Track::Control => (0, Tile::new(0, 0), 0, 0),
-            Track::Core(tile) => (1, tile, 0, 0),
+            Track::Core(tile, start) => (1, tile, 0, start),
             Track::Dma(tile, direction, channel) => (
                 2,
                 tile,
@@ -136,9 +138,15 @@ impl Trace {
     /// Each core's compute and lock-wait slices: it executed from its
     /// start to its end except while it stalled.
     pub(super) fn cores(&mut self, timelines: &[Timeline]) {
+        let mut starts: BTreeMap<Tile, u32> = BTreeMap::new();
         for timeline in timelines {
-            let track = Track::Core(timeline.tile);
-            let name = || format!("tile {} core", timeline.tile);
+            let start = starts.entry(timeline.tile).or_default();
+            let track = Track::Core(timeline.tile, *start);
+            *start += 1;
+            let name = || match track {
+                Track::Core(tile, n) if n > 0 => format!("tile {tile} core (start {})", n + 1),
+                _ => format!("tile {} core", timeline.tile),
+            };
             let mut at = timeline.started;
             let compute = |begin: u64, end: u64| Slice {
                 track,

@@ -408,7 +408,7 @@ impl Array {
                     };
                     // The credit's own release, plus the handoff.
                     let credit = released + self.profile.timing.lock_handoff_cycles;
-                    if credit > running.ready {
+                    if credit > running.ready && self.recorder.is_some() {
                         let own = self.own_lock(id, lock);
                         let begin = running.ready;
                         self.note(|| lock_wait(id, bd, own, value, begin, credit));

@@ -130,6 +130,48 @@ fn text(s: &str) -> String {
 mod tests {
     use super::*;
 
+    use crate::sim::trace::{Kind, Track};
+    use loom_targets::Tile;
+
+    fn one_slice(profile: &str, track: Track) -> Trace {
+        let mut trace = Trace::new(profile);
+        let slice = Slice {
+            track,
+            kind: Kind::Compute,
+            name: "compute".into(),
+            begin: 3,
+            end: 10,
+            args: vec![("worker", Arg::Text("w".into())), ("n", Arg::Int(2))],
+        };
+        trace.slice(slice, || "tile [0, 2] core".into());
+        trace
+    }
+
+    #[test]
+    fn each_run_is_a_process_and_each_track_a_thread() {
+        let a = one_slice("p", Track::Core(Tile::new(0, 2), 0));
+        let b = one_slice("q", Track::Control);
+        let text = write(&[("a", &a), ("b", &b)]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "{\"traceEvents\":[");
+        assert_eq!(
+            lines[1],
+            "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":1,\"tid\":0,\"args\":{\"name\":\"a: array p\"}},"
+        );
+        assert_eq!(
+            lines[5],
+            "{\"name\":\"compute\",\"cat\":\"compute\",\"ph\":\"X\",\"ts\":3,\"dur\":7,\"pid\":1,\"tid\":1,\"args\":{\"worker\":\"w\",\"n\":2}},"
+        );
+        assert!(lines[6].contains("\"pid\":2") && lines[6].contains("b: array q"));
+        assert!(lines[10].contains("\"pid\":2,\"tid\":1"), "{}", lines[10]);
+        assert_eq!(lines.len(), 12);
+        assert!(
+            lines[11].ends_with("\"profiles\":\"p, q\"}}"),
+            "{}",
+            lines[11]
+        );
+    }
+
     #[test]
     fn strings_are_escaped() {
         assert_eq!(text("a\"b\\c\nd\u{1}µ"), "\"a\\\"b\\\\c\\nd\\u0001µ\"");
