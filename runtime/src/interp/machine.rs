@@ -6,6 +6,7 @@ use super::program::{
     BlockId, Dim, FloatOp, FuncId, Index, Inst, IntOp, Op, Predicate, Program, Reg,
 };
 use super::tiles::{NoArray, Tiles};
+use super::timeline::{LockStall, Timeline};
 use super::value::{Elem, Value, View};
 use crate::numerics::{bf16_to_f32, f32_to_bf16};
 use loom_diagnostic::Diagnostic;
@@ -248,6 +249,8 @@ pub struct Machine<'p> {
     lock_waits: HashMap<usize, (Rc<str>, String)>,
     /// Modelled cycles per op of an array simulator core.
     op_cycles: u64,
+    /// Each worker's lock stalls (task, stall), when a trace asks for them.
+    stalls: Option<Vec<(usize, LockStall)>>,
     /// Channel actions taken; a replayed strand stops once they reach
     /// `action_limit`.
     actions: u64,
@@ -399,6 +402,7 @@ impl<'p> Machine<'p> {
             tiles: HashMap::new(),
             lock_waits: HashMap::new(),
             op_cycles: 0,
+            stalls: None,
             actions: 0,
             action_limit: u64::MAX,
         }
@@ -1483,6 +1487,20 @@ impl<'p> Machine<'p> {
                     .try_acquire(lock.tile, lock.id, lock.value, now)
                     .map_err(|e| error(loc, e, Vec::new()))?;
                 if let Some(at) = taken {
+                    if at > now {
+                        if let Some(stalls) = &mut self.stalls {
+                            stalls.push((
+                                t,
+                                LockStall {
+                                    tile: lock.tile,
+                                    lock: lock.id,
+                                    value: lock.value,
+                                    begin: now,
+                                    end: at,
+                                },
+                            ));
+                        }
+                    }
                     self.tasks[t].clock = at;
                 } else {
                     // The op runs again when the core resumes.
@@ -1787,6 +1805,8 @@ pub struct Workers<'p> {
     machine: Machine<'p>,
     /// Ops each worker executed (its busy cycles are these times the cost).
     ops: Vec<u64>,
+    /// Each started core: its task, tile and the cycle it started.
+    started: Vec<(usize, Tile, u64)>,
 }
 
 impl<'p> Workers<'p> {
@@ -1803,6 +1823,7 @@ impl<'p> Workers<'p> {
         Workers {
             machine,
             ops: Vec::new(),
+            started: Vec::new(),
         }
     }
 
@@ -1825,6 +1846,7 @@ impl<'p> Workers<'p> {
                 format!("worker @{name} takes parameters; a core starts it with none"),
             );
         }
+        self.started.push((m.tasks.len(), tile, at));
         m.tasks.push(Task {
             name: format!("core {tile} (@{name})"),
             loc: body.loc.clone(),
@@ -1887,6 +1909,32 @@ impl<'p> Workers<'p> {
             .map(|(t, task)| {
                 let ops = self.ops.get(t).copied().unwrap_or(0);
                 (task.name.clone(), task.clock, ops * cost)
+            })
+            .collect()
+    }
+
+    /// Keep each worker's lock stalls from now on, for [`Workers::timelines`].
+    pub fn record_stalls(&mut self) {
+        self.machine.stalls.get_or_insert_with(Vec::new);
+    }
+
+    /// Each started core's timeline; stalls only if they were recorded.
+    pub fn timelines(&self) -> Vec<Timeline> {
+        let m = &self.machine;
+        let stalls = m.stalls.as_deref().unwrap_or_default();
+        self.started
+            .iter()
+            .map(|&(t, tile, started)| Timeline {
+                name: m.tasks[t].name.clone(),
+                tile,
+                started,
+                end: m.tasks[t].clock,
+                finished: m.tasks[t].status == Status::Done,
+                stalls: stalls
+                    .iter()
+                    .filter(|(task, _)| *task == t)
+                    .map(|(_, stall)| stall.clone())
+                    .collect(),
             })
             .collect()
     }

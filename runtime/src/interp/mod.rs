@@ -4,11 +4,13 @@
 //! strand (loom-translate reads a verified module into it); `machine` runs
 //! one pipeline invocation with strands as tasks under a deterministic or
 //! seeded random scheduler, or a native realization's workers on an array
-//! that `tiles` describes (the array simulator's Low IR cores).
+//! that `tiles` describes (the array simulator's Low IR cores), whose
+//! stalls `timeline` keeps for a trace.
 
 pub mod machine;
 pub mod program;
 pub mod tiles;
+pub mod timeline;
 pub mod value;
 
 pub use machine::{run, Options, Outcome, Schedule, Workers};

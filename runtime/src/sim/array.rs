@@ -153,11 +153,12 @@ mod partition;
 mod registers;
 mod switch;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod timing;
 
 use super::error::SimError;
 use super::memory::Memory;
+use super::trace::{Arg, Kind, Slice, Trace, Track};
 use dma::{ChannelId, DmaChannel};
 use locks::Credits;
 use loom_targets::xdna::regs::{Direction, TileKind};
@@ -255,6 +256,8 @@ pub struct Array {
     /// Buffer descriptors the MM2S channels of core and memory tiles
     /// completed: the records the array sent out.
     sent: u64,
+    /// The slices of a traced run (`record`); None, and untouched, otherwise.
+    recorder: Option<Box<Trace>>,
 }
 
 impl Array {
@@ -293,6 +296,29 @@ impl Array {
             control: 0,
             control_busy: 0,
             sent: 0,
+            recorder: None,
+        }
+    }
+
+    /// Record the slices of the transfers, lock waits and control code
+    /// from now on, for a trace.
+    pub fn record(&mut self) {
+        let profile = self.profile.name.as_str();
+        self.recorder
+            .get_or_insert_with(|| Box::new(Trace::new(profile)));
+    }
+
+    /// What was recorded (None unless `record` was called), leaving the
+    /// array unrecorded.
+    pub fn take_trace(&mut self) -> Option<Trace> {
+        self.recorder.take().map(|trace| *trace)
+    }
+
+    /// Add `slice()` to the trace, if one is being recorded.
+    fn note(&mut self, slice: impl FnOnce() -> (Slice, String)) {
+        if let Some(trace) = &mut self.recorder {
+            let (slice, track) = slice();
+            trace.slice(slice, || track);
         }
     }
 
@@ -328,6 +354,20 @@ impl Array {
             TxnOp::Sync { .. } | TxnOp::LoadPdi { .. } => 0,
         };
         let cycles = words * self.profile.timing.control_cycles_per_word;
+        if cycles > 0 {
+            let begin = self.control;
+            self.note(|| {
+                let slice = Slice {
+                    track: Track::Control,
+                    kind: Kind::Control,
+                    name: mnemonic(op).into(),
+                    begin,
+                    end: begin + cycles,
+                    args: vec![("TXN op", Arg::Int(index as u64))],
+                };
+                (slice, "command processor (TXN)".into())
+            });
+        }
         self.control += cycles;
         self.control_busy += cycles;
         match op {
@@ -444,6 +484,22 @@ impl Array {
             .and_then(|issued| issued.pop_front())
         {
             Some(Ok(at)) => {
+                let begin = self.control;
+                if at > begin && self.recorder.is_some() {
+                    let kind = self.state(key.tile).map_or(TileKind::Core, |s| s.kind);
+                    self.note(|| {
+                        let channel = dma::channel_name(kind, key.direction, key.channel);
+                        let slice = Slice {
+                            track: Track::Control,
+                            kind: Kind::TokenWait,
+                            name: format!("SYNC: tile {} {channel}", key.tile),
+                            begin,
+                            end: at,
+                            args: vec![("TXN op", Arg::Int(index as u64))],
+                        };
+                        (slice, "command processor (TXN)".into())
+                    });
+                }
                 self.control = self.control.max(at);
                 Ok(true)
             }

@@ -10,6 +10,10 @@ use super::array::Array;
 use loom_diagnostic::Diagnostic;
 use loom_targets::Tile;
 
+// A core's timeline is the interpreter's type: the Low IR core hands its
+// workers' timelines on as they are, and another core model fills the same.
+pub use crate::interp::timeline::{LockStall, Timeline};
+
 /// Every core of one run, as one model runs them.
 pub trait Cores {
     /// Start the worker of tile image `image` on the core at `tile`, whose
@@ -26,6 +30,11 @@ pub trait Cores {
     /// Each core's name, the modelled cycle it finished (or stopped), and
     /// the cycles it spent executing.
     fn clocks(&self) -> Vec<(String, u64, u64)>;
+    /// Keep each core's lock stalls from now on (for a trace; off unless
+    /// asked, so an untraced run pays nothing).
+    fn record_stalls(&mut self);
+    /// Each started core's timeline, with its stalls if they were recorded.
+    fn timelines(&self) -> Vec<Timeline>;
     /// The data memory of `tile` (`bytes` long), made zeroed at first use:
     /// the cores hold it, the DMA engines reach it here.
     fn tile_memory(&mut self, tile: Tile, bytes: u64) -> &mut [u8];

@@ -4,10 +4,12 @@
 //! file per part under `array/`: `registers`, `locks`, `dma`, `switch`,
 //! `timing`; `error` is what it reports; `memory` is what its DMA engines
 //! address; `core` is the core model a run chooses; `run` drives them all
-//! through an artifact.
+//! through an artifact; `trace` records a run's timeline and writes it as a
+//! Chrome/Perfetto trace.
 
 pub mod array;
 pub mod core;
 pub mod error;
 pub mod memory;
 pub mod run;
+pub mod trace;

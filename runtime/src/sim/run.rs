@@ -10,6 +10,7 @@ use super::core::lowir::LowIrCores;
 use super::core::Cores;
 use super::error::SimError;
 use super::memory::{argument_address, tile_memory_bytes, Memory};
+use super::trace::Trace;
 use crate::interp::program::Program;
 use loom_diagnostic::Diagnostic;
 use loom_targets::xdna::elf::Artifact;
@@ -98,25 +99,78 @@ pub const DEFAULT_MAX_CORE_STEPS: u64 = 1 << 22;
 pub fn run(
     artifact: &Artifact,
     program: &Program,
-    mut args: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
     max_core_steps: u64,
 ) -> Result<Outcome, Diagnostic> {
+    invoke(artifact, program, args, max_core_steps, false).0
+}
+
+/// [`run`], recording its timeline: the trace of what ran, also when the
+/// run fails (a hang's trace shows what waited; it is empty when the
+/// artifact could not start).
+pub fn run_traced(
+    artifact: &Artifact,
+    program: &Program,
+    args: Vec<Vec<u8>>,
+    max_core_steps: u64,
+) -> (Result<Outcome, Diagnostic>, Trace) {
+    let (outcome, trace) = invoke(artifact, program, args, max_core_steps, true);
+    let trace = trace.unwrap_or_else(|| Trace::new(&artifact.profile));
+    (outcome, trace)
+}
+
+/// The run, and its trace if `record`.
+fn invoke(
+    artifact: &Artifact,
+    program: &Program,
+    args: Vec<Vec<u8>>,
+    max_core_steps: u64,
+    record: bool,
+) -> (Result<Outcome, Diagnostic>, Option<Trace>) {
     let Some(profile) = loom_targets::profiles()
         .iter()
         .find(|p| p.name == artifact.profile)
     else {
-        return Err(failure(format!(
+        let why = format!(
             "the artifact is for device profile `{}`, which no profile file describes",
             artifact.profile
-        )));
+        );
+        return (Err(failure(why)), None);
     };
-    let txn = Txn::decode(&artifact.ctrltext)
-        .map_err(|e| failure(format!("the artifact's .ctrltext: {e}")))?;
-    let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
+    let txn = match Txn::decode(&artifact.ctrltext) {
+        Ok(txn) => txn,
+        Err(e) => return (Err(failure(format!("the artifact's .ctrltext: {e}"))), None),
+    };
     let mut array = Array::new(profile);
     array.carry_pdis(&artifact.pdis);
     let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
-    let cores: &mut dyn Cores = &mut low_ir;
+    if record {
+        array.record();
+        low_ir.record_stalls();
+    }
+    let outcome = drive(artifact, &txn, &mut array, &mut low_ir, args);
+    let trace = array.take_trace().map(|mut trace| {
+        trace.cores(&low_ir.timelines());
+        trace.cycles = match &outcome {
+            Ok(outcome) => outcome.timing.cycles,
+            Err(_) => trace.last_end(),
+        };
+        trace
+    });
+    (outcome, trace)
+}
+
+/// The command processor, the array and the cores through the artifact's
+/// control code.
+fn drive(
+    artifact: &Artifact,
+    txn: &Txn,
+    array: &mut Array,
+    cores: &mut dyn Cores,
+    mut args: Vec<Vec<u8>>,
+) -> Result<Outcome, Diagnostic> {
+    let profile = array.profile();
+    let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
     let mut started = 0;
     let mut next = 0;
     let mut stopped: Option<Stop> = None;
@@ -149,7 +203,7 @@ pub fn run(
             cores,
             profile,
         })?;
-        let ran = cores.run(&mut array)?;
+        let ran = cores.run(array)?;
         let settled = !moved && !ran;
         if let Some(Stop::Reset(op)) = stopped {
             // The engines and cores go on until the reset; work it would
@@ -158,7 +212,7 @@ pub fn run(
                 let why = format!(
                     "TXN op {op}: the LOADPDI resets the partition while its work is unfinished"
                 );
-                unfinished(&array, cores, why)?;
+                unfinished(array, cores, why)?;
                 array.reset();
                 stopped = None;
             }
@@ -167,7 +221,7 @@ pub fn run(
         let done = stopped.is_none() && next == txn.ops.len() && !array.busy();
         if done && cores.unfinished().is_empty() {
             let why = "the invocation completed with stream data no DMA channel took";
-            unfinished(&array, cores, why.into())?;
+            unfinished(array, cores, why.into())?;
             break;
         }
         if settled {
@@ -175,14 +229,14 @@ pub fn run(
                 Some(Stop::Sync(op, key)) => Some((op, key)),
                 _ => None,
             };
-            return Err(hang(&array, cores, waiting, done));
+            return Err(hang(array, cores, waiting, done));
         }
     }
     Ok(Outcome {
         txn_ops: txn.ops.len(),
         cores: started,
         core_steps: cores.steps(),
-        timing: timing(&array, cores),
+        timing: timing(array, cores),
         buffers: args,
     })
 }

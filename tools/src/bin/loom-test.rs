@@ -8,9 +8,10 @@ use clap::{Parser, ValueEnum};
 use loom_dialects::{ir, names};
 use loom_driver::compile::{self, Request};
 use loom_driver::scenario::{self, Scenario};
-use loom_driver::{read_input, xdna, Failure, Session};
+use loom_driver::{output, read_input, xdna, Failure, Session};
 use loom_passes::loom_check_progress as progress;
 use loom_runtime::interp::{self, Options, Schedule};
+use loom_runtime::sim::trace::{json, Trace};
 use loom_runtime::{hal, sim};
 use loom_targets::xdna::elf;
 use melior::ir::Module;
@@ -74,6 +75,10 @@ struct Args {
     /// carries its own PDIs and is refused with this flag.
     #[arg(long, value_name = "FILE")]
     firmware: Option<String>,
+    /// With --device=sim: write a Chrome/Perfetto trace of the scenarios'
+    /// runs to FILE (docs/array-simulator.md, "Traces").
+    #[arg(long, value_name = "FILE")]
+    trace: Option<String>,
 }
 
 /// The caller's buffers of one run, by argument name.
@@ -242,6 +247,7 @@ fn execute_sim(
     scenario: &Scenario,
     directives: &Directives,
     max_core_steps: u64,
+    traces: Option<&mut Vec<(String, Trace)>>,
 ) -> Result<(Buffers, String), String> {
     // Faults of the control code or the array have no source location: they
     // are reported at the artifact, and a tile image's at its section.
@@ -252,7 +258,16 @@ fn execute_sim(
     };
     let program = xdna::tile_program(session, artifact, &artifact_name).map_err(|f| f.0)?;
     let (names, args) = bind_entry(artifact, scenario, directives)?;
-    let outcome = sim::run::run(artifact, &program, args, max_core_steps).map_err(|mut e| {
+    // A traced run keeps its trace, also when it fails (a hang's shows what waited).
+    let ran = match traces {
+        Some(traces) => {
+            let (ran, trace) = sim::run::run_traced(artifact, &program, args, max_core_steps);
+            traces.push((scenario.name.clone(), trace));
+            ran
+        }
+        None => sim::run::run(artifact, &program, args, max_core_steps),
+    };
+    let outcome = ran.map_err(|mut e| {
         let locations = std::iter::once(&mut e.location);
         for location in locations.chain(e.notes.iter_mut().map(|n| &mut n.location)) {
             if location.is_empty() {
@@ -526,6 +541,12 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         Some(path) => read_firmware(path)?,
         None => Vec::new(),
     };
+    if args.trace.is_some() && args.device != Device::Sim {
+        return Err(Failure(
+            "loom-test: error: --trace is an option of --device=sim\n".into(),
+        ));
+    }
+    let mut traces: Vec<(String, Trace)> = Vec::new();
     let base = Options {
         schedule: parse_schedule(&args.schedule)?,
         max_steps: args.max_steps.unwrap_or(Options::default().max_steps),
@@ -659,6 +680,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                         scenario,
                         &directives,
                         args.max_steps.unwrap_or(sim::run::DEFAULT_MAX_CORE_STEPS),
+                        args.trace.is_some().then_some(&mut traces),
                     )
                 }),
                 |_| Ok(String::new()),
@@ -696,6 +718,10 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             None => result,
         };
         report(&scenario.name, result, &mut passed, &mut failed)?;
+    }
+    if let Some(path) = &args.trace {
+        let runs: Vec<(&str, &Trace)> = traces.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        output::write_atomically(path, json::write(&runs).as_bytes())?;
     }
     say(&format!("{passed} passed, {failed} failed\n"))?;
     Ok(if failed == 0 {

@@ -5,6 +5,7 @@
 use super::{Array, TileState, TokenKey};
 use crate::sim::error::SimError;
 use crate::sim::memory::Memory;
+use crate::sim::trace::{Arg, Kind, Slice, Track};
 use loom_targets::xdna::regs::{BufferDescriptor, Direction, Iteration, StartQueueEntry, TileKind};
 use loom_targets::Tile;
 use std::collections::VecDeque;
@@ -406,9 +407,13 @@ impl Array {
                         return Ok(moved);
                     };
                     // The credit's own release, plus the handoff.
-                    running.ready = running
-                        .ready
-                        .max(released + self.profile.timing.lock_handoff_cycles);
+                    let credit = released + self.profile.timing.lock_handoff_cycles;
+                    if credit > running.ready && self.recorder.is_some() {
+                        let own = self.own_lock(id, lock);
+                        let begin = running.ready;
+                        self.note(|| lock_wait(id, bd, own, value, begin, credit));
+                    }
+                    running.ready = running.ready.max(credit);
                 }
                 running.acquired = true;
                 moved = true;
@@ -433,6 +438,15 @@ impl Array {
                 c.clock = end;
                 c.busy += cycles;
             }
+            // An S2MM descriptor that ends later than its own rate allows
+            // waited for its stream's bytes first: shown as a wait, then
+            // the transfer at the channel's rate.
+            let (ready, length) = (running.ready, running.descriptor.length);
+            let begin = ready.max(end.saturating_sub(cycles));
+            if begin > ready {
+                self.note(|| stream_wait(id, bd, ready, begin));
+            }
+            self.note(|| transfer(id, bd, length, begin, end));
             running.ready = end;
             if let Some((lock, value)) = running.descriptor.release {
                 self.dma_release(id, lock, value, end)
@@ -488,6 +502,12 @@ impl Array {
         }
     }
 
+    /// The tile-relative number of a descriptor's lock id (as `waits_for`
+    /// and the lock registers name it).
+    fn own_lock(&self, id: ChannelId, lock: u32) -> u32 {
+        lock.wrapping_sub(self.profile.tile_registers(id.kind).dma_own_lock_id_base)
+    }
+
     fn put_back(&mut self, id: ChannelId, running: Running) {
         if let Some(c) = self.channel_mut(id) {
             c.running = Some(running);
@@ -540,6 +560,73 @@ impl Array {
             format!("the simulator holds only {have} bytes of the tile's data memory")
         })
     }
+}
+
+/// A DMA channel's track and its name in a trace.
+fn track(id: ChannelId) -> (Track, String) {
+    (
+        Track::Dma(id.tile, id.direction, id.channel),
+        format!("tile {} {}", id.tile, id.name()),
+    )
+}
+
+/// Buffer descriptor `bd` waiting from `begin` for its lock's credit,
+/// held at `end`.
+fn lock_wait(
+    id: ChannelId,
+    bd: u32,
+    lock: u32,
+    value: i32,
+    begin: u64,
+    end: u64,
+) -> (Slice, String) {
+    let (track, name) = track(id);
+    let test = if value < 0 {
+        format!(">= {}", -i64::from(value))
+    } else {
+        format!("== {value}")
+    };
+    let slice = Slice {
+        track,
+        kind: Kind::LockWait,
+        name: format!("lock wait: lock {lock}"),
+        begin,
+        end,
+        args: vec![
+            ("bd", Arg::Int(bd.into())),
+            ("lock", Arg::Text(format!("tile {} lock[{lock}]", id.tile))),
+            ("acquire", Arg::Text(test)),
+        ],
+    };
+    (slice, name)
+}
+
+/// Buffer descriptor `bd` moving `length` bytes.
+fn transfer(id: ChannelId, bd: u32, length: u32, begin: u64, end: u64) -> (Slice, String) {
+    let (track, name) = track(id);
+    let slice = Slice {
+        track,
+        kind: Kind::Transfer,
+        name: format!("bd[{bd}]"),
+        begin,
+        end,
+        args: vec![("bytes", Arg::Int(length.into()))],
+    };
+    (slice, name)
+}
+
+/// S2MM buffer descriptor `bd` waiting for its stream's bytes to arrive.
+fn stream_wait(id: ChannelId, bd: u32, begin: u64, end: u64) -> (Slice, String) {
+    let (track, name) = track(id);
+    let slice = Slice {
+        track,
+        kind: Kind::StreamWait,
+        name: format!("stream wait: bd[{bd}]"),
+        begin,
+        end,
+        args: vec![("bd", Arg::Int(bd.into()))],
+    };
+    (slice, name)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! (Low aie2p IR) in the reference interpreter, which takes and gives its
 //! lock credits on the array.
 
-use super::Cores;
+use super::{Cores, Timeline};
 use crate::interp::{Program, Tiles, Workers};
 use crate::sim::array::Array;
 use crate::sim::memory::tile_memory_bytes;
@@ -46,6 +46,14 @@ impl Cores for LowIrCores<'_> {
 
     fn clocks(&self) -> Vec<(String, u64, u64)> {
         self.workers.clocks()
+    }
+
+    fn record_stalls(&mut self) {
+        self.workers.record_stalls();
+    }
+
+    fn timelines(&self) -> Vec<Timeline> {
+        self.workers.timelines()
     }
 
     fn tile_memory(&mut self, tile: Tile, bytes: u64) -> &mut [u8] {
