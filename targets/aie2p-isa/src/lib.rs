@@ -28,4 +28,4 @@ pub use asm::{parse_bundle, print_bundle, print_instruction};
 pub use bundle::{decode, decode_one, encode, Bundle};
 pub use error::IsaError;
 pub use instruction::{Instruction, Value};
-pub use tables::{isa, Format, Isa, Opcode, OperandKind};
+pub use tables::{isa, Format, Isa, Itinerary, Opcode, Operand, OperandKind, Register};

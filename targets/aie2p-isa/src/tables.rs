@@ -81,6 +81,12 @@ pub struct Opcode {
     pub itinerary: Option<String>,
     /// A control transfer, taking effect after the delay slots.
     pub has_delay_slot: bool,
+    /// Registers it writes and reads beyond its operands (record names,
+    /// e.g. `srCarry`, `lr`), as llvm-aie's `Defs`/`Uses` list them.
+    pub implicit_defs: Vec<String>,
+    pub implicit_uses: Vec<String>,
+    /// A slot's NOP (`isSlotNOP`): it reads and writes nothing.
+    pub is_slot_nop: bool,
 }
 
 impl Opcode {
@@ -150,6 +156,8 @@ pub(crate) fn placeholders(text: &str) -> Vec<(usize, usize, &str)> {
 pub struct Register {
     pub asm: String,
     pub encoding: u32,
+    /// Sub-register records, lowest part first (`l0` is `r0`, `r1`).
+    pub subregs: Vec<String>,
 }
 
 /// One alternative of a composite register operand: either one fixed
@@ -183,6 +191,29 @@ pub struct Immediate {
     pub negated: bool,
 }
 
+/// An itinerary class's operand timing (schedule.json): the cycle, counted
+/// from issue, at which each operand is read or written, and the bypass
+/// (forwarding path) it names, if any; for memory operations the cycles
+/// memory is accessed.
+#[derive(Debug, Clone)]
+pub struct Itinerary {
+    /// (operand or implicit register record, cycle), in LLVM's order:
+    /// explicit defs, explicit uses, implicit defs, implicit uses.
+    pub operand_cycles: Vec<(String, u32)>,
+    /// Per operand as `operand_cycles`; `None` for NoBypass.
+    pub bypasses: Vec<Option<String>>,
+    pub memory_cycles: Vec<u32>,
+}
+
+impl Itinerary {
+    /// The cycle and bypass of the operand named `name`.
+    pub fn operand(&self, name: &str) -> Option<(u32, Option<&str>)> {
+        let at = self.operand_cycles.iter().position(|(n, _)| n == name)?;
+        let bypass = self.bypasses.get(at).and_then(|b| b.as_deref());
+        Some((self.operand_cycles[at].1, bypass))
+    }
+}
+
 /// The whole instruction set.
 #[derive(Debug)]
 pub struct Isa {
@@ -197,6 +228,8 @@ pub struct Isa {
     by_slot: HashMap<String, Vec<usize>>,
     /// Per mnemonic, opcode indices.
     by_mnemonic: HashMap<String, Vec<usize>>,
+    /// The itinerary classes schedule.json has transcribed, by name.
+    itineraries: HashMap<String, Itinerary>,
     /// Per size in bytes, format indices.
     by_size: HashMap<usize, Vec<usize>>,
 }
@@ -238,6 +271,8 @@ struct RawOpcode {
     operands: Vec<RawOperand>,
     #[serde(default)]
     itinerary: Option<String>,
+    #[serde(default)]
+    flags: Vec<String>,
 }
 #[derive(Deserialize)]
 struct RawOperand {
@@ -259,11 +294,26 @@ struct RawOperand {
 #[derive(Deserialize)]
 struct ScheduleFile {
     instructions: HashMap<String, RawSchedule>,
+    itineraries: HashMap<String, RawItinerary>,
 }
 #[derive(Deserialize)]
 struct RawSchedule {
     #[serde(default)]
     has_delay_slot: bool,
+    #[serde(default)]
+    defs: Vec<String>,
+    #[serde(default)]
+    uses: Vec<String>,
+}
+#[derive(Deserialize)]
+struct RawItinerary {
+    operand_cycles: Vec<u32>,
+    #[serde(default)]
+    operand_names: Vec<String>,
+    #[serde(default)]
+    bypasses: Vec<String>,
+    #[serde(default)]
+    memory_cycles: Vec<u32>,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -276,6 +326,8 @@ struct RawRegister {
     record: String,
     asm: String,
     encoding: u32,
+    #[serde(default)]
+    subregs: Vec<String>,
 }
 #[derive(Deserialize)]
 struct RawClass {
@@ -349,6 +401,15 @@ fn build() -> Isa {
                 .instructions
                 .get(&i.name)
                 .is_some_and(|s| s.has_delay_slot),
+            implicit_defs: schedule
+                .instructions
+                .get(&i.name)
+                .map_or_else(Vec::new, |s| s.defs.clone()),
+            implicit_uses: schedule
+                .instructions
+                .get(&i.name)
+                .map_or_else(Vec::new, |s| s.uses.clone()),
+            is_slot_nop: i.flags.iter().any(|f| f == "isSlotNOP"),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
@@ -417,7 +478,28 @@ fn build() -> Isa {
     for (i, f) in formats.iter().enumerate() {
         by_size.entry(f.size_bytes).or_default().push(i);
     }
+    let itineraries = schedule
+        .itineraries
+        .into_iter()
+        .map(|(name, raw)| {
+            let bypasses = (0..raw.operand_cycles.len())
+                .map(|k| raw.bypasses.get(k).filter(|b| *b != "NoBypass").cloned())
+                .collect();
+            let operand_cycles = raw
+                .operand_names
+                .into_iter()
+                .zip(raw.operand_cycles)
+                .collect();
+            let itinerary = Itinerary {
+                operand_cycles,
+                bypasses,
+                memory_cycles: raw.memory_cycles,
+            };
+            (name, itinerary)
+        })
+        .collect();
     Isa {
+        itineraries,
         formats,
         opcodes,
         slot_widths: slots.slots.into_iter().map(|s| (s.name, s.width)).collect(),
@@ -430,6 +512,7 @@ fn build() -> Isa {
                     Register {
                         asm: r.asm,
                         encoding: r.encoding,
+                        subregs: r.subregs,
                     },
                 )
             })
@@ -494,6 +577,17 @@ impl Isa {
     pub fn immediate(&self, name: &str) -> Option<&Immediate> {
         self.immediates.get(name)
     }
+
+    /// The itinerary class `name` if schedule.json has transcribed it.
+    pub fn itinerary(&self, name: &str) -> Option<&Itinerary> {
+        self.itineraries.get(name)
+    }
+
+    /// Every register record and its assembly name, encoding and
+    /// sub-registers.
+    pub fn registers(&self) -> impl Iterator<Item = (&str, &Register)> {
+        self.registers.iter().map(|(k, v)| (k.as_str(), v))
+    }
 }
 
 // Formats and opcodes are the tables' own, one per name.
@@ -510,3 +604,35 @@ impl PartialEq for Opcode {
     }
 }
 impl Eq for Opcode {}
+
+#[cfg(test)]
+mod tests {
+    use super::isa;
+
+    /// The figures docs/aie2p-isa.md states: a scalar `lda` result at cycle
+    /// 7, `jl` writes lr at 4; `add` defines srCarry; slot NOPs are marked.
+    #[test]
+    fn itineraries_and_implicit_registers_are_read() {
+        let isa = isa();
+        let lda = isa.itinerary("II_LDA_dms_lda_idx_imm").unwrap();
+        assert_eq!(lda.operand("dst"), Some((7, None)));
+        assert_eq!(lda.memory_cycles, [5]);
+        assert_eq!(
+            isa.itinerary("II_JL_lng").unwrap().operand("lr"),
+            Some((4, None))
+        );
+        let mv = isa.itinerary("II_MOV_alu_mv_mv_mv_e_mv_eh_to_eh").unwrap();
+        assert_eq!(mv.operand("dst"), Some((2, Some("MV_Bypass"))));
+        let add = isa
+            .opcodes
+            .iter()
+            .find(|o| o.name == "ADD_add_r_ri")
+            .unwrap();
+        assert_eq!(add.implicit_defs, ["srCarry"]);
+        assert!(isa
+            .opcodes
+            .iter()
+            .any(|o| o.name == "NOPA" && o.is_slot_nop));
+        assert_eq!(isa.register("l0").unwrap().subregs, ["r0", "r1"]);
+    }
+}
