@@ -153,7 +153,7 @@ mod partition;
 mod registers;
 mod switch;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod timing;
 
 use super::error::SimError;

@@ -92,31 +92,46 @@ impl From<SimError> for Diagnostic {
 /// about 300 times what the largest program in the repository runs.
 pub const DEFAULT_MAX_CORE_STEPS: u64 = 1 << 22;
 
+/// The device profile `artifact` is admitted for.
+pub fn profile_of(artifact: &Artifact) -> Result<&'static DeviceProfile, Diagnostic> {
+    loom_targets::profiles()
+        .iter()
+        .find(|p| p.name == artifact.profile)
+        .ok_or_else(|| {
+            failure(format!(
+                "the artifact is for device profile `{}`, which no profile file describes",
+                artifact.profile
+            ))
+        })
+}
+
 /// Run `artifact` with the caller's buffers `args`; `program` holds the
-/// translated worker functions of its tile images, whose cores stop as
-/// runaway after `max_core_steps` ops in all.
+/// translated worker functions of its tile images, whose cores (the Low IR
+/// model) stop as runaway after `max_core_steps` ops in all.
 pub fn run(
     artifact: &Artifact,
     program: &Program,
-    mut args: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
     max_core_steps: u64,
 ) -> Result<Outcome, Diagnostic> {
-    let Some(profile) = loom_targets::profiles()
-        .iter()
-        .find(|p| p.name == artifact.profile)
-    else {
-        return Err(failure(format!(
-            "the artifact is for device profile `{}`, which no profile file describes",
-            artifact.profile
-        )));
-    };
+    let profile = profile_of(artifact)?;
+    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
+    run_with(artifact, &mut low_ir, args)
+}
+
+/// Run `artifact` with the caller's buffers `args`, its cores on the core
+/// model `cores`.
+pub fn run_with(
+    artifact: &Artifact,
+    cores: &mut dyn Cores,
+    mut args: Vec<Vec<u8>>,
+) -> Result<Outcome, Diagnostic> {
+    let profile = profile_of(artifact)?;
     let txn = Txn::decode(&artifact.ctrltext)
         .map_err(|e| failure(format!("the artifact's .ctrltext: {e}")))?;
     let arguments: Vec<u64> = (0..args.len()).map(argument_address).collect();
     let mut array = Array::new(profile);
     array.carry_pdis(&artifact.pdis);
-    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
-    let cores: &mut dyn Cores = &mut low_ir;
     let mut started = 0;
     let mut next = 0;
     let mut stopped: Option<Stop> = None;

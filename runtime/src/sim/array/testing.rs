@@ -13,17 +13,17 @@ use loom_targets::xdna::txn::TxnOp;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 
-pub(super) const SHIM: Tile = Tile::new(0, 0);
+pub(crate) const SHIM: Tile = Tile::new(0, 0);
 
-pub(super) const MEM: Tile = Tile::new(0, 1);
+pub(crate) const MEM: Tile = Tile::new(0, 1);
 
-pub(super) const CORE: Tile = Tile::new(0, 3);
+pub(crate) const CORE: Tile = Tile::new(0, 3);
 
-pub(super) const ARG0: u64 = 1 << 32;
+pub(crate) const ARG0: u64 = 1 << 32;
 
-pub(super) const ARG1: u64 = 2 << 32;
+pub(crate) const ARG1: u64 = 2 << 32;
 
-pub(super) fn strix() -> &'static DeviceProfile {
+pub(crate) fn strix() -> &'static DeviceProfile {
     loom_targets::profiles()
         .iter()
         .find(|p| p.name == "amd.xdna.strix.17f0_10")
@@ -31,7 +31,7 @@ pub(super) fn strix() -> &'static DeviceProfile {
 }
 
 /// The LOADPDI of the artifact's empty `.pdi.<id>`.
-pub(super) fn load_pdi(id: u16) -> TxnOp {
+pub(crate) fn load_pdi(id: u16) -> TxnOp {
     TxnOp::LoadPdi {
         id,
         size: empty(id).len() as u32,
@@ -40,7 +40,7 @@ pub(super) fn load_pdi(id: u16) -> TxnOp {
 }
 
 /// An array that carries the empty PDIs 0 and 1 and has not loaded one.
-pub(super) fn unloaded() -> Array {
+pub(crate) fn unloaded() -> Array {
     let mut array = Array::new(strix());
     let pdis: Vec<Pdi> = (0..2)
         .map(|id| Pdi {
@@ -56,7 +56,7 @@ pub(super) fn unloaded() -> Array {
 /// A partition the firmware has just reset (LOADPDI of `.pdi.0`), with the
 /// route the back end gives column 0's shim tokens (controller id 1) and
 /// every shim channel's Controller_ID set to it.
-pub(super) fn array() -> Array {
+pub(crate) fn array() -> Array {
     let mut array = unloaded();
     assert_eq!(array.apply(0, &load_pdi(0), &[]), Ok(Effect::Reset));
     array.reset();
@@ -73,7 +73,7 @@ pub(super) fn array() -> Array {
 /// The shim's token route as the back end writes it: slave TileControl in
 /// packet mode, its slot 0 for `id` (mask 0x1F, msel 0, arbiter 0), master
 /// South 0 in packet mode taking msel 0 on arbiter 0, header kept.
-pub(super) fn shim_token_route(id: u32) -> Vec<TxnOp> {
+pub(crate) fn shim_token_route(id: u32) -> Vec<TxnOp> {
     let write = |offset, value| TxnOp::Write {
         address: address(SHIM, offset),
         value,
@@ -87,7 +87,7 @@ pub(super) fn shim_token_route(id: u32) -> Vec<TxnOp> {
 
 /// The token routes `token_routes` gives for the issuers `ids`, beside the
 /// ports `used` holds.
-pub(super) fn token_route_ops(ids: &[(Tile, u32)], used: &mut Used) -> Vec<TxnOp> {
+pub(crate) fn token_route_ops(ids: &[(Tile, u32)], used: &mut Used) -> Vec<TxnOp> {
     token_routes(strix(), &ids.iter().copied().collect(), used)
         .unwrap()
         .iter()
@@ -96,11 +96,11 @@ pub(super) fn token_route_ops(ids: &[(Tile, u32)], used: &mut Used) -> Vec<TxnOp
 }
 
 /// MASKWRITE of a channel's Controller_ID field, as before a token start.
-pub(super) fn controller_id(tile: Tile, direction: Direction, channel: u32, id: u32) -> TxnOp {
+pub(crate) fn controller_id(tile: Tile, direction: Direction, channel: u32, id: u32) -> TxnOp {
     channel_control(tile, direction, channel, id << 8, 0x1F00)
 }
 
-pub(super) fn channel_control(
+pub(crate) fn channel_control(
     tile: Tile,
     direction: Direction,
     channel: u32,
@@ -118,7 +118,7 @@ pub(super) fn channel_control(
 }
 
 /// MASKWRITE of a core's Core_Control enable bit.
-pub(super) fn core_enable(tile: Tile, on: bool) -> TxnOp {
+pub(crate) fn core_enable(tile: Tile, on: bool) -> TxnOp {
     TxnOp::MaskWrite {
         address: address(tile, strix().core_control()),
         value: u32::from(on),
@@ -128,7 +128,7 @@ pub(super) fn core_enable(tile: Tile, on: bool) -> TxnOp {
 
 /// A core tile's bring-up as the back end writes it: disable the core,
 /// reset its MM2S then S2MM channels, (write its program), release them.
-pub(super) fn bring_up(tile: Tile) -> Vec<TxnOp> {
+pub(crate) fn bring_up(tile: Tile) -> Vec<TxnOp> {
     let channels = [
         (Direction::Mm2s, 0),
         (Direction::Mm2s, 1),
@@ -147,13 +147,13 @@ pub(super) fn bring_up(tile: Tile) -> Vec<TxnOp> {
 }
 
 /// Zeroed tile memories made at first use, and caller buffers by base.
-pub(super) struct TestMemory {
-    pub(super) tiles: BTreeMap<Tile, Vec<u8>>,
-    pub(super) ddr: Vec<(u64, Vec<u8>)>,
+pub(crate) struct TestMemory {
+    pub(crate) tiles: BTreeMap<Tile, Vec<u8>>,
+    pub(crate) ddr: Vec<(u64, Vec<u8>)>,
 }
 
 impl TestMemory {
-    pub(super) fn new(ddr: Vec<(u64, Vec<u8>)>) -> TestMemory {
+    pub(crate) fn new(ddr: Vec<(u64, Vec<u8>)>) -> TestMemory {
         TestMemory {
             tiles: BTreeMap::new(),
             ddr,
@@ -184,15 +184,15 @@ impl Memory for TestMemory {
     }
 }
 
-pub(super) fn kind(tile: Tile) -> TileKind {
+pub(crate) fn kind(tile: Tile) -> TileKind {
     strix().tile_kind(tile.column, tile.row).unwrap()
 }
 
-pub(super) fn address(tile: Tile, offset: u32) -> u32 {
+pub(crate) fn address(tile: Tile, offset: u32) -> u32 {
     strix().tile_address(tile.column, tile.row, offset) as u32
 }
 
-pub(super) fn lock_init(tile: Tile, lock: u32, value: u32) -> TxnOp {
+pub(crate) fn lock_init(tile: Tile, lock: u32, value: u32) -> TxnOp {
     let offset = strix().lock_value(kind(tile), lock).unwrap();
     TxnOp::Write {
         address: address(tile, offset),
@@ -201,12 +201,12 @@ pub(super) fn lock_init(tile: Tile, lock: u32, value: u32) -> TxnOp {
 }
 
 /// The switch settings `route` gives, as TXN ops.
-pub(super) fn settings(from: (Tile, u32), to: (Tile, u32)) -> Vec<(Tile, u32, TxnOp)> {
+pub(crate) fn settings(from: (Tile, u32), to: (Tile, u32)) -> Vec<(Tile, u32, TxnOp)> {
     settings_using(from, to, &mut Used::default())
 }
 
 /// The same, taking the ports in `used`.
-pub(super) fn settings_using(
+pub(crate) fn settings_using(
     from: (Tile, u32),
     to: (Tile, u32),
     used: &mut Used,
@@ -223,14 +223,14 @@ pub(super) fn settings_using(
         .collect()
 }
 
-pub(super) fn route_ops(from: (Tile, u32), to: (Tile, u32)) -> Vec<TxnOp> {
+pub(crate) fn route_ops(from: (Tile, u32), to: (Tile, u32)) -> Vec<TxnOp> {
     settings(from, to)
         .into_iter()
         .map(|(_, _, op)| op)
         .collect()
 }
 
-pub(super) fn bd(tile: Tile, n: u32, descriptor: &BufferDescriptor) -> TxnOp {
+pub(crate) fn bd(tile: Tile, n: u32, descriptor: &BufferDescriptor) -> TxnOp {
     let p = strix();
     TxnOp::BlockWrite {
         address: address(tile, p.bd(kind(tile), n).unwrap()),
@@ -238,7 +238,7 @@ pub(super) fn bd(tile: Tile, n: u32, descriptor: &BufferDescriptor) -> TxnOp {
     }
 }
 
-pub(super) fn start_runs(
+pub(crate) fn start_runs(
     tile: Tile,
     direction: Direction,
     channel: u32,
@@ -258,11 +258,11 @@ pub(super) fn start_runs(
     }
 }
 
-pub(super) fn start(tile: Tile, direction: Direction, channel: u32, bd: u32, token: bool) -> TxnOp {
+pub(crate) fn start(tile: Tile, direction: Direction, channel: u32, bd: u32, token: bool) -> TxnOp {
     start_runs(tile, direction, channel, bd, 1, token)
 }
 
-pub(super) fn sync(tile: Tile, direction: Direction, channel: u8) -> TxnOp {
+pub(crate) fn sync(tile: Tile, direction: Direction, channel: u8) -> TxnOp {
     TxnOp::Sync {
         column: tile.column as u8,
         row: tile.row as u8,
@@ -273,7 +273,7 @@ pub(super) fn sync(tile: Tile, direction: Direction, channel: u8) -> TxnOp {
     }
 }
 
-pub(super) fn tile_bd(
+pub(crate) fn tile_bd(
     address: u64,
     length: u32,
     acquire: Option<(u32, i32)>,
@@ -292,14 +292,14 @@ pub(super) fn tile_bd(
 }
 
 /// A shim descriptor as Loom writes it: address 0, patched later.
-pub(super) fn shim_bd(length: u32) -> BufferDescriptor {
+pub(crate) fn shim_bd(length: u32) -> BufferDescriptor {
     BufferDescriptor {
         burst_length: Some(64),
         ..tile_bd(0, length, None, None)
     }
 }
 
-pub(super) fn patch(n: u32, argument: u32, offset: u64) -> TxnOp {
+pub(crate) fn patch(n: u32, argument: u32, offset: u64) -> TxnOp {
     let bd = strix().bd(TileKind::Shim, n).unwrap();
     TxnOp::DdrPatch {
         address: address(SHIM, bd + 4),
@@ -310,7 +310,7 @@ pub(super) fn patch(n: u32, argument: u32, offset: u64) -> TxnOp {
 
 /// Apply the ops in order as a command processor does: at a SYNC, step
 /// the engines until its token arrives. Then let the engines settle.
-pub(super) fn run(
+pub(crate) fn run(
     array: &mut Array,
     ops: &[TxnOp],
     memory: &mut TestMemory,
@@ -338,13 +338,13 @@ pub(super) fn run(
     Ok(effects)
 }
 
-pub(super) fn locks(array: &Array, tile: Tile) -> &[u32] {
+pub(crate) fn locks(array: &Array, tile: Tile) -> &[u32] {
     &array.tiles[&tile].locks
 }
 
 /// Shim MM2S 0 sends `length` bytes of argument 0 at `offset` to core
 /// S2MM 0, whose BD 0 takes lock 0 and publishes lock 1.
-pub(super) fn shim_to_core(core_bd: BufferDescriptor, length: u32, offset: u64) -> Vec<TxnOp> {
+pub(crate) fn shim_to_core(core_bd: BufferDescriptor, length: u32, offset: u64) -> Vec<TxnOp> {
     let mut ops = vec![lock_init(CORE, 0, 1), lock_init(CORE, 1, 0)];
     ops.extend(route_ops((SHIM, 0), (CORE, 0)));
     ops.extend([
