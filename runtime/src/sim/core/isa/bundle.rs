@@ -1,0 +1,51 @@
+//! A bundle as the core executes it: decoded once per address, with each
+//! non-NOP slot's text, itinerary and semantics looked up.
+
+use super::semantics::{self, Semantics};
+use loom_aie2p_isa::{decode_one, isa, print_bundle, print_instruction, Instruction, Itinerary};
+
+/// One slot's instruction, decoded with what executing it needs.
+pub(super) struct Slot {
+    pub(super) instruction: Instruction,
+    pub(super) text: String,
+    pub(super) itinerary: Option<&'static Itinerary>,
+    pub(super) semantics: Option<Semantics>,
+}
+
+/// A decoded bundle: its size and text, its slots other than NOPs.
+pub(super) struct Decoded {
+    pub(super) size: u32,
+    pub(super) text: String,
+    pub(super) nops_only: bool,
+    pub(super) slots: Vec<Slot>,
+}
+
+/// The bundle at the start of `bytes` (at program address `address`), or
+/// why it does not decode.
+pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
+    let (bundle, size) = decode_one(bytes, address as usize).map_err(|e| {
+        let shown: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        format!("cannot decode the bundle (bytes {}): {e}", shown.join(" "))
+    })?;
+    let slots: Vec<Slot> = bundle
+        .instructions
+        .iter()
+        .filter(|i| !i.opcode.is_slot_nop)
+        .map(|i| Slot {
+            text: print_instruction(i),
+            itinerary: i
+                .opcode
+                .itinerary
+                .as_deref()
+                .and_then(|n| isa().itinerary(n)),
+            semantics: semantics::of(&i.opcode.name),
+            instruction: i.clone(),
+        })
+        .collect();
+    Ok(Decoded {
+        size: size as u32,
+        text: print_bundle(&bundle),
+        nops_only: slots.is_empty(),
+        slots,
+    })
+}

@@ -1,0 +1,216 @@
+//! What one instruction of a bundle may do, as the semantics see it: read
+//! its operands at their use cycles, load from the data views, and queue
+//! its effects (register writes at their def cycles, stores, a lock
+//! request, a control transfer), which the bundle commits together after
+//! every slot has read its operands.
+
+use super::neighbours::{neighbour, view_of};
+use super::registers::{Early, Pending, RegisterFile};
+use super::timing::Bypass;
+use loom_aie2p_isa::{Instruction, Itinerary, OperandKind, Value};
+use loom_targets::{DeviceProfile, Tile};
+use std::collections::BTreeMap;
+
+/// A lock request: acquire (value -N: wait for >= N, take N; N >= 0: wait
+/// for == N) or release (add the value).
+#[derive(Debug, Clone)]
+pub struct LockRequest {
+    pub acquire: bool,
+    pub id: u32,
+    pub tile: Tile,
+    pub lock: u32,
+    pub value: i32,
+}
+
+/// What a bundle does once it commits.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub writes: Vec<Pending>,
+    /// (tile, byte offset, bytes).
+    pub stores: Vec<(Tile, usize, Vec<u8>)>,
+    pub lock: Option<LockRequest>,
+    /// A control transfer: its target, or None for one not taken.
+    pub transfer: Option<Option<u32>>,
+    pub done: bool,
+    pub events: u64,
+}
+
+/// One instruction being executed.
+pub struct Exec<'a> {
+    pub profile: &'static DeviceProfile,
+    pub tile: Tile,
+    pub regs: &'a RegisterFile,
+    pub memories: &'a BTreeMap<Tile, Vec<u8>>,
+    /// The bundle's issue cycle and address, the instruction's text.
+    pub cycle: u64,
+    pub address: u32,
+    /// The instruction and its slot's index among the bundle's non-NOPs.
+    pub slot: usize,
+    pub instruction: &'a Instruction,
+    pub itinerary: &'static Itinerary,
+    /// The address after the delay slots of a control transfer in this
+    /// bundle (a `jl`'s return address), when it could be decoded.
+    pub after_delay_slots: &'a Result<u32, String>,
+    pub effects: &'a mut Effects,
+    /// Reads that came before a write they depend on landed.
+    pub early: &'a mut Vec<(u64, Early)>,
+}
+
+impl Exec<'_> {
+    /// The register an operand names: its field's value, or the only
+    /// member of its class (e.g. `r27` of `sel.nez`).
+    fn register(&self, operand: &str) -> Result<String, String> {
+        match self.instruction.value(operand) {
+            Some(Value::Register(name)) => Ok(name),
+            Some(Value::Immediate(v)) => Err(format!("operand `{operand}` is the immediate {v}")),
+            None => {
+                let op = self
+                    .instruction
+                    .opcode
+                    .operand(operand)
+                    .ok_or_else(|| format!("the instruction has no operand `{operand}`"))?;
+                match loom_aie2p_isa::isa().class(&op.class) {
+                    [only] => loom_aie2p_isa::isa()
+                        .register(only)
+                        .map(|r| r.asm.clone())
+                        .ok_or_else(|| format!("class {} names no register", op.class)),
+                    _ => Err(format!("operand `{operand}` has no value")),
+                }
+            }
+        }
+    }
+
+    fn cycle_of(&self, operand: &str) -> Result<(u64, Bypass), String> {
+        let (cycle, bypass) = self.itinerary.operand(operand).ok_or_else(|| {
+            format!(
+                "its itinerary {} gives no cycle for operand `{operand}`",
+                self.instruction.opcode.itinerary.as_deref().unwrap_or("?")
+            )
+        })?;
+        Ok((self.cycle + u64::from(cycle), bypass))
+    }
+
+    fn leaf(name: &str) -> Result<usize, String> {
+        match RegisterFile::leaves(name) {
+            Some([leaf]) if RegisterFile::is_word(*leaf) => Ok(*leaf),
+            Some(_) => Err(format!(
+                "register {name} is wider than a word; the isa core reads and writes only the \
+                 scalar files so far"
+            )),
+            None => Err(format!("no register is named {name}")),
+        }
+    }
+
+    fn read_leaf(&mut self, leaf: usize, at: u64, bypass: Bypass) -> u32 {
+        let (value, early) = self.regs.read(leaf, at, bypass);
+        if let Some(early) = early {
+            self.early.push((at, early));
+        }
+        value
+    }
+
+    /// An input operand's value: a register as read at its use cycle, or
+    /// an immediate.
+    pub fn read(&mut self, operand: &str) -> Result<u32, String> {
+        let kind = self
+            .instruction
+            .opcode
+            .operand(operand)
+            .map(|o| o.kind.clone());
+        if kind == Some(OperandKind::Immediate) {
+            return match self.instruction.value(operand) {
+                Some(Value::Immediate(v)) => Ok(v as u32),
+                _ => Err(format!("immediate `{operand}` has no value")),
+            };
+        }
+        let name = self.register(operand)?;
+        let leaf = Self::leaf(&name)?;
+        let (at, bypass) = self.cycle_of(operand)?;
+        Ok(self.read_leaf(leaf, at, bypass))
+    }
+
+    /// An implicit register's value (`lr` of `ret`, `sp` of a spill).
+    pub fn read_implicit(&mut self, record: &str) -> Result<u32, String> {
+        let leaf = Self::leaf(record)?;
+        let (at, bypass) = self.cycle_of(record)?;
+        Ok(self.read_leaf(leaf, at, bypass))
+    }
+
+    fn queue(&mut self, leaf: usize, at: u64, bypass: Bypass, value: u32) {
+        self.effects.writes.push(Pending {
+            at,
+            leaf,
+            value,
+            bypass,
+            writer: self.address,
+            slot: self.slot,
+        });
+    }
+
+    /// Write an output operand at its def cycle.
+    pub fn write(&mut self, operand: &str, value: u32) -> Result<(), String> {
+        let name = self.register(operand)?;
+        let leaf = Self::leaf(&name)?;
+        let (at, bypass) = self.cycle_of(operand)?;
+        self.queue(leaf, at, bypass, value);
+        Ok(())
+    }
+
+    pub fn write_implicit(&mut self, record: &str, value: u32) -> Result<(), String> {
+        let leaf = Self::leaf(record)?;
+        let (at, bypass) = self.cycle_of(record)?;
+        self.queue(leaf, at, bypass, value);
+        Ok(())
+    }
+
+    /// Reads and writes back every implicit register the instruction names
+    /// without a value the model gives it (e.g. `pe2_ads`, a marker llvm-aie
+    /// uses for the partial-word store port): their timing still counts.
+    pub fn keep_implicit(&mut self) -> Result<(), String> {
+        let opcode = self.instruction.opcode;
+        for record in &opcode.implicit_uses {
+            self.read_implicit(record)?;
+        }
+        for record in &opcode.implicit_defs {
+            let leaf = Self::leaf(record)?;
+            let value = self.regs.read(leaf, u64::MAX, None).0;
+            self.write_implicit(record, value)?;
+        }
+        Ok(())
+    }
+
+    /// The tile and byte offset a data address names, checked for `bytes`
+    /// bytes at its natural alignment.
+    fn place(&self, address: u32, bytes: u32) -> Result<(Tile, usize), String> {
+        if !address.is_multiple_of(bytes) {
+            return Err(format!(
+                "address {address:#x} is not {bytes}-byte aligned for a {bytes}-byte access"
+            ));
+        }
+        let (side, offset) = view_of(address).ok_or_else(|| {
+            format!("address {address:#x} is in none of the core's data views 0x40000-0x7ffff")
+        })?;
+        let tile = neighbour(self.profile, self.tile, side)
+            .map_err(|why| format!("address {address:#x} ({} view): {why}", side.name()))?;
+        Ok((tile, offset as usize))
+    }
+
+    /// `bytes` (1, 2 or 4) little-endian bytes at a data address.
+    pub fn load(&self, address: u32, bytes: u32) -> Result<u32, String> {
+        let (tile, offset) = self.place(address, bytes)?;
+        let Some(memory) = self.memories.get(&tile) else {
+            return Ok(0); // a tile memory nothing has written yet is zeroed
+        };
+        let bytes = memory
+            .get(offset..offset + bytes as usize)
+            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))?;
+        Ok(bytes.iter().rev().fold(0u32, |v, &b| v << 8 | u32::from(b)))
+    }
+
+    pub fn store(&mut self, address: u32, bytes: u32, value: u32) -> Result<(), String> {
+        let (tile, offset) = self.place(address, bytes)?;
+        let data = value.to_le_bytes()[..bytes as usize].to_vec();
+        self.effects.stores.push((tile, offset, data));
+        Ok(())
+    }
+}

@@ -1,0 +1,267 @@
+//! The core's register files: every register the instruction-set tables
+//! name, kept as its leaves (registers without sub-registers: `l0` is `r0`
+//! and `r1`, `x0` is `wl0` and `wh0`), each leaf as 32-bit words. Writes
+//! land at the cycle their itinerary gives (`timing::visible`); until then a
+//! read sees the value before them, as the hardware's pipeline does.
+
+use super::timing::{visible, Bypass};
+use loom_aie2p_isa::isa;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// One leaf: where its words are, and the bits a write keeps.
+#[derive(Debug)]
+struct Leaf {
+    name: &'static str,
+    word: usize,
+    words: usize,
+    mask: u32,
+}
+
+/// Where every register's leaves are, shared by all cores.
+#[derive(Debug)]
+struct Layout {
+    leaves: Vec<Leaf>,
+    /// Assembly name and record name -> leaf indices, lowest part first.
+    by_name: HashMap<&'static str, Vec<usize>>,
+    words: usize,
+}
+
+/// The register classes whose members' widths their names give (llvm-aie
+/// AIE2PRegisterInfo.td: `VEC512` registers are 512 bits, ...); a leaf of
+/// such a member has the member's width over its leaves. Every other leaf
+/// is one 32-bit word.
+fn class_bits(class: &str) -> Option<u32> {
+    ["VEC", "ACC", "FIFO", "EXPVEC", "SPARSEVEC"]
+        .iter()
+        .find_map(|prefix| class.strip_prefix(prefix))
+        .and_then(|digits| digits.parse().ok())
+}
+
+/// Classes of 20-bit registers (llvm-aie: pointers `eP`, and `eSpecial20`:
+/// ls, lr, le, sp, core_id); a write keeps their low 20 bits.
+const TWENTY_BIT_CLASSES: [&str; 2] = ["eP", "eSpecial20"];
+
+fn leaves_of(record: &'static str, out: &mut Vec<&'static str>) {
+    match isa().register(record) {
+        Some(r) if !r.subregs.is_empty() => {
+            for sub in &r.subregs {
+                leaves_of(sub, out);
+            }
+        }
+        Some(_) => out.push(record),
+        None => {}
+    }
+}
+
+fn layout() -> &'static Layout {
+    static LAYOUT: OnceLock<Layout> = OnceLock::new();
+    LAYOUT.get_or_init(|| {
+        let isa = isa();
+        let mut records: Vec<(&'static str, &'static loom_aie2p_isa::Register)> =
+            isa.registers().collect();
+        records.sort_by_key(|(name, _)| *name);
+        let mut bytes: HashMap<&'static str, u32> = HashMap::new();
+        let mut masks: HashMap<&'static str, u32> = HashMap::new();
+        for class in class_names() {
+            let members = isa.class(class);
+            if let Some(bits) = class_bits(class) {
+                for member in members {
+                    let mut leaves = Vec::new();
+                    leaves_of(member, &mut leaves);
+                    let each = (bits / 8 / leaves.len().max(1) as u32).max(4);
+                    for leaf in leaves {
+                        let entry = bytes.entry(leaf).or_insert(4);
+                        *entry = (*entry).max(each);
+                    }
+                }
+            }
+            if TWENTY_BIT_CLASSES.contains(&class) {
+                for member in members {
+                    let mut leaves = Vec::new();
+                    leaves_of(member, &mut leaves);
+                    for leaf in leaves {
+                        masks.insert(leaf, 0xF_FFFF);
+                    }
+                }
+            }
+        }
+        let mut leaves = Vec::new();
+        let mut index: HashMap<&'static str, usize> = HashMap::new();
+        let mut words = 0;
+        for (name, register) in &records {
+            if register.subregs.is_empty() {
+                let n = (bytes.get(name).copied().unwrap_or(4) / 4) as usize;
+                index.insert(name, leaves.len());
+                leaves.push(Leaf {
+                    name,
+                    word: words,
+                    words: n,
+                    mask: masks.get(name).copied().unwrap_or(u32::MAX),
+                });
+                words += n;
+            }
+        }
+        let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        for (name, register) in &records {
+            let mut parts = Vec::new();
+            leaves_of(name, &mut parts);
+            let ids: Vec<usize> = parts.iter().filter_map(|p| index.get(p).copied()).collect();
+            by_name.entry(name).or_insert_with(|| ids.clone());
+            by_name.entry(register.asm.as_str()).or_insert(ids);
+        }
+        Layout {
+            leaves,
+            by_name,
+            words,
+        }
+    })
+}
+
+/// The class names the tables hold (for widths and masks).
+fn class_names() -> Vec<&'static str> {
+    let isa = isa();
+    let mut names: Vec<&'static str> = isa
+        .opcodes
+        .iter()
+        .flat_map(|o| o.operands.iter().map(|op| op.class.as_str()))
+        .chain([
+            "VEC128",
+            "VEC256",
+            "VEC512",
+            "VEC576",
+            "VEC1024",
+            "ACC512",
+            "ACC1024",
+            "ACC2048",
+            "FIFO512",
+            "FIFO1024",
+            "EXPVEC64",
+            "SPARSEVEC640",
+            "SPARSEVEC1280",
+        ])
+        .chain(TWENTY_BIT_CLASSES)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// A write that has not landed yet.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The cycle it lands at (issue + the itinerary's def cycle).
+    pub at: u64,
+    pub leaf: usize,
+    pub value: u32,
+    pub bypass: Bypass,
+    /// The writing instruction: its bundle's address and its slot there.
+    pub writer: u32,
+    pub slot: usize,
+}
+
+/// A read of a register whose write had not landed: what it saw instead.
+#[derive(Debug, Clone)]
+pub struct Early {
+    pub register: &'static str,
+    pub write: Pending,
+}
+
+#[derive(Debug, Clone)]
+pub struct RegisterFile {
+    values: Vec<u32>,
+    /// Writes in flight, in issue order.
+    pending: Vec<Pending>,
+}
+
+impl RegisterFile {
+    pub fn new() -> RegisterFile {
+        RegisterFile {
+            values: vec![0; layout().words],
+            pending: Vec::new(),
+        }
+    }
+
+    /// The leaves of the register named `name` (assembly or record name).
+    pub fn leaves(name: &str) -> Option<&'static [usize]> {
+        layout()
+            .by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .filter(|l| !l.is_empty())
+    }
+
+    pub fn leaf_name(leaf: usize) -> &'static str {
+        layout().leaves[leaf].name
+    }
+
+    /// Whether the leaf is one 32-bit word (the scalar files).
+    pub fn is_word(leaf: usize) -> bool {
+        layout().leaves[leaf].words == 1
+    }
+
+    /// The value a read at cycle `at` (with `bypass`) sees: the last write
+    /// visible then, else the committed value; and the first write that
+    /// had not landed, if any.
+    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<Early>) {
+        let word = layout().leaves[leaf].word;
+        let mut value = self.values[word];
+        let mut seen: Option<u64> = None;
+        let mut early = None;
+        for p in self.pending.iter().filter(|p| p.leaf == leaf) {
+            if visible(p.at, p.bypass, at, bypass) {
+                if seen.is_none_or(|s| p.at >= s) {
+                    value = p.value;
+                    seen = Some(p.at);
+                }
+            } else if early.is_none() {
+                early = Some(Early {
+                    register: Self::leaf_name(leaf),
+                    write: p.clone(),
+                });
+            }
+        }
+        (value, early)
+    }
+
+    /// A write already in flight to `leaf` landing at the same cycle.
+    pub fn same_cycle(&self, leaf: usize, at: u64) -> Option<&Pending> {
+        self.pending.iter().find(|p| p.leaf == leaf && p.at == at)
+    }
+
+    pub fn write(&mut self, mut write: Pending) {
+        write.value &= layout().leaves[write.leaf].mask;
+        self.pending.push(write);
+    }
+
+    /// Land every write whose cycle is before `now`: reads from `now` on
+    /// see them whatever their bypass.
+    pub fn settle(&mut self, now: u64) {
+        if self.pending.iter().all(|p| p.at >= now) {
+            return;
+        }
+        let mut landed: Vec<Pending> = Vec::new();
+        self.pending.retain(|p| {
+            if p.at < now {
+                landed.push(p.clone());
+                false
+            } else {
+                true
+            }
+        });
+        // Stable: among equal cycles the later issued lands last.
+        landed.sort_by_key(|p| p.at);
+        for p in landed {
+            let word = layout().leaves[p.leaf].word;
+            self.values[word] = p.value;
+        }
+    }
+
+    /// The committed value of a register's first leaf word (tests and
+    /// reports).
+    #[cfg(test)]
+    pub fn value(&self, name: &str) -> Option<u32> {
+        let leaf = *Self::leaves(name)?.first()?;
+        Some(self.values[layout().leaves[leaf].word])
+    }
+}

@@ -1,0 +1,435 @@
+//! The isa core on small programs written as llvm-objdump text, packed by
+//! `loom_aie2p_isa`, written as core ELFs and run on an `Array`.
+
+use super::{IsaCores, Options};
+use crate::sim::array::testing::{
+    array, bring_up, controller_id, core_enable, load_pdi, lock_init, shim_to_core,
+    shim_token_route, strix, tile_bd, CORE, SHIM,
+};
+use crate::sim::array::Array;
+use crate::sim::core::Cores;
+use crate::sim::run::run_with;
+use loom_aie2p_isa::elf::{self, CoreImage, DataSegment, OWN_DATA_VIEW};
+use loom_aie2p_isa::{parse_bundle, Bundle};
+use loom_diagnostic::Diagnostic;
+use loom_targets::xdna::elf::{Artifact, Pdi, TileImage};
+use loom_targets::xdna::pdi::empty;
+use loom_targets::xdna::regs::Direction;
+use loom_targets::xdna::txn::{Txn, TxnOp};
+use loom_targets::Tile;
+use std::collections::BTreeMap;
+
+/// The bytes of `lines`: one bundle per line (slots joined by `;`); a line
+/// `name:` puts a label at the next bundle, `@name` in a line is that
+/// label's address, and `.align` pads with 16-bit NOPs to a 16-byte line
+/// (jump targets start one, xdna-hardware-facts §9).
+fn assemble(lines: &[&str]) -> Vec<u8> {
+    let pass = |labels: &BTreeMap<String, usize>| {
+        let mut out = Vec::new();
+        let mut found = BTreeMap::new();
+        for line in lines {
+            let line = line.trim();
+            if let Some(label) = line.strip_suffix(':') {
+                found.insert(label.to_string(), out.len());
+            } else if line == ".align" {
+                while out.len() % 16 != 0 {
+                    out.extend(bundle("nop"));
+                }
+            } else {
+                let mut text = line.to_string();
+                for (name, at) in labels {
+                    text = text.replace(&format!("@{name}"), &at.to_string());
+                }
+                if text.contains('@') {
+                    text = text
+                        .split('@')
+                        .next()
+                        .map(|head| format!("{head}0"))
+                        .unwrap_or_default();
+                }
+                out.extend(bundle(&text));
+            }
+        }
+        (out, found)
+    };
+    let (_, labels) = pass(&BTreeMap::new());
+    pass(&labels).0
+}
+
+fn bundle(text: &str) -> Vec<u8> {
+    let instructions = parse_bundle(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+    Bundle::pack(instructions)
+        .and_then(|b| b.encode())
+        .unwrap_or_else(|e| panic!("{text}: {e:?}"))
+}
+
+fn core_elf(program: Vec<u8>, data: Vec<DataSegment>) -> Vec<u8> {
+    elf::write(&CoreImage {
+        program,
+        data,
+        entry: 0,
+    })
+    .unwrap()
+}
+
+fn image(name: &str, tile: Tile, bytes: Vec<u8>) -> TileImage {
+    TileImage {
+        column: tile.column,
+        row: tile.row,
+        name: name.into(),
+        bytes,
+    }
+}
+
+/// Run one core at `CORE` on its own until it finishes or blocks.
+fn run_alone(
+    lines: &[&str],
+    data: Vec<DataSegment>,
+    options: Options,
+) -> (IsaCores, Array, Result<(), Diagnostic>) {
+    let images = [image("worker", CORE, core_elf(assemble(lines), data))];
+    let mut cores = IsaCores::new(strix(), &images, options);
+    let mut array = array();
+    let result = cores.start("worker", CORE, 0).and_then(|()| {
+        while cores.run(&mut array)? {}
+        Ok(())
+    });
+    (cores, array, result)
+}
+
+/// A register's value once every write in flight has landed.
+fn register(cores: &IsaCores, tile: Tile, name: &str) -> u32 {
+    let mut regs = cores.core(tile).regs.clone();
+    regs.settle(u64::MAX);
+    regs.value(name).unwrap()
+}
+
+fn message(result: Result<(), Diagnostic>) -> String {
+    result.expect_err("the run fails").to_string()
+}
+
+/// The 5 delay slots of a transfer, as NOPs.
+const DELAY: [&str; 5] = ["nop", "nop", "nop", "nop", "nop"];
+
+fn with_delay<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    let mut out = head.to_vec();
+    out.extend(DELAY);
+    out.extend(tail);
+    out
+}
+
+#[test]
+fn a_counted_loop_computes_a_known_value() {
+    // r1 = sum of r0 * 3 for r0 = 10 down to 1, r0 counted down by jnz.
+    let lines = [
+        "movx r0, #10",
+        "movx r1, #0",
+        ".align",
+        "loop:",
+        "add r2, r0, r0",
+        "add r2, r2, r0",
+        "add r1, r1, r2",
+        "add r0, r0, #-1",
+        "jnz r0, #@loop",
+    ];
+    let lines = with_delay(&lines, &["done"]);
+    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    result.unwrap();
+    let expected: u32 = (1..=10).map(|i| i * 3).sum();
+    assert_eq!(register(&cores, CORE, "r1"), expected);
+    assert_eq!(register(&cores, CORE, "r0"), 0);
+    let figures = &cores.figures()[0];
+    // 2 moves, 10 iterations of 5 bundles and 5 delay slots, `done`; the
+    // alignment padding's NOPs are bundles too.
+    let padding = figures.bundles - (2 + 10 * 10 + 1);
+    assert!(padding <= 8, "{figures:?}");
+    assert_eq!(
+        figures.cycles, figures.bundles,
+        "no stalls: a bundle per cycle"
+    );
+    assert!(figures.stalls.is_empty());
+}
+
+#[test]
+fn delay_slots_execute_before_the_jump_takes_effect() {
+    let lines = [
+        "movx r1, #0",
+        "j #@target",
+        "add r1, r1, #1",
+        "add r1, r1, #1",
+        "add r1, r1, #1",
+        "add r1, r1, #1",
+        "add r1, r1, #1",
+        "add r1, r1, #50", // not executed: the jump took effect
+        "done",
+        ".align",
+        "target:",
+        "add r1, r1, #10",
+        "done",
+    ];
+    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    result.unwrap();
+    assert_eq!(register(&cores, CORE, "r1"), 15);
+}
+
+/// `lda r1` lands its result 7 cycles after issue; an `add` in the next
+/// bundle reads r1 at its cycle 1.
+fn early_read_program() -> (Vec<&'static str>, Vec<DataSegment>) {
+    let lines = vec![
+        "movxm p0, #459264", // 0x70200: own data view + 0x200
+        "mova r1, #7",
+        "lda r1, [p0, #0]",
+        "add r2, r1, #0",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "add r3, r1, #0",
+        "done",
+    ];
+    let data = vec![DataSegment {
+        address: OWN_DATA_VIEW + 0x200,
+        bytes: 99u32.to_le_bytes().to_vec(),
+        zeroed: 60,
+    }];
+    (lines, data)
+}
+
+#[test]
+fn a_read_inside_a_latency_window_is_flagged() {
+    let (lines, data) = early_read_program();
+    let (_, _, result) = run_alone(&lines, data, Options::default());
+    let error = message(result);
+    assert!(
+        error.contains("`add\tr2, r1, #0` reads r1 at cycle 4, but `lda\tr1, [p0, #0]`")
+            && error.contains("writes it at cycle 9")
+            && error.contains("at 0x000e"),
+        "{error}"
+    );
+}
+
+#[test]
+fn with_the_checker_off_an_early_read_sees_the_old_value() {
+    let (lines, data) = early_read_program();
+    let options = Options {
+        hazards: false,
+        ..Options::default()
+    };
+    let (cores, _, result) = run_alone(&lines, data, options);
+    result.unwrap();
+    assert_eq!(register(&cores, CORE, "r2"), 7, "before the load landed");
+    assert_eq!(register(&cores, CORE, "r3"), 99, "after it landed");
+    assert_eq!(register(&cores, CORE, "p0"), 0x70200);
+}
+
+#[test]
+fn two_writes_landing_in_one_cycle_are_flagged() {
+    let lines = [
+        "movxm p0, #458752",
+        "lda r1, [p0, #0]", // lands at issue + 7
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "mova r1, #3", // issued 6 later, lands at issue + 1: the same cycle
+        "done",
+    ];
+    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    assert!(
+        error.contains("`mova\tr1, #3` writes r1 at cycle 8, the cycle `lda\tr1, [p0, #0]`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_loop_that_never_ends_hits_max_cycles() {
+    let lines = with_delay(&[".align", "spin:", "j #@spin"], &[]);
+    let options = Options {
+        max_cycles: 1000,
+        ..Options::default()
+    };
+    let error = message(run_alone(&lines, vec![], options).2);
+    assert!(
+        error.contains("runaway: the core ran past the limit of 1000 cycles (now at cycle 1001"),
+        "{error}"
+    );
+    assert!(
+        error.contains("core [0, 3] (tile image `worker`) at 0x00"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_corrupted_instruction_word_is_reported_with_its_address() {
+    let mut program = assemble(&["movx r0, #1", "movx r1, #2", "done"]);
+    // The second bundle's format bits are no format's.
+    let second = bundle("movx r0, #1").len();
+    program[second..second + 4].copy_from_slice(&[0x1e, 0xff, 0xff, 0xff]);
+    let images = [image("worker", CORE, core_elf(program, vec![]))];
+    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let mut array = array();
+    cores.start("worker", CORE, 0).unwrap();
+    let error = cores.run(&mut array).unwrap_err().to_string();
+    assert!(
+        error.contains("core [0, 3] (tile image `worker`) at 0x0004: cannot decode the bundle (bytes 1e ff ff ff"),
+        "{error}"
+    );
+}
+
+#[test]
+fn instructions_without_semantics_or_timing_are_refused() {
+    let error = message(run_alone(&["abs r1, r2", "done"], vec![], Options::default()).2);
+    assert!(
+        error.contains("`abs\tr1, r2` (ABS, Alu slot) is not modelled by the isa core"),
+        "{error}"
+    );
+    // `st`'s itinerary class is among those schedule.json has not
+    // transcribed yet: its cycles would be a guess.
+    let error = message(
+        run_alone(
+            &["movxm p0, #458752", "st r1, [p0, #0]", "done"],
+            vec![],
+            Options::default(),
+        )
+        .2,
+    );
+    assert!(
+        error.contains(
+            "(ST_dms_sts_idx_imm): its itinerary class II_ST_dms_sts_idx_imm is not transcribed"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_tile_image_that_is_not_machine_code_is_refused() {
+    let images = [image("worker", CORE, b"func.func @worker() {}".to_vec())];
+    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let error = cores.start("worker", CORE, 0).unwrap_err().to_string();
+    assert!(
+        error.contains("is not a core ELF (it holds Low aie2p IR)")
+            && error.contains("code generator (issue 16)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn silicon_rules_are_checked_at_run_time() {
+    // Lock requests 2 bundles apart (acquire-equal 0 of own lock 2: granted).
+    let lines = ["movx r0, #0", "acq #50, r0", "nop", "acq #50, r0", "done"];
+    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    assert!(
+        error.contains("a lock request 2 bundle(s) after the previous one"),
+        "{error}"
+    );
+    // `done` in a delay slot.
+    let lines = [".align", "top:", "j #@top", "nop", "done"];
+    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    assert!(
+        error.contains("`done` in delay slot 2 of the transfer at 0x0000"),
+        "{error}"
+    );
+    // A jump target in the middle of a 16-byte line after real work.
+    let mut lines = vec!["movx r0, #0", "j #@late"];
+    lines.extend(DELAY);
+    lines.extend(["movx r1, #1", "late:", "done"]);
+    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    assert!(error.contains("neither starts a 16-byte line"), "{error}");
+}
+
+/// An artifact for the Strix profile with `ops` as control code.
+fn artifact(ops: Vec<TxnOp>, images: Vec<TileImage>) -> Artifact {
+    let mut txn = Txn::new(strix(), 1).unwrap();
+    txn.ops = ops;
+    Artifact {
+        profile: strix().name.clone(),
+        columns: 1,
+        ctrltext: txn.encode(),
+        patches: vec![],
+        entries: vec![],
+        tile_images: images,
+        pdis: vec![Pdi {
+            id: 0,
+            bytes: empty(0),
+            loads: vec![],
+        }],
+        device_loadable: false,
+        not_loadable_reason: None,
+    }
+}
+
+/// The worker waits for the record DMA delivers into its memory at 0x400
+/// (own lock 1, id 49), then loads its first word.
+const CONSUMER: [&str; 12] = [
+    "movx r0, #-1",
+    "movxm p0, #459776", // 0x70400
+    "acq #49, r0",
+    "lda r1, [p0, #0]",
+    "nop",
+    "nop",
+    "nop",
+    "nop",
+    "nop",
+    "nop",
+    "nop",
+    "done",
+];
+
+#[test]
+fn an_acquire_stalls_until_a_dma_release() {
+    let data: Vec<u8> = (1..=32).collect();
+    let mut ops = vec![load_pdi(0)];
+    // The token route and Controller_IDs `array()` sets up, for the SYNC.
+    ops.extend(shim_token_route(1));
+    for direction in [Direction::S2mm, Direction::Mm2s] {
+        ops.extend((0..2).map(|ch| controller_id(SHIM, direction, ch, 1)));
+    }
+    ops.extend(bring_up(CORE));
+    let mut transfer = shim_to_core(tile_bd(0x400, 32, Some((0, -1)), Some((1, 1))), 32, 0);
+    // The core starts before the shim sends, and blocks on lock 1.
+    transfer.insert(2, core_enable(CORE, true));
+    ops.extend(transfer);
+    let images = vec![image("worker", CORE, core_elf(assemble(&CONSUMER), vec![]))];
+    let artifact = artifact(ops, images.clone());
+    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let outcome = run_with(&artifact, &mut cores, vec![data.clone()]).unwrap();
+    let first = u32::from_le_bytes(data[..4].try_into().unwrap());
+    assert_eq!(register(&cores, CORE, "r1"), first);
+    let figures = &cores.figures()[0];
+    let stalled = figures.stalls["lock 1 of tile [0, 3] (core lock id 49)"];
+    assert!(stalled > 0, "{figures:?}");
+    assert_eq!(figures.cycles, figures.bundles + stalled);
+    assert_eq!(outcome.core_steps, figures.bundles);
+    assert!(outcome.timing.cycles >= figures.cycles);
+}
+
+#[test]
+fn a_missing_release_ends_in_the_hang_report() {
+    // Nothing ever releases own lock 1: the worker waits for ever.
+    let mut ops = vec![load_pdi(0)];
+    ops.extend(bring_up(CORE));
+    ops.extend([lock_init(CORE, 1, 0), core_enable(CORE, true)]);
+    let images = vec![image("worker", CORE, core_elf(assemble(&CONSUMER), vec![]))];
+    let artifact = artifact(ops, images.clone());
+    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let Err(error) = run_with(&artifact, &mut cores, vec![]) else {
+        panic!("the run completes");
+    };
+    let text = format!("{error:?}");
+    assert!(
+        text.contains(
+            "hang: the control code finished, but cores or DMA engines are still blocked"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "core [0, 3] (tile image `worker`) waits at 0x000a `acq\\t#49, r0` to acquire lock 1 \
+             of tile [0, 3] (core lock id 49) (>= 1)"
+        ),
+        "{text}"
+    );
+}
