@@ -87,10 +87,19 @@ fn run_alone(
     data: Vec<DataSegment>,
     options: Options,
 ) -> (IsaCores, Array, Result<(), Diagnostic>) {
-    let images = [image("worker", CORE, core_elf(assemble(lines), data))];
+    run_at(CORE, lines, data, options)
+}
+
+fn run_at(
+    tile: Tile,
+    lines: &[&str],
+    data: Vec<DataSegment>,
+    options: Options,
+) -> (IsaCores, Array, Result<(), Diagnostic>) {
+    let images = [image("worker", tile, core_elf(assemble(lines), data))];
     let mut cores = IsaCores::new(strix(), &images, options);
     let mut array = array();
-    let result = cores.start("worker", CORE, 0).and_then(|()| {
+    let result = cores.start("worker", tile, 0).and_then(|()| {
         while cores.run(&mut array)? {}
         Ok(())
     });
@@ -195,6 +204,71 @@ fn early_read_program() -> (Vec<&'static str>, Vec<DataSegment>) {
         zeroed: 60,
     }];
     (lines, data)
+}
+
+#[test]
+fn loads_reach_a_neighbour_through_its_view_in_every_addressing_mode() {
+    // The core at [1, 3] loads from its west neighbour [0, 3], whose memory
+    // the ELF's data segment (west view, 0x50000) filled.
+    let core = Tile::new(1, 3);
+    let lines = [
+        "movxm p0, #327696", // 0x50010
+        "lda.s8 r1, [p0], #1",
+        "lda.u8 r2, [p0, #0]",
+        "movxm p1, #327696",
+        "lda.s16 r3, [p1, #2]",
+        "lda r4, [p1, #4]",
+        "movx r5, #4",
+        "mov dj0, r5",
+        "lda.u16 r6, [p1, dj0]",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "done",
+    ];
+    let bytes = vec![0xF0, 0x80, 0x01, 0x80, 0x78, 0x56, 0x34, 0x12];
+    let data = vec![DataSegment {
+        address: 0x5_0010,
+        bytes: bytes.clone(),
+        zeroed: 8,
+    }];
+    let (mut cores, _, result) = run_at(core, &lines, data, Options::default());
+    result.unwrap();
+    let expect = |name: &str, value: u32| assert_eq!(register(&cores, core, name), value, "{name}");
+    expect("r1", 0xFFFF_FFF0);
+    expect("p0", 0x5_0011);
+    expect("r2", 0x80);
+    expect("r3", 0xFFFF_8001);
+    expect("r4", 0x1234_5678);
+    expect("r6", 0x5678);
+    assert_eq!(
+        cores.tile_memory(Tile::new(0, 3), 0x1_0000)[0x10..0x18],
+        bytes[..]
+    );
+}
+
+#[test]
+fn jl_links_the_address_after_its_delay_slots() {
+    let lines = [
+        "jl #@callee", // 6 bytes, then 5 2-byte delay slots: returns to 16
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "done",
+        ".align",
+        "callee:",
+        "mov r5, lr",
+        "done",
+    ];
+    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    result.unwrap();
+    assert_eq!(register(&cores, CORE, "r5"), 16);
 }
 
 #[test]
@@ -415,6 +489,10 @@ fn a_missing_release_ends_in_the_hang_report() {
     let images = vec![image("worker", CORE, core_elf(assemble(&CONSUMER), vec![]))];
     let artifact = artifact(ops, images.clone());
     let mut cores = IsaCores::new(strix(), &images, Options::default());
+    // A line table, as the code generator is to give: the wait names the
+    // source line of the acquire's address.
+    let lines = [(0, "worker.loom:3:5"), (10, "worker.loom:7:9")];
+    cores.set_line_table("worker", lines.map(|(a, l)| (a, l.to_string())).into());
     let Err(error) = run_with(&artifact, &mut cores, vec![]) else {
         panic!("the run completes");
     };
@@ -425,11 +503,38 @@ fn a_missing_release_ends_in_the_hang_report() {
         ),
         "{text}"
     );
+    assert!(text.contains(r#"location: "worker.loom:7:9""#), "{text}");
     assert!(
         text.contains(
             "core [0, 3] (tile image `worker`) waits at 0x000a `acq\\t#49, r0` to acquire lock 1 \
              of tile [0, 3] (core lock id 49) (>= 1)"
         ),
         "{text}"
+    );
+}
+
+/// Simulated bundles per host second on a scalar loop (run with
+/// `--release -- --ignored --nocapture`; issue 17 aims at 10^7).
+#[test]
+#[ignore]
+fn bundles_per_second() {
+    let lines = [
+        "movxm r0, #200000",
+        "movx r1, #0",
+        ".align",
+        "loop:",
+        "add r1, r1, r0",
+        "add r0, r0, #-1",
+        "jnz r0, #@loop",
+    ];
+    let lines = with_delay(&lines, &["done"]);
+    let start = std::time::Instant::now();
+    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    result.unwrap();
+    let bundles = cores.figures()[0].bundles;
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{bundles} bundles in {seconds:.3} s: {:.0} bundles/s",
+        bundles as f64 / seconds
     );
 }
