@@ -1,6 +1,7 @@
 //! A bundle as the core executes it: decoded once per address, with each
 //! non-NOP slot's text, itinerary and semantics looked up.
 
+use super::operands::{resolve, Resolved};
 use super::semantics::{self, Semantics};
 use loom_aie2p_isa::{decode_one, isa, print_bundle, print_instruction, Instruction, Itinerary};
 
@@ -10,6 +11,7 @@ pub(super) struct Slot {
     pub(super) text: String,
     pub(super) itinerary: Option<&'static Itinerary>,
     pub(super) semantics: Option<Semantics>,
+    pub(super) operands: Vec<(String, Resolved)>,
 }
 
 /// A decoded bundle: its size and text, its slots other than NOPs.
@@ -31,15 +33,19 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
         .instructions
         .iter()
         .filter(|i| !i.opcode.is_slot_nop)
-        .map(|i| Slot {
-            text: print_instruction(i),
-            itinerary: i
+        .map(|i| {
+            let itinerary = i
                 .opcode
                 .itinerary
                 .as_deref()
-                .and_then(|n| isa().itinerary(n)),
-            semantics: semantics::of(&i.opcode.name),
-            instruction: i.clone(),
+                .and_then(|n| isa().itinerary(n));
+            Slot {
+                text: print_instruction(i),
+                itinerary,
+                semantics: semantics::of(&i.opcode.name),
+                operands: resolve(i, itinerary),
+                instruction: i.clone(),
+            }
         })
         .collect();
     Ok(Decoded {

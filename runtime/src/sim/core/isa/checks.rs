@@ -12,7 +12,9 @@
 //!   bundles apart, a jump target that neither starts a 16-byte line nor
 //!   follows only whole NOP bundles in it;
 //! - always: a control transfer inside another's delay slots (what the
-//!   hardware does then is not modelled).
+//!   hardware does then is not modelled), and a write landing before a read
+//!   at a later use cycle of its own or an earlier bundle (the model reads
+//!   operands at issue, the hardware at their use cycle).
 
 use super::bundle::Decoded;
 use super::registers::{Early, Pending, RegisterFile};
@@ -106,6 +108,17 @@ pub fn same_cycle(text: &str, write: &Pending, other_text: &str, other: &Pending
         RegisterFile::leaf_name(write.leaf),
         write.at,
         other.writer
+    )
+}
+
+/// A write that lands before a late read (of its own or an earlier bundle).
+pub fn overtaken(text: &str, write: &Pending, reader: &str, at: u32, read: u64) -> String {
+    format!(
+        "`{text}` writes {} at cycle {}, before `{reader}` (bundle at {at:#06x}) \
+         reads it at cycle {read}: the hardware's read would see the new value, which the isa \
+         core, reading operands at issue, does not model",
+        RegisterFile::leaf_name(write.leaf),
+        write.at
     )
 }
 

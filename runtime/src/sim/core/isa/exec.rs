@@ -5,9 +5,10 @@
 //! every slot has read its operands.
 
 use super::neighbours::{neighbour, view_of};
+use super::operands::Resolved;
 use super::registers::{Early, Pending, RegisterFile};
 use super::timing::Bypass;
-use loom_aie2p_isa::{Instruction, Itinerary, OperandKind, Value};
+use loom_aie2p_isa::Instruction;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 
@@ -33,6 +34,19 @@ pub struct Effects {
     pub transfer: Option<Option<u32>>,
     pub done: bool,
     pub events: u64,
+    /// Reads at a use cycle after issue + 1, which a later bundle's write
+    /// could land before.
+    pub late_reads: Vec<LateRead>,
+}
+
+/// A read the model makes at issue but the hardware at `at`.
+#[derive(Debug, Clone)]
+pub struct LateRead {
+    pub leaf: usize,
+    pub at: u64,
+    pub bypass: Bypass,
+    pub reader: u32,
+    pub slot: usize,
 }
 
 /// One instruction being executed.
@@ -47,7 +61,7 @@ pub struct Exec<'a> {
     /// The instruction and its slot's index among the bundle's non-NOPs.
     pub slot: usize,
     pub instruction: &'a Instruction,
-    pub itinerary: &'static Itinerary,
+    pub operands: &'a [(String, Resolved)],
     /// The address after the delay slots of a control transfer in this
     /// bundle (a `jl`'s return address), when it could be decoded.
     pub after_delay_slots: &'a Result<u32, String>,
@@ -57,83 +71,46 @@ pub struct Exec<'a> {
 }
 
 impl Exec<'_> {
-    /// The register an operand names: its field's value, or the only
-    /// member of its class (e.g. `r27` of `sel.nez`).
-    fn register(&self, operand: &str) -> Result<String, String> {
-        match self.instruction.value(operand) {
-            Some(Value::Register(name)) => Ok(name),
-            Some(Value::Immediate(v)) => Err(format!("operand `{operand}` is the immediate {v}")),
-            None => {
-                let op = self
-                    .instruction
-                    .opcode
-                    .operand(operand)
-                    .ok_or_else(|| format!("the instruction has no operand `{operand}`"))?;
-                match loom_aie2p_isa::isa().class(&op.class) {
-                    [only] => loom_aie2p_isa::isa()
-                        .register(only)
-                        .map(|r| r.asm.clone())
-                        .ok_or_else(|| format!("class {} names no register", op.class)),
-                    _ => Err(format!("operand `{operand}` has no value")),
+    fn operand(&self, name: &str) -> Result<&Resolved, String> {
+        self.operands
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r)
+            .ok_or_else(|| format!("the instruction has no operand `{name}`"))
+    }
+
+    /// An input operand's value (or an implicit register's, by its record
+    /// name): a register as read at its use cycle, or an immediate.
+    pub fn read(&mut self, name: &str) -> Result<u32, String> {
+        match self.operand(name)? {
+            Resolved::Immediate(v) => Ok(*v),
+            Resolved::Unusable(why) => Err(why.clone()),
+            &Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => {
+                let at = self.cycle + u64::from(cycle);
+                if cycle > 1 {
+                    self.effects.late_reads.push(LateRead {
+                        leaf,
+                        at,
+                        bypass,
+                        reader: self.address,
+                        slot: self.slot,
+                    });
                 }
+                let (value, early) = self.regs.read(leaf, at, bypass);
+                if let Some(early) = early {
+                    self.early.push((at, early));
+                }
+                Ok(value)
             }
         }
     }
 
-    fn cycle_of(&self, operand: &str) -> Result<(u64, Bypass), String> {
-        let (cycle, bypass) = self.itinerary.operand(operand).ok_or_else(|| {
-            format!(
-                "its itinerary {} gives no cycle for operand `{operand}`",
-                self.instruction.opcode.itinerary.as_deref().unwrap_or("?")
-            )
-        })?;
-        Ok((self.cycle + u64::from(cycle), bypass))
-    }
-
-    fn leaf(name: &str) -> Result<usize, String> {
-        match RegisterFile::leaves(name) {
-            Some([leaf]) if RegisterFile::is_word(*leaf) => Ok(*leaf),
-            Some(_) => Err(format!(
-                "register {name} is wider than a word; the isa core reads and writes only the \
-                 scalar files so far"
-            )),
-            None => Err(format!("no register is named {name}")),
-        }
-    }
-
-    fn read_leaf(&mut self, leaf: usize, at: u64, bypass: Bypass) -> u32 {
-        let (value, early) = self.regs.read(leaf, at, bypass);
-        if let Some(early) = early {
-            self.early.push((at, early));
-        }
-        value
-    }
-
-    /// An input operand's value: a register as read at its use cycle, or
-    /// an immediate.
-    pub fn read(&mut self, operand: &str) -> Result<u32, String> {
-        let kind = self
-            .instruction
-            .opcode
-            .operand(operand)
-            .map(|o| o.kind.clone());
-        if kind == Some(OperandKind::Immediate) {
-            return match self.instruction.value(operand) {
-                Some(Value::Immediate(v)) => Ok(v as u32),
-                _ => Err(format!("immediate `{operand}` has no value")),
-            };
-        }
-        let name = self.register(operand)?;
-        let leaf = Self::leaf(&name)?;
-        let (at, bypass) = self.cycle_of(operand)?;
-        Ok(self.read_leaf(leaf, at, bypass))
-    }
-
-    /// An implicit register's value (`lr` of `ret`, `sp` of a spill).
     pub fn read_implicit(&mut self, record: &str) -> Result<u32, String> {
-        let leaf = Self::leaf(record)?;
-        let (at, bypass) = self.cycle_of(record)?;
-        Ok(self.read_leaf(leaf, at, bypass))
+        self.read(record)
     }
 
     fn queue(&mut self, leaf: usize, at: u64, bypass: Bypass, value: u32) {
@@ -147,20 +124,25 @@ impl Exec<'_> {
         });
     }
 
-    /// Write an output operand at its def cycle.
-    pub fn write(&mut self, operand: &str, value: u32) -> Result<(), String> {
-        let name = self.register(operand)?;
-        let leaf = Self::leaf(&name)?;
-        let (at, bypass) = self.cycle_of(operand)?;
-        self.queue(leaf, at, bypass, value);
-        Ok(())
+    /// Write an output operand (or an implicit register) at its def cycle.
+    pub fn write(&mut self, name: &str, value: u32) -> Result<(), String> {
+        match self.operand(name)? {
+            &Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => {
+                let at = self.cycle + u64::from(cycle);
+                self.queue(leaf, at, bypass, value);
+                Ok(())
+            }
+            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => Err(why.clone()),
+        }
     }
 
     pub fn write_implicit(&mut self, record: &str, value: u32) -> Result<(), String> {
-        let leaf = Self::leaf(record)?;
-        let (at, bypass) = self.cycle_of(record)?;
-        self.queue(leaf, at, bypass, value);
-        Ok(())
+        self.write(record, value)
     }
 
     /// Reads and writes back every implicit register the instruction names
@@ -172,7 +154,9 @@ impl Exec<'_> {
             self.read_implicit(record)?;
         }
         for record in &opcode.implicit_defs {
-            let leaf = Self::leaf(record)?;
+            let Resolved::Register { leaf, .. } = *self.operand(record)? else {
+                return Err(format!("implicit {record} is no register"));
+            };
             let value = self.regs.read(leaf, u64::MAX, None).0;
             self.write_implicit(record, value)?;
         }

@@ -7,11 +7,12 @@
 
 use super::bundle::{self, Decoded};
 use super::checks;
-use super::exec::{Effects, Exec, LockRequest};
+use super::exec::{Effects, Exec, LateRead, LockRequest};
 use super::registers::{Early, Pending, RegisterFile};
+use super::timing::visible;
 use crate::sim::array::Array;
 use loom_targets::{DeviceProfile, Tile};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// A read before its write landed: the read's cycle, the write, and the
@@ -73,7 +74,8 @@ pub struct Core {
     pub image: String,
     profile: &'static DeviceProfile,
     program: Vec<u8>,
-    decoded: HashMap<u32, Rc<Decoded>>,
+    /// Decoded bundles by address.
+    decoded: Vec<Option<Rc<Decoded>>>,
     pub pc: u32,
     pub regs: RegisterFile,
     pub cycle: u64,
@@ -83,6 +85,8 @@ pub struct Core {
     pub(super) branch: Option<Branch>,
     /// The bundle count at the last lock request.
     pub(super) last_lock: Option<u64>,
+    /// Reads of earlier bundles still to happen (use cycle > 1).
+    late_reads: Vec<LateRead>,
     pub status: Status,
     /// Cycles stalled, per lock (its name).
     pub stalls: BTreeMap<String, u64>,
@@ -109,8 +113,8 @@ impl Core {
             tile,
             image: image.to_string(),
             profile,
+            decoded: vec![None; program.len()],
             program,
-            decoded: HashMap::new(),
             pc: entry,
             regs: RegisterFile::new(),
             cycle: at,
@@ -119,6 +123,7 @@ impl Core {
             events: 0,
             branch: None,
             last_lock: None,
+            late_reads: Vec::new(),
             status: Status::Running,
             stalls: BTreeMap::new(),
         }
@@ -138,13 +143,13 @@ impl Core {
     /// The text of the instruction that made `write`.
     pub(super) fn writer_text(&self, write: &Pending) -> String {
         self.decoded
-            .get(&write.writer)
-            .and_then(|d| d.slots.get(write.slot))
+            .get(write.writer as usize)
+            .and_then(|d| d.as_ref()?.slots.get(write.slot))
             .map_or_else(|| "?".into(), |s| s.text.clone())
     }
 
     pub(super) fn decode(&mut self, address: u32) -> Result<Rc<Decoded>, Fault> {
-        if let Some(d) = self.decoded.get(&address) {
+        if let Some(Some(d)) = self.decoded.get(address as usize) {
             return Ok(d.clone());
         }
         let bytes = self.program.get(address as usize..).unwrap_or(&[]);
@@ -160,7 +165,7 @@ impl Core {
         }
         let decoded =
             Rc::new(bundle::decode(bytes, address).map_err(|why| self.fault(address, None, why))?);
-        self.decoded.insert(address, decoded.clone());
+        self.decoded[address as usize] = Some(decoded.clone());
         Ok(decoded)
     }
 
@@ -213,7 +218,7 @@ impl Core {
         let mut effects = Effects::default();
         let mut early_all = Vec::new();
         for (index, slot) in decoded.slots.iter().enumerate() {
-            let (Some(semantics), Some(itinerary)) = (slot.semantics, slot.itinerary) else {
+            let (Some(semantics), Some(_)) = (slot.semantics, slot.itinerary) else {
                 continue; // refused before
             };
             let mut early = Vec::new();
@@ -226,7 +231,7 @@ impl Core {
                 address: self.pc,
                 slot: index,
                 instruction: &slot.instruction,
-                itinerary,
+                operands: &slot.operands,
                 after_delay_slots: after,
                 effects: &mut effects,
                 early: &mut early,
@@ -322,6 +327,7 @@ impl Core {
         options: &Options,
     ) -> Result<(), Fault> {
         let pc = self.pc;
+        let pc_cycle = self.cycle;
         for (k, write) in effects.writes.iter().enumerate() {
             let twin = self
                 .regs
@@ -339,6 +345,32 @@ impl Core {
                     write,
                     &self.writer_text(&other),
                     &other,
+                );
+                return Err(self.fault(pc, Some(&decoded.text), why));
+            }
+        }
+        // The model reads every operand at issue: a write landing before a
+        // late read of this or an earlier bundle would reach that read on
+        // the hardware.
+        self.late_reads.retain(|r| r.at > pc_cycle);
+        self.late_reads.extend(effects.late_reads);
+        for write in &effects.writes {
+            let overtaken = self
+                .late_reads
+                .iter()
+                .find(|r| r.leaf == write.leaf && visible(write.at, write.bypass, r.at, r.bypass));
+            if let Some(read) = overtaken {
+                let reader = self
+                    .decoded
+                    .get(read.reader as usize)
+                    .and_then(|d| d.as_ref()?.slots.get(read.slot))
+                    .map_or_else(|| "?".into(), |s| s.text.clone());
+                let why = checks::overtaken(
+                    &self.writer_text(write),
+                    write,
+                    &reader,
+                    read.reader,
+                    read.at,
                 );
                 return Err(self.fault(pc, Some(&decoded.text), why));
             }

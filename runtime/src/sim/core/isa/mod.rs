@@ -4,7 +4,8 @@
 //! cycles llvm-aie's itineraries give (`timing`, `registers`), loads and
 //! stores through its four data views (`neighbours`), lock requests on the
 //! array's credits, and a hazard checker (`checks`). `semantics` says what
-//! each modelled instruction does, `exec` what an instruction may touch.
+//! each modelled instruction does, `exec` what an instruction may touch,
+//! `operands` how its operands resolve, `bundle` a decoded bundle.
 //! docs/array-simulator.md, "The isa core", lists the assumptions.
 
 mod bundle;
@@ -13,6 +14,7 @@ mod exec;
 mod load;
 mod machine;
 mod neighbours;
+mod operands;
 mod registers;
 mod semantics;
 #[cfg(test)]

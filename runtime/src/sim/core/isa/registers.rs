@@ -240,21 +240,21 @@ impl RegisterFile {
         if self.pending.iter().all(|p| p.at >= now) {
             return;
         }
-        let mut landed: Vec<Pending> = Vec::new();
-        self.pending.retain(|p| {
-            if p.at < now {
-                landed.push(p.clone());
-                false
-            } else {
-                true
+        // Of the landed writes to a leaf, the last to land (among equal
+        // cycles the later issued) gives its value.
+        let landed = |p: &Pending| p.at < now;
+        for (k, p) in self.pending.iter().enumerate() {
+            let superseded = self.pending[k + 1..]
+                .iter()
+                .any(|q| landed(q) && q.leaf == p.leaf && q.at >= p.at)
+                || self.pending[..k]
+                    .iter()
+                    .any(|q| landed(q) && q.leaf == p.leaf && q.at > p.at);
+            if landed(p) && !superseded {
+                self.values[layout().leaves[p.leaf].word] = p.value;
             }
-        });
-        // Stable: among equal cycles the later issued lands last.
-        landed.sort_by_key(|p| p.at);
-        for p in landed {
-            let word = layout().leaves[p.leaf].word;
-            self.values[word] = p.value;
         }
+        self.pending.retain(|p| !landed(p));
     }
 
     /// The committed value of a register's first leaf word (tests and
@@ -263,5 +263,56 @@ impl RegisterFile {
     pub fn value(&self, name: &str) -> Option<u32> {
         let leaf = *Self::leaves(name)?.first()?;
         Some(self.values[layout().leaves[leaf].word])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(leaf: usize, at: u64, value: u32) -> Pending {
+        Pending {
+            at,
+            leaf,
+            value,
+            bypass: None,
+            writer: 0,
+            slot: 0,
+        }
+    }
+
+    /// A pair is its two scalars; a pointer keeps 20 bits; of writes
+    /// landing, the last to land wins, the later issued among equal cycles.
+    #[test]
+    fn leaves_masks_and_landing_order() {
+        let l0 = RegisterFile::leaves("l0").unwrap();
+        assert_eq!(
+            l0,
+            [
+                RegisterFile::leaves("r0").unwrap()[0],
+                RegisterFile::leaves("r1").unwrap()[0]
+            ]
+        );
+        assert_eq!(RegisterFile::leaves("x0").map(<[usize]>::len), Some(2));
+        let x_leaf = RegisterFile::leaves("wl0").unwrap()[0];
+        assert!(!RegisterFile::is_word(x_leaf), "256-bit half of a vector");
+        let (r0, p0) = (l0[0], RegisterFile::leaves("p0").unwrap()[0]);
+        let mut regs = RegisterFile::new();
+        regs.write(write(p0, 3, 0xFFF_FFFF));
+        regs.write(write(r0, 9, 1));
+        regs.write(write(r0, 5, 2));
+        regs.write(write(r0, 9, 3));
+        assert_eq!(
+            regs.read(r0, 6, None).0,
+            2,
+            "only the write at 5 has landed"
+        );
+        assert!(
+            regs.read(r0, 6, None).1.is_some(),
+            "the writes at 9 are early"
+        );
+        regs.settle(100);
+        assert_eq!(regs.value("r0"), Some(3));
+        assert_eq!(regs.value("p0"), Some(0xF_FFFF));
     }
 }
