@@ -8,7 +8,7 @@
 //!   register before a write to it lands, two writes of one register
 //!   landing in the same cycle, and the silicon rules of
 //!   xdna-hardware-facts §9 (docs/aie2p-isa.md, "The rule checker"): `done`
-//!   or a lock request inside delay slots, lock requests fewer than 4
+//!   or a lock request inside delay slots, a write of ls/le/lc, lock requests fewer than 4
 //!   bundles apart, a jump target that neither starts a 16-byte line nor
 //!   follows only whole NOP bundles in it;
 //! - always: a control transfer inside another's delay slots (what the
@@ -109,6 +109,27 @@ pub fn same_cycle(text: &str, write: &Pending, other_text: &str, other: &Pending
         write.at,
         other.writer
     )
+}
+
+/// The zero-overhead loop registers: silicon ran such loops' bodies once
+/// (§9), so writing them is refused; loops are `jnz` back edges.
+const LOOP_REGISTERS: [&str; 3] = ["ls", "le", "lc"];
+
+/// `text` gives the writing instruction's text, asked only for the error.
+pub fn loop_register(
+    write: &Pending,
+    hazards: bool,
+    text: impl FnOnce() -> String,
+) -> Result<(), String> {
+    let name = RegisterFile::leaf_name(write.leaf);
+    if hazards && LOOP_REGISTERS.contains(&name) {
+        return Err(format!(
+            "`{}` writes {name}, a zero-overhead loop register; silicon ran such loops' bodies \
+             once, so loops are `jnz` back edges (xdna-hardware-facts §9)",
+            text()
+        ));
+    }
+    Ok(())
 }
 
 /// A write that lands before a late read (of its own or an earlier bundle).

@@ -329,6 +329,8 @@ impl Core {
         let pc = self.pc;
         let pc_cycle = self.cycle;
         for (k, write) in effects.writes.iter().enumerate() {
+            checks::loop_register(write, options.hazards, || self.writer_text(write))
+                .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
             let twin = self
                 .regs
                 .same_cycle(write.leaf, write.at)

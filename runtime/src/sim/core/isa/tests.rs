@@ -412,6 +412,19 @@ fn silicon_rules_are_checked_at_run_time() {
     lines.extend(["movx r1, #1", "late:", "done"]);
     let error = message(run_alone(&lines, vec![], Options::default()).2);
     assert!(error.contains("neither starts a 16-byte line"), "{error}");
+    // A zero-overhead loop register.
+    let error = message(
+        run_alone(
+            &["movx r0, #4", "mov lc, r0", "done"],
+            vec![],
+            Options::default(),
+        )
+        .2,
+    );
+    assert!(
+        error.contains("`mov\tlc, r0` writes lc, a zero-overhead loop register"),
+        "{error}"
+    );
 }
 
 /// An artifact for the Strix profile with `ops` as control code.
