@@ -551,3 +551,47 @@ fn bundles_per_second() {
         bundles as f64 / seconds
     );
 }
+
+#[test]
+fn a_core_takes_its_south_neighbours_lock_and_reads_its_memory() {
+    // DMA fills [0, 3]'s memory at 0x400 and releases its lock 1; the core
+    // at [0, 4] sees that tile as south: lock id 1, data at 0x40400.
+    let north = Tile::new(0, 4);
+    let data: Vec<u8> = (101..=132).collect();
+    let mut ops = vec![load_pdi(0)];
+    ops.extend(shim_token_route(1));
+    for direction in [Direction::S2mm, Direction::Mm2s] {
+        ops.extend((0..2).map(|ch| controller_id(SHIM, direction, ch, 1)));
+    }
+    ops.extend(bring_up(north));
+    let mut transfer = shim_to_core(tile_bd(0x400, 32, Some((0, -1)), Some((1, 1))), 32, 0);
+    transfer.insert(2, core_enable(north, true));
+    ops.extend(transfer);
+    let lines = [
+        "movx r0, #-1",
+        "movxm p0, #263168", // 0x40400
+        "acq #1, r0",
+        "lda r1, [p0, #28]",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "nop",
+        "done",
+    ];
+    let images = vec![image("reader", north, core_elf(assemble(&lines), vec![]))];
+    let artifact = artifact(ops, images.clone());
+    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    run_with(&artifact, &mut cores, vec![data.clone()]).unwrap();
+    let last = u32::from_le_bytes(data[28..32].try_into().unwrap());
+    assert_eq!(register(&cores, north, "r1"), last);
+    let figures = &cores.figures()[0];
+    assert!(
+        figures
+            .stalls
+            .contains_key("lock 1 of tile [0, 3] (core lock id 1)"),
+        "{figures:?}"
+    );
+}
