@@ -312,6 +312,23 @@ def check_schedule(data, insts):
     print("  operand cycles vs operands (explicit defs, uses, implicit defs, uses): %d exact, %d "
           "shorter (the rest take LLVM's default), names agree %d / %d"
           % (exact, shorter, names_ok, len(have)))
+    # The per-register-class variants time the same operands as the class they refine.
+    variants = sched.get("register_class_itineraries", {})
+    chosen = bad = 0
+    for name, e in per.items():
+        for choice in e.get("itinerary_by_register_class", []):
+            chosen += 1
+            v = variants.get(choice["itinerary"])
+            base = itins.get(e.get("itinerary"))
+            if v is None or base is None or v["operand_names"] != base["operand_names"]:
+                bad += 1
+                if bad <= 5:
+                    print("  BROKEN %s: variant %s" % (name, choice["itinerary"]))
+    fails += bad
+    print("  per-register-class itineraries: %d variants for %d instructions, operands agree "
+          "with their class: %d / %d" % (len(variants), sum(1 for e in per.values()
+                                          if e.get("itinerary_by_register_class")),
+                                          chosen - bad, chosen))
     ds = sched.get("delay_slots", {})
     dsl = [n for n, e in per.items() if e.get("has_delay_slot")]
     if ds.get("count") != 5 or any(per[n].get("delay_slots") != 5 for n in dsl):

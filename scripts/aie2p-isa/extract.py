@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Derive Loom's AIE2P instruction-set tables from llvm-aie's TableGen and golden tests.
 
-    python3 scripts/aie2p-isa/extract.py SRC_DIR [OUT_DIR]
+    python3 scripts/aie2p-isa/extract.py [--only STAGE] SRC_DIR [OUT_DIR]
 
 SRC_DIR holds the downloaded llvm-aie files at their repository paths (see README.md and
-SOURCES.md); OUT_DIR defaults to targets/aie2p-isa/data. Writes slots.json, formats.json,
-instructions.json, registers.json, operands.json, schedule.json and golden.json, each with a
-top-level "provenance" object. Output is deterministic (sorted keys, stable order).
+SOURCES.md); OUT_DIR defaults to targets/aie2p-isa/data. Three stages, each needing only its
+own sources, so that one can be redone without downloading the others:
+  tables    AIE2P TableGen -> slots.json, formats.json, instructions.json, registers.json,
+            operands.json
+  schedule  AIE2PGenSchedule.td (+ instructions.json of the tables stage) -> schedule.json
+  golden    BinaryOutput/*.mir (or their .mir.checks) -> golden.json
+Without --only, all three run in that order. Each file has a top-level "provenance" object.
+Output is deterministic (sorted keys, stable order).
 
 Bit numbering everywhere: bit 0 is the least significant bit of the little-endian integer the
 bytes of a bundle form (byte 0 holds bits 7..0). A TableGen concatenation {a, b, c} lists its
@@ -44,17 +49,9 @@ TD_FILES = [
 EMITTER = (T + "MCTargetDesc/aie2p/AIE2PMCCodeEmitterGen.inc.excerpt",
            "1b54f072a5d8354d7a226696c438097fb9f20505")
 GOLDEN_DIR = "llvm/test/CodeGen/AIE/aie2p/BinaryOutput"
-# Commit of each golden file as the index reported it (files not listed: 1b54f072...).
-GOLDEN_COMMITS = {"rel": "685e83f8f375b088517d80322ea7e78f1e0de56e", "ret": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "j": "685e83f8f375b088517d80322ea7e78f1e0de56e", "jl": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "jnz": "685e83f8f375b088517d80322ea7e78f1e0de56e", "movxm": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "lda": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vld_pop_fill": "6199d0b877c6b867f32db8a857393c95fad36c5b",
-                  "vconv": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vmac": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vsrs": "685e83f8f375b088517d80322ea7e78f1e0de56e",
-                  "vst": "0faeea46bae04d3a3c4641e9f1c0b7529ee368f9"}
-DEFAULT_GOLDEN_COMMIT = "1b54f072a5d8354d7a226696c438097fb9f20505"
+# Every golden file: its commit as the source index reported it, its size upstream and the
+# number of CHECK lines it has (golden-sources.tsv, kept beside this script).
+GOLDEN_SOURCES = os.path.join(HERE, "golden-sources.tsv")
 
 # Instruction flags copied from the records when set.
 FLAGS = ["hasDelaySlot", "mayLoad", "mayStore", "hasSideEffects", "isSlotNOP", "isMoveImm",
@@ -643,6 +640,12 @@ SCHED_FILES = [
     (T + "aie2p/AIE2PGenSchedule.td.excerpt", "1b54f072a5d8354d7a226696c438097fb9f20505"),
     (T + "aie2p/AIE2PSchedule.td", "685e83f8f375b088517d80322ea7e78f1e0de56e"),
 ]
+# The per-register-class itineraries: the entries after the first of each `// id:` group of
+# AIE2PGenSchedule.td (VARIANTS_FILE, one a line), and the ItineraryRegPairs lists of
+# AIE2PGenInstrInfo.td that choose them (REGPAIRS_FILE: `<def>\tItinRegClassPair<...>` a line,
+# `#count <def>\t<n>` after each def's list). SOURCES.md says how they were transcribed.
+VARIANTS_FILE = (T + "aie2p/AIE2PGenSchedule.td.variants", "1b54f072a5d8354d7a226696c438097fb9f20505")
+REGPAIRS_FILE = (T + "aie2p/AIE2PGenInstrInfo.td.regpairs", "1b54f072a5d8354d7a226696c438097fb9f20505")
 EXTRA_ITIN_FILES = [
     (T + "aie2p/ExtraItinDecls.td", "f1061f60e016e2eb9e67ef1b4fae529be1c2e9ea"),
     (T + "aie2p/ExtraItineraries.td", "f1061f60e016e2eb9e67ef1b4fae529be1c2e9ea"),
@@ -797,7 +800,7 @@ def _line_names(text, src):
     return out
 
 
-def extract_schedule(src, R_instr, insts):
+def extract_schedule(src):
     R = tg.Records()
     texts = {}
     for path, _ in SCHED_FILES + EXTRA_ITIN_FILES:
@@ -846,7 +849,22 @@ def extract_schedule(src, R_instr, insts):
         if e["units_unknown_to_processor_itineraries"] is None:
             del e["units_unknown_to_processor_itineraries"]
         extra[name] = e
-    for e in itins.values():
+    vsrc = VARIANTS_FILE[0]
+    vfull = os.path.join(src, vsrc)
+    if not os.path.exists(vfull):
+        fail("missing source file %s (see README.md)" % vfull)
+    vtext = open(vfull, encoding="utf-8").read()
+    VR = tg.Records()
+    VR.classes, VR.defs = R.classes, dict(R.defs)
+    VR.add_file("def Variants__ : ProcessorItineraries<[], [], [\n" + vtext + "\n]>;", vsrc)
+    vnames = _line_names(vtext, vsrc)
+    variants = {}
+    for v in VR.defs["Variants__"].parents[0][1][2][1]:
+        name, e = parse_itin_entry(VR, v, vsrc, vnames)
+        if name in itins or name in variants:
+            fail("%s: itinerary %s twice" % (vsrc, name))
+        variants[name] = e
+    for e in list(itins.values()) + list(variants.values()):
         for st in e["stages"]:
             for u in st["units"]:
                 if u not in fus:
@@ -860,7 +878,57 @@ def extract_schedule(src, R_instr, insts):
                                              "MispredictPenalty", "HighLatency", "CompleteModel",
                                              "PostRAScheduler") if k in mv}
     model["source"] = SCHED_FILES[1][0]
-    return fus, bps, itins, extra, model
+    return fus, bps, itins, variants, extra, model
+
+
+_PAIR = re.compile(r"^ItinRegClassPair<(II_\w+), \[(.*)\]>$")
+_OPERAND_CLASS = re.compile(r"^OperandRegClass<(\d+), (\w+)>$")
+
+
+def extract_regpairs(src, insts, itineraries, classes):
+    """ItineraryRegPairs: per instruction, the itineraries chosen by its operands' register
+    classes, in list order, each with {operand name: class}."""
+    path = os.path.join(src, REGPAIRS_FILE[0])
+    if not os.path.exists(path):
+        fail("missing source file %s (see README.md)" % path)
+    by_name = {i["name"]: i for i in insts}
+    pairs, counts = {}, {}
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        where = "%s:%d" % (REGPAIRS_FILE[0], n)
+        f = line.rstrip("\n").split("\t")
+        if f[0].startswith("#count "):
+            counts[f[0][len("#count "):]] = int(f[1])
+            continue
+        if len(f) != 2 or f[0] not in by_name:
+            fail("%s: expected <instruction>\\t<ItinRegClassPair>, got %r" % (where, line))
+        m = _PAIR.match(f[1])
+        if not m:
+            fail("%s: not an ItinRegClassPair: %r" % (where, f[1]))
+        itin, operands = m.group(1), {}
+        # LLVM's operand index: explicit defs, then explicit uses, as instructions.json
+        # lists them.
+        ops = ([o for o in by_name[f[0]]["operands"] if o["dir"] == "out"]
+               + [o for o in by_name[f[0]]["operands"] if o["dir"] == "in"])
+        for piece in re.split(r",\s*(?=OperandRegClass)", m.group(2)):
+            om = _OPERAND_CLASS.match(piece.strip())
+            if not om:
+                fail("%s: not an OperandRegClass: %r" % (where, piece))
+            index, cls = int(om.group(1)), om.group(2)
+            if index >= len(ops) or not ops[index]["kind"].startswith("reg"):
+                fail("%s: operand %d of %s is no register operand" % (where, index, f[0]))
+            if cls not in classes:
+                fail("%s: register class %s is unknown" % (where, cls))
+            operands[ops[index]["name"]] = cls
+        if itin not in itineraries:
+            fail("%s: itinerary %s is not transcribed" % (where, itin))
+        pairs.setdefault(f[0], []).append({"itinerary": itin, "operands": operands})
+    for name, n in counts.items():
+        if len(pairs.get(name, [])) != n:
+            fail("%s: %s has %d pairs, its #count says %d"
+                 % (REGPAIRS_FILE[0], name, len(pairs.get(name, [])), n))
+    if set(counts) != set(pairs):
+        fail("%s: pairs without a #count line: %s" % (REGPAIRS_FILE[0], sorted(set(pairs) - set(counts))))
+    return pairs
 
 
 # --------------------------------------------------------------------------- golden
@@ -868,8 +936,22 @@ def extract_schedule(src, R_instr, insts):
 _CHECK = re.compile(r"^#\s*CHECK(?:-NEXT)?:\s*([0-9a-f]+):\s+(.*)$")
 
 
+def golden_sources():
+    """golden-sources.tsv: family -> (commit, characters upstream, CHECK lines upstream)."""
+    rows = {}
+    for n, line in enumerate(open(GOLDEN_SOURCES, encoding="utf-8"), 1):
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.rstrip("\n").split("\t")
+        if len(f) != 4 or not re.fullmatch(r"[0-9a-f]{40}", f[1]):
+            fail("%s:%d: expected family, commit, characters, CHECK lines" % (GOLDEN_SOURCES, n))
+        rows[f[0]] = (f[1], int(f[2]), int(f[3]))
+    return rows
+
+
 def extract_golden(src):
     d = os.path.join(src, GOLDEN_DIR)
+    sources = golden_sources()
     pairs, files = [], []
     names = sorted(os.listdir(d)) if os.path.isdir(d) else []
     seen_family = {}
@@ -883,8 +965,14 @@ def extract_golden(src):
         if fam in seen_family:
             continue  # a whole .mir wins over a .mir.checks excerpt of the same file
         seen_family[fam] = fn
+    missing = sorted(set(sources) - set(seen_family))
+    if missing:
+        fail("golden files listed in %s but not in %s: %s" % (GOLDEN_SOURCES, d, ", ".join(missing)))
     for fam in sorted(seen_family):
         fn = seen_family[fam]
+        if fam not in sources:
+            fail("golden file %s/%s is not listed in %s" % (d, fn, GOLDEN_SOURCES))
+        commit, chars, checks = sources[fam]
         n = 0
         for line in open(os.path.join(d, fn), encoding="utf-8"):
             m = _CHECK.match(line.rstrip("\n"))
@@ -898,12 +986,17 @@ def extract_golden(src):
             text = " ".join(toks).strip()
             if not by or len(by) % 2:
                 raise SystemExit("golden %s: cannot split %r" % (fn, rest))
-            pairs.append({"file": GOLDEN_DIR + "/" + fam + ".mir", "family": fam,
-                          "addr": int(addr, 16), "bytes": " ".join(by), "asm": text})
+            # The family names its file (provenance.files): a pair carries no path.
+            pairs.append({"family": fam, "addr": int(addr, 16), "bytes": " ".join(by),
+                          "asm": text})
             n += 1
-        files.append({"path": GOLDEN_DIR + "/" + fam + ".mir",
-                      "transcribed_as": fn, "pairs": n,
-                      "commit": GOLDEN_COMMITS.get(fam, DEFAULT_GOLDEN_COMMIT)})
+        # A transcription must hold every CHECK line of its file: a short one is an
+        # incomplete download, not a smaller test.
+        if n != checks:
+            fail("golden %s: %d CHECK lines, %s says the file has %d"
+                 % (fn, n, os.path.basename(GOLDEN_SOURCES), checks))
+        files.append({"path": GOLDEN_DIR + "/" + fam + ".mir", "transcribed_as": fn,
+                      "pairs": n, "commit": commit, "characters_upstream": chars})
     return pairs, files
 
 
@@ -928,14 +1021,8 @@ def dump(path, obj):
         f.write("\n")
 
 
-def main(argv):
-    if not argv:
-        raise SystemExit(__doc__)
-    src = argv[0]
-    out = argv[1] if len(argv) > 1 else os.path.join(HERE, "..", "..", "targets", "aie2p-isa", "data")
-    out = os.path.normpath(out)
-    os.makedirs(out, exist_ok=True)
-    command = "python3 scripts/aie2p-isa/extract.py <llvm-aie download dir>"
+def write_tables(src, out, command):
+    """The tables stage; returns the instructions for the schedule stage."""
     R, _ = load(src)
 
     slots = extract_slots(R)
@@ -958,7 +1045,6 @@ def main(argv):
             imm_names[name] = imm_info(R, name)
 
     insts = extract_instructions(R, slots, regclasses, imm_names, op_classes)
-    golden, gfiles = extract_golden(src)
 
     td = TD_FILES
     dump(os.path.join(out, "slots.json"), {
@@ -998,7 +1084,19 @@ def main(argv):
         "count": len(insts),
         "instructions": insts,
     })
-    fus, bps, itins, extra, model = extract_schedule(src, R, insts)
+    print("slots %d, formats %d, instructions %d, registers %d, register classes %d"
+          % (len(slots), len(formats), len(insts), len(regs), len(regclasses)))
+    return insts
+
+
+def write_schedule(src, out, command, insts):
+    td = TD_FILES
+    fus, bps, itins, variants, extra, model = extract_schedule(src)
+    path = os.path.join(out, "registers.json")
+    if not os.path.exists(path):
+        fail("the schedule stage needs %s (run the tables stage first)" % path)
+    classes = json.load(open(path, encoding="utf-8"))["classes"]
+    regpairs = extract_regpairs(src, insts, dict(itins, **variants), classes)
     sched = {}
     missing = set()
     for i in insts:
@@ -1013,54 +1111,104 @@ def main(argv):
             e["itinerary_transcribed"] = False
             if it:
                 missing.add(it)
+        if i["name"] in regpairs:
+            e["itinerary_by_register_class"] = regpairs[i["name"]]
         sched[i["name"]] = e
     n_with = sum(1 for e in sched.values() if e["itinerary_transcribed"])
     dump(os.path.join(out, "schedule.json"), {
         "provenance": dict(provenance([p for p in td if "GenInstrInfo" in p[0]] + SCHED_FILES
-                                      + EXTRA_ITIN_FILES, command),
+                                      + [VARIANTS_FILE, REGPAIRS_FILE] + EXTRA_ITIN_FILES,
+                                      command),
                            excerpt=(
             "AIE2PGenSchedule.td.excerpt: the header (FuncUnit, Bypass, stage classes, the "
             "ProcessorItineraries resource and bypass lists) verbatim, the InstrItinClass "
-            "declarations dropped, and of the itinerary data only the pages read (SOURCES.md "
-            "lists the offsets), of those only the first entry of each `// id:` group (the "
-            "itinerary an instruction names; the per-register-class variants that follow it, "
-            "selected through ItinRegClassPair, dropped) and no `// id:` comment lines")),
+            "declarations dropped, and of the whole itinerary list the first entry of each "
+            "`// id:` group (the itinerary an instruction names) without the `// id:` comment "
+            "lines; AIE2PGenSchedule.td.variants: the other entries of each group (the "
+            "per-register-class variants); AIE2PGenInstrInfo.td.regpairs: the ItineraryRegPairs "
+            "lists that choose them (SOURCES.md)")),
         "note": "Per itinerary class: stages (functional units, cycles, the start cycle "
                 "relative to issue, Required/Reserved), operand cycles (the cycle each "
                 "operand is read or written, in LLVM's order: explicit defs, explicit uses, "
                 "implicit defs, implicit uses; `operand_names` as the generator comments "
                 "them), bypasses (per operand, NoBypass for none) and, for memory "
-                "operations, the memory-access cycles. Per instruction: its itinerary class, "
-                "implicit defs/uses, delay slots. Only part of AIE2PGenSchedule.td was "
-                "transcribed: `coverage` says which instructions have their itinerary here.",
+                "operations, the memory-access cycles. `itineraries` holds the classes "
+                "instructions name, `register_class_itineraries` the variants their "
+                "`itinerary_by_register_class` lists choose: the first entry whose every "
+                "operand's register is in its class (llvm-aie's "
+                "AIEVariableInstrItineraryEmitter keeps the list order), else the named class. "
+                "Per instruction: its itinerary class, implicit defs/uses, delay slots.",
         "model": model,
         "delay_slots": DELAY_SLOTS,
         "functional_units": fus,
         "bypasses": bps,
         "itineraries": itins,
+        "register_class_itineraries": variants,
         "extra_itineraries": extra,
         "coverage": {
             "itineraries": len(itins),
+            "register_class_itineraries": len(variants),
+            "instructions_with_register_class_itineraries": len(regpairs),
             "instructions": len(sched),
             "instructions_with_itinerary_data": n_with,
             "itinerary_classes_not_transcribed": sorted(missing),
         },
         "instructions": sched,
     })
+    print("itineraries %d (and %d per register class, for %d instructions), instructions "
+          "with their itinerary %d of %d" % (len(itins), len(variants), len(regpairs), n_with,
+                                              len(sched)))
+
+
+def write_golden(src, out, command):
+    golden, gfiles = extract_golden(src)
     dump(os.path.join(out, "golden.json"), {
         "provenance": {
             "repository": REPO, "license": LICENSE,
             "files": gfiles,
             "generated_by": "scripts/aie2p-isa/extract.py", "command": command,
-            "note": "Each pair is one CHECK line of llvm-objdump output: address, bytes in "
-                    "memory order, and the expected text (FileCheck pattern: {{.*}} is a "
+            "note": "Each pair is one CHECK line of llvm-objdump output: its file "
+                    "(BinaryOutput/<family>.mir, listed under files), address, bytes in "
+                    "memory order, and the expected text (a FileCheck pattern: {{...}} is a "
                     "regular expression, whitespace runs compare equal).",
         },
         "count": len(golden),
         "pairs": golden,
     })
-    print("slots %d, formats %d, instructions %d, registers %d, register classes %d, golden %d"
-          % (len(slots), len(formats), len(insts), len(regs), len(regclasses), len(golden)))
+    print("golden %d pairs from %d files" % (len(golden), len(gfiles)))
+
+
+STAGES = ("tables", "schedule", "golden")
+
+
+def main(argv):
+    only = None
+    if argv[:1] == ["--only"]:
+        if len(argv) < 2 or argv[1] not in STAGES:
+            raise SystemExit("--only takes one of: %s" % ", ".join(STAGES))
+        only, argv = argv[1], argv[2:]
+    if not argv or len(argv) > 2:
+        raise SystemExit(__doc__)
+    src = argv[0]
+    out = argv[1] if len(argv) > 1 else os.path.join(HERE, "..", "..", "targets", "aie2p-isa", "data")
+    out = os.path.normpath(out)
+    os.makedirs(out, exist_ok=True)
+    # Each file names the stage that writes it, however the script was run, so a file's
+    # bytes do not depend on whether its stage ran alone.
+    def command(stage):
+        return "python3 scripts/aie2p-isa/extract.py --only %s <llvm-aie download dir>" % stage
+    insts = None
+    if only in (None, "tables"):
+        insts = write_tables(src, out, command("tables"))
+    if only in (None, "schedule"):
+        if insts is None:
+            path = os.path.join(out, "instructions.json")
+            if not os.path.exists(path):
+                fail("the schedule stage needs %s (run the tables stage first)" % path)
+            insts = json.load(open(path, encoding="utf-8"))["instructions"]
+        write_schedule(src, out, command("schedule"), insts)
+    if only in (None, "golden"):
+        write_golden(src, out, command("golden"))
 
 
 if __name__ == "__main__":

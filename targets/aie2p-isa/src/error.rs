@@ -44,6 +44,15 @@ pub enum IsaError {
         register: String,
         class: String,
     },
+    /// A tied operand (read and written in one field) named with another
+    /// register than the operand it is tied to.
+    Tied {
+        column: usize,
+        operand: String,
+        tied_to: String,
+        register: String,
+        expected: String,
+    },
     /// Two instructions of one bundle in the same slot.
     SlotTwice { slot: String },
     /// No bundle format has this set of slots.
@@ -106,6 +115,16 @@ impl fmt::Display for IsaError {
                     "immediate {value} of ${operand} is out of range [{min}, {max}]{step}"
                 )
             }
+            IsaError::Tied {
+                operand,
+                tied_to,
+                register,
+                expected,
+                ..
+            } => write!(
+                f,
+                "register `{register}` must be `{expected}`: ${operand} is tied to ${tied_to} (one field, read and written)"
+            ),
             IsaError::WrongRegister {
                 operand,
                 register,
@@ -134,7 +153,8 @@ impl IsaError {
             IsaError::UnknownMnemonic { column, .. }
             | IsaError::BadSyntax { column, .. }
             | IsaError::OutOfRange { column, .. }
-            | IsaError::WrongRegister { column, .. } => Some(*column),
+            | IsaError::WrongRegister { column, .. }
+            | IsaError::Tied { column, .. } => Some(*column),
             _ => None,
         }
     }
@@ -145,7 +165,8 @@ impl IsaError {
             IsaError::UnknownMnemonic { column, .. }
             | IsaError::BadSyntax { column, .. }
             | IsaError::OutOfRange { column, .. }
-            | IsaError::WrongRegister { column, .. } => *column = at,
+            | IsaError::WrongRegister { column, .. }
+            | IsaError::Tied { column, .. } => *column = at,
             _ => {}
         }
         self

@@ -6,6 +6,7 @@
 
 use crate::bits;
 use crate::error::IsaError;
+use crate::schedule::{Itinerary, RegisterClassItinerary};
 use crate::tables::{isa, Alternative, Immediate, Opcode, Operand, OperandKind};
 use std::fmt;
 
@@ -319,6 +320,32 @@ impl Instruction {
         Ok(word as u64)
     }
 
+    /// The itinerary of this instruction with its registers: the first of
+    /// its opcode's per-register-class itineraries whose every operand holds
+    /// a register of its class, else the class the opcode names (llvm-aie's
+    /// ItineraryRegPairs; AIEVariableInstrItineraryEmitter keeps the list
+    /// order).
+    pub fn itinerary(&self) -> Option<&'static Itinerary> {
+        let isa = isa();
+        let applies = |choice: &RegisterClassItinerary| {
+            choice.operands.iter().all(|(operand, class)| {
+                matches!(self.value(operand), Some(Value::Register(name))
+                if isa.class(class).iter().any(|member| {
+                    isa.register(member).is_some_and(|r| r.asm == name)
+                }))
+            })
+        };
+        match self
+            .opcode
+            .itinerary_by_register_class
+            .iter()
+            .find(|c| applies(c))
+        {
+            Some(choice) => isa.schedule.itinerary(&choice.itinerary),
+            None => isa.itinerary(self.opcode),
+        }
+    }
+
     /// The value of the operand that carries `name`'s field, or of the
     /// register `name` is derived from (`index_from`).
     pub fn value(&self, name: &str) -> Option<Value> {
@@ -348,7 +375,7 @@ impl Instruction {
         values: Vec<Value>,
         columns: &[usize],
     ) -> Result<Instruction, IsaError> {
-        let mut operands = Vec::new();
+        let mut operands: Vec<(String, Value)> = Vec::new();
         let mut derived = Vec::new();
         for ((name, value), &column) in opcode.asm_operands().into_iter().zip(values).zip(columns) {
             let Some(field) = opcode.field_of(name) else {
@@ -361,6 +388,21 @@ impl Instruction {
                 continue;
             }
             field.encode(&value).map_err(|e| e.at(column))?;
+            // A tied operand (`mac r7, r7, ...`: the accumulator read and
+            // written) shares its field: it is the field's value once, and
+            // the text must name the same register twice.
+            if let Some((_, first)) = operands.iter().find(|(n, _)| *n == field.name) {
+                if *first != value {
+                    return Err(IsaError::Tied {
+                        column,
+                        operand: name.to_string(),
+                        tied_to: field.name.clone(),
+                        register: value.to_string(),
+                        expected: first.to_string(),
+                    });
+                }
+                continue;
+            }
             operands.push((field.name.clone(), value));
         }
         let instruction = Instruction { opcode, operands };

@@ -22,10 +22,14 @@ mod instruction;
 #[cfg(test)]
 mod round_trip;
 pub mod rules;
+pub mod schedule;
+#[cfg(test)]
+mod schedule_facts;
 mod tables;
 
 pub use asm::{parse_bundle, print_bundle, print_instruction};
 pub use bundle::{decode, decode_one, encode, Bundle};
 pub use error::IsaError;
 pub use instruction::{Instruction, Value};
-pub use tables::{isa, Format, Isa, Itinerary, Opcode, Operand, OperandKind, Register};
+pub use schedule::Itinerary;
+pub use tables::{isa, Format, Isa, Opcode, Operand, OperandKind, Register};

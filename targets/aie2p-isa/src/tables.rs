@@ -3,6 +3,7 @@
 //! from llvm-aie's TableGen by `scripts/aie2p-isa/extract.py`; each names its
 //! sources, their commits and license in its `provenance` object.
 
+use crate::schedule::{Itinerary, RegisterClassItinerary, Schedule};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -87,6 +88,9 @@ pub struct Opcode {
     pub implicit_uses: Vec<String>,
     /// A slot's NOP (`isSlotNOP`): it reads and writes nothing.
     pub is_slot_nop: bool,
+    /// Itineraries chosen by the registers of the operands, in the order
+    /// llvm-aie tries them; `itinerary` when none applies.
+    pub itinerary_by_register_class: Vec<RegisterClassItinerary>,
 }
 
 impl Opcode {
@@ -191,29 +195,6 @@ pub struct Immediate {
     pub negated: bool,
 }
 
-/// An itinerary class's operand timing (schedule.json): the cycle, counted
-/// from issue, at which each operand is read or written, and the bypass
-/// (forwarding path) it names, if any; for memory operations the cycles
-/// memory is accessed.
-#[derive(Debug, Clone)]
-pub struct Itinerary {
-    /// (operand or implicit register record, cycle), in LLVM's order:
-    /// explicit defs, explicit uses, implicit defs, implicit uses.
-    pub operand_cycles: Vec<(String, u32)>,
-    /// Per operand as `operand_cycles`; `None` for NoBypass.
-    pub bypasses: Vec<Option<String>>,
-    pub memory_cycles: Vec<u32>,
-}
-
-impl Itinerary {
-    /// The cycle and bypass of the operand named `name`.
-    pub fn operand(&self, name: &str) -> Option<(u32, Option<&str>)> {
-        let at = self.operand_cycles.iter().position(|(n, _)| n == name)?;
-        let bypass = self.bypasses.get(at).and_then(|b| b.as_deref());
-        Some((self.operand_cycles[at].1, bypass))
-    }
-}
-
 /// The whole instruction set.
 #[derive(Debug)]
 pub struct Isa {
@@ -228,10 +209,10 @@ pub struct Isa {
     by_slot: HashMap<String, Vec<usize>>,
     /// Per mnemonic, opcode indices.
     by_mnemonic: HashMap<String, Vec<usize>>,
-    /// The itinerary classes schedule.json has transcribed, by name.
-    itineraries: HashMap<String, Itinerary>,
     /// Per size in bytes, format indices.
     by_size: HashMap<usize, Vec<usize>>,
+    /// The itineraries: operand cycles, bypasses, functional units.
+    pub schedule: Schedule,
 }
 
 // The raw file layouts.
@@ -294,7 +275,9 @@ struct RawOperand {
 #[derive(Deserialize)]
 struct ScheduleFile {
     instructions: HashMap<String, RawSchedule>,
-    itineraries: HashMap<String, RawItinerary>,
+    itineraries: HashMap<String, crate::schedule::RawItinerary>,
+    register_class_itineraries: HashMap<String, crate::schedule::RawItinerary>,
+    delay_slots: crate::schedule::RawDelaySlots,
 }
 #[derive(Deserialize)]
 struct RawSchedule {
@@ -304,16 +287,8 @@ struct RawSchedule {
     defs: Vec<String>,
     #[serde(default)]
     uses: Vec<String>,
-}
-#[derive(Deserialize)]
-struct RawItinerary {
-    operand_cycles: Vec<u32>,
     #[serde(default)]
-    operand_names: Vec<String>,
-    #[serde(default)]
-    bypasses: Vec<String>,
-    #[serde(default)]
-    memory_cycles: Vec<u32>,
+    itinerary_by_register_class: Vec<RegisterClassItinerary>,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -380,7 +355,7 @@ fn build() -> Isa {
     );
     let registers: RegistersFile = parse("registers.json", include_str!("../data/registers.json"));
     let operands: OperandsFile = parse("operands.json", include_str!("../data/operands.json"));
-    let schedule: ScheduleFile = parse("schedule.json", include_str!("../data/schedule.json"));
+    let mut schedule: ScheduleFile = parse("schedule.json", include_str!("../data/schedule.json"));
 
     let formats: Vec<Format> = formats
         .formats
@@ -410,6 +385,11 @@ fn build() -> Isa {
                 .get(&i.name)
                 .map_or_else(Vec::new, |s| s.uses.clone()),
             is_slot_nop: i.flags.iter().any(|f| f == "isSlotNOP"),
+            itinerary_by_register_class: schedule
+                .instructions
+                .get_mut(&i.name)
+                .map(|s| std::mem::take(&mut s.itinerary_by_register_class))
+                .unwrap_or_default(),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
@@ -478,28 +458,7 @@ fn build() -> Isa {
     for (i, f) in formats.iter().enumerate() {
         by_size.entry(f.size_bytes).or_default().push(i);
     }
-    let itineraries = schedule
-        .itineraries
-        .into_iter()
-        .map(|(name, raw)| {
-            let bypasses = (0..raw.operand_cycles.len())
-                .map(|k| raw.bypasses.get(k).filter(|b| *b != "NoBypass").cloned())
-                .collect();
-            let operand_cycles = raw
-                .operand_names
-                .into_iter()
-                .zip(raw.operand_cycles)
-                .collect();
-            let itinerary = Itinerary {
-                operand_cycles,
-                bypasses,
-                memory_cycles: raw.memory_cycles,
-            };
-            (name, itinerary)
-        })
-        .collect();
     Isa {
-        itineraries,
         formats,
         opcodes,
         slot_widths: slots.slots.into_iter().map(|s| (s.name, s.width)).collect(),
@@ -527,6 +486,11 @@ fn build() -> Isa {
         by_slot,
         by_mnemonic,
         by_size,
+        schedule: crate::schedule::build(
+            schedule.itineraries,
+            schedule.register_class_itineraries,
+            schedule.delay_slots,
+        ),
     }
 }
 
@@ -574,13 +538,14 @@ impl Isa {
         self.composites.get(name).map_or(&[], Vec::as_slice)
     }
 
-    pub fn immediate(&self, name: &str) -> Option<&Immediate> {
-        self.immediates.get(name)
+    /// The itinerary class `opcode` names: its operand cycles, bypasses and
+    /// units, whatever its registers.
+    pub fn itinerary(&self, opcode: &Opcode) -> Option<&Itinerary> {
+        self.schedule.itinerary(opcode.itinerary.as_deref()?)
     }
 
-    /// The itinerary class `name` if schedule.json has transcribed it.
-    pub fn itinerary(&self, name: &str) -> Option<&Itinerary> {
-        self.itineraries.get(name)
+    pub fn immediate(&self, name: &str) -> Option<&Immediate> {
+        self.immediates.get(name)
     }
 
     /// Every register record and its assembly name, encoding and
@@ -609,30 +574,17 @@ impl Eq for Opcode {}
 mod tests {
     use super::isa;
 
-    /// The figures docs/aie2p-isa.md states: a scalar `lda` result at cycle
-    /// 7, `jl` writes lr at 4; `add` defines srCarry; slot NOPs are marked.
+    /// What the instruction-level core reads beside the itineraries
+    /// (schedule_facts.rs pins those): `add` defines srCarry, `jl` lr; slot
+    /// NOPs are marked; pairs name their halves.
     #[test]
-    fn itineraries_and_implicit_registers_are_read() {
+    fn implicit_registers_nop_flags_and_subregisters_are_read() {
         let isa = isa();
-        let lda = isa.itinerary("II_LDA_dms_lda_idx_imm").unwrap();
-        assert_eq!(lda.operand("dst"), Some((7, None)));
-        assert_eq!(lda.memory_cycles, [5]);
-        assert_eq!(
-            isa.itinerary("II_JL_lng").unwrap().operand("lr"),
-            Some((4, None))
-        );
-        let mv = isa.itinerary("II_MOV_alu_mv_mv_mv_e_mv_eh_to_eh").unwrap();
-        assert_eq!(mv.operand("dst"), Some((2, Some("MV_Bypass"))));
-        let add = isa
-            .opcodes
-            .iter()
-            .find(|o| o.name == "ADD_add_r_ri")
-            .unwrap();
-        assert_eq!(add.implicit_defs, ["srCarry"]);
-        assert!(isa
-            .opcodes
-            .iter()
-            .any(|o| o.name == "NOPA" && o.is_slot_nop));
+        let named = |name: &str| isa.opcodes.iter().find(|o| o.name == name).unwrap();
+        assert_eq!(named("ADD_add_r_ri").implicit_defs, ["srCarry"]);
+        assert_eq!(named("JL_lng").implicit_defs, ["lr"]);
+        assert!(named("NOPA").is_slot_nop);
+        assert!(!named("ADD_add_r_ri").is_slot_nop);
         assert_eq!(isa.register("l0").unwrap().subregs, ["r0", "r1"]);
     }
 }

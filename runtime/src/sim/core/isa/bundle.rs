@@ -3,7 +3,7 @@
 
 use super::operands::{resolve, Resolved};
 use super::semantics::{self, Semantics};
-use loom_aie2p_isa::{decode_one, isa, print_bundle, print_instruction, Instruction, Itinerary};
+use loom_aie2p_isa::{decode_one, print_bundle, print_instruction, Instruction, Itinerary};
 
 /// One slot's instruction, decoded with what executing it needs.
 pub(super) struct Slot {
@@ -34,11 +34,9 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
         .iter()
         .filter(|i| !i.opcode.is_slot_nop)
         .map(|i| {
-            let itinerary = i
-                .opcode
-                .itinerary
-                .as_deref()
-                .and_then(|n| isa().itinerary(n));
+            // The variant its registers choose (ItineraryRegPairs), as
+            // the code generator's scheduler times it.
+            let itinerary = i.itinerary();
             Slot {
                 text: print_instruction(i),
                 itinerary,

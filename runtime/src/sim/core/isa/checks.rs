@@ -1,9 +1,8 @@
 //! What the core refuses at run time, as messages the machine places at
 //! the bundle (address, text) and the instruction:
 //!
-//! - an instruction the model has no semantics for, or whose itinerary
-//!   class schedule.json has not transcribed (its result cycles would be a
-//!   guess);
+//! - an instruction the model has no semantics for, or without an
+//!   itinerary (its result cycles would be a guess);
 //! - the hazard checker (`Options::hazards`, on by default): a read of a
 //!   register before a write to it lands, two writes of one register
 //!   landing in the same cycle, and the silicon rules of
@@ -37,9 +36,8 @@ pub fn modelled(decoded: &Decoded) -> Result<(), String> {
         }
         if slot.itinerary.is_none() {
             return Err(format!(
-                "`{}` ({}): its itinerary class {} is not transcribed in \
-                 targets/aie2p-isa/data/schedule.json, so the cycles its results land at are \
-                 unknown",
+                "`{}` ({}): targets/aie2p-isa/data/schedule.json has no itinerary {} for it, \
+                 so the cycles its results land at are unknown",
                 slot.text,
                 opcode.name,
                 opcode.itinerary.as_deref().unwrap_or("(none)")

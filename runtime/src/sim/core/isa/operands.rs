@@ -62,9 +62,13 @@ fn register_operand(
     itinerary: &'static Itinerary,
 ) -> Resolved {
     let resolved = register.and_then(|r| word_leaf(&r)).and_then(|leaf| {
-        let (cycle, bypass) = itinerary
-            .operand(name)
-            .ok_or_else(|| format!("its itinerary gives no cycle for operand `{name}`"))?;
+        let cycle = itinerary.cycle(name).ok_or_else(|| {
+            format!(
+                "its itinerary {} gives no cycle for operand `{name}`",
+                itinerary.name
+            )
+        })?;
+        let bypass = itinerary.bypass(name);
         Ok(Resolved::Register {
             leaf,
             cycle,

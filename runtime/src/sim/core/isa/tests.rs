@@ -362,12 +362,10 @@ fn instructions_without_semantics_are_refused() {
     );
 }
 
-/// The counted loop's result stored to the core's own memory. `st`'s
-/// itinerary class is among those schedule.json has not transcribed on
-/// 2026-12-01: until it is, the store is refused precisely (its cycles
-/// would be a guess); once it is, the word must land in tile memory.
+/// The counted loop's result stored to the core's own memory: the word
+/// lands in tile memory (`st`'s itinerary gives its memory cycle).
 #[test]
-fn a_stored_result_lands_in_memory_or_is_refused_without_its_itinerary() {
+fn a_stored_result_lands_in_memory() {
     let lines = [
         "movx r0, #10",
         "movx r1, #0",
@@ -380,25 +378,11 @@ fn a_stored_result_lands_in_memory_or_is_refused_without_its_itinerary() {
     ];
     let lines = with_delay(&lines, &["st r1, [p0, #4]", "done"]);
     let (mut cores, _, result) = run_alone(&lines, vec![], Options::default());
+    result.unwrap();
     let expected: u32 = (1..=10).sum();
-    if loom_aie2p_isa::isa()
-        .itinerary("II_ST_dms_sts_idx_imm")
-        .is_none()
-    {
-        let error = message(result);
-        assert!(
-            error.contains(
-                "(ST_dms_sts_idx_imm): its itinerary class II_ST_dms_sts_idx_imm is not \
-                 transcribed"
-            ),
-            "{error}"
-        );
-        assert_eq!(register(&cores, CORE, "r1"), expected, "the loop ran");
-    } else {
-        result.unwrap();
-        let memory = cores.tile_memory(CORE, 0x1_0000);
-        assert_eq!(memory[0x104..0x108], expected.to_le_bytes());
-    }
+    assert_eq!(register(&cores, CORE, "r1"), expected, "the loop ran");
+    let memory = cores.tile_memory(CORE, 0x1_0000);
+    assert_eq!(memory[0x104..0x108], expected.to_le_bytes());
 }
 
 #[test]
@@ -621,9 +605,7 @@ fn a_core_takes_its_south_neighbours_lock_and_reads_its_memory() {
 
 /// A producer core at [0, 4] stores a word into its south neighbour's
 /// memory and releases that tile's lock 1 (its id 1); the consumer at
-/// [0, 3] waits for the lock as its own id 49, then loads the word. Until
-/// schedule.json has `st`'s and `rel`'s itinerary classes (not on
-/// 2026-12-01) the producer's store is refused precisely instead.
+/// [0, 3] waits for the lock as its own id 49, then loads the word.
 #[test]
 fn a_release_from_another_core_ends_an_acquire_stall() {
     let producer = Tile::new(0, 4);
@@ -655,19 +637,6 @@ fn a_release_from_another_core_ends_an_acquire_stall() {
             while cores.run(&mut array)? {}
             Ok(())
         });
-    let isa = loom_aie2p_isa::isa();
-    let known = ["II_ST_dms_sts_idx_imm", "II_REL_mLockId_imm"]
-        .iter()
-        .all(|class| isa.itinerary(class).is_some());
-    if !known {
-        let error = message(result);
-        assert!(
-            error.contains("core [0, 4] (tile image `producer`)"),
-            "{error}"
-        );
-        assert!(error.contains("is not transcribed"), "{error}");
-        return;
-    }
     result.unwrap();
     assert_eq!(register(&cores, CORE, "r1"), 77);
     assert!(cores.unfinished().is_empty());
