@@ -6,11 +6,15 @@
 
 use super::neighbours::{neighbour, view_of};
 use super::operands::Resolved;
-use super::registers::{Early, Pending, RegisterFile};
+use super::registers::{Bits, Early, Pending, RegisterFile};
 use super::timing::Bypass;
 use loom_aie2p_isa::Instruction;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// What an instruction does when it executes (`semantics::of`).
+pub type Semantics = fn(&mut Exec) -> Result<(), String>;
 
 /// A lock request: acquire (value -N: wait for >= N, take N; N >= 0: wait
 /// for == N) or release (add the value).
@@ -85,6 +89,10 @@ impl Exec<'_> {
         match self.operand(name)? {
             Resolved::Immediate(v) => Ok(*v),
             Resolved::Unusable(why) => Err(why.clone()),
+            Resolved::Wide { words, .. } => Err(format!(
+                "operand `{name}` is {} bits wide where a 32-bit value is read",
+                32 * words
+            )),
             &Resolved::Register {
                 leaf,
                 cycle,
@@ -113,7 +121,7 @@ impl Exec<'_> {
         self.read(record)
     }
 
-    fn queue(&mut self, leaf: usize, at: u64, bypass: Bypass, value: u32) {
+    fn queue(&mut self, leaf: usize, at: u64, bypass: Bypass, value: Bits) {
         self.effects.writes.push(Pending {
             at,
             leaf,
@@ -133,9 +141,13 @@ impl Exec<'_> {
                 bypass,
             } => {
                 let at = self.cycle + u64::from(cycle);
-                self.queue(leaf, at, bypass, value);
+                self.queue(leaf, at, bypass, Bits::Word(value));
                 Ok(())
             }
+            Resolved::Wide { words, .. } => Err(format!(
+                "operand `{name}` is {} bits wide where a 32-bit value is written",
+                32 * words
+            )),
             Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
             Resolved::Unusable(why) => Err(why.clone()),
         }
@@ -143,6 +155,101 @@ impl Exec<'_> {
 
     pub fn write_implicit(&mut self, record: &str, value: u32) -> Result<(), String> {
         self.write(record, value)
+    }
+
+    /// A register operand of any width as 32-bit words, lowest first (a
+    /// vector's element 0 in the low bits of word 0, as LLVM's
+    /// little-endian vector layout puts it), read at its use cycle.
+    pub fn read_words(&mut self, name: &str) -> Result<Vec<u32>, String> {
+        // The operands outlive this borrow of `self` (they are the bundle's).
+        let operands: &[(String, Resolved)] = self.operands;
+        let found = operands
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r)
+            .ok_or_else(|| format!("the instruction has no operand `{name}`"))?;
+        let (leaves, cycle, bypass): (&[usize], u32, Bypass) = match found {
+            Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => (std::slice::from_ref(leaf), *cycle, *bypass),
+            Resolved::Wide {
+                leaves,
+                cycle,
+                bypass,
+                ..
+            } => (leaves, *cycle, *bypass),
+            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => return Err(why.clone()),
+        };
+        let at = self.cycle + u64::from(cycle);
+        let mut out = Vec::new();
+        for &leaf in leaves {
+            if cycle > 1 {
+                self.effects.late_reads.push(LateRead {
+                    leaf,
+                    at,
+                    bypass,
+                    reader: self.address,
+                    slot: self.slot,
+                });
+            }
+            if let Some(early) = self.regs.read_words(leaf, at, bypass, &mut out) {
+                self.early.push((at, early));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Write a register operand of any width from its words, lowest first,
+    /// at its def cycle; `words` must be exactly its width.
+    pub fn write_words(&mut self, name: &str, words: &[u32]) -> Result<(), String> {
+        let (leaves, cycle, bypass): (Box<[usize]>, u32, Bypass) = match self.operand(name)? {
+            Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => (Box::new([*leaf]), *cycle, *bypass),
+            Resolved::Wide {
+                leaves,
+                cycle,
+                bypass,
+                ..
+            } => (leaves.clone(), *cycle, *bypass),
+            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => return Err(why.clone()),
+        };
+        let width: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
+        if width != words.len() {
+            return Err(format!(
+                "operand `{name}` is {} bits wide, the result {} bits",
+                32 * width,
+                32 * words.len()
+            ));
+        }
+        let at = self.cycle + u64::from(cycle);
+        let mut rest = words;
+        for &leaf in leaves.iter() {
+            let (these, after) = rest.split_at(RegisterFile::words(leaf));
+            rest = after;
+            let bits = match these {
+                [one] => Bits::Word(*one),
+                many => Bits::Wide(Rc::from(many)),
+            };
+            self.queue(leaf, at, bypass, bits);
+        }
+        Ok(())
+    }
+
+    /// The width of a register operand in 32-bit words.
+    pub fn width(&self, name: &str) -> Result<usize, String> {
+        match self.operand(name)? {
+            Resolved::Register { .. } => Ok(1),
+            Resolved::Wide { words, .. } => Ok(*words),
+            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => Err(why.clone()),
+        }
     }
 
     /// Reads and writes back every implicit register the instruction names
@@ -189,6 +296,25 @@ impl Exec<'_> {
             .get(offset..offset + bytes as usize)
             .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))?;
         Ok(bytes.iter().rev().fold(0u32, |v, &b| v << 8 | u32::from(b)))
+    }
+
+    /// `bytes` bytes at a data address aligned to `bytes` (a vector load).
+    pub fn load_bytes(&self, address: u32, bytes: u32) -> Result<Vec<u8>, String> {
+        let (tile, offset) = self.place(address, bytes)?;
+        let Some(memory) = self.memories.get(&tile) else {
+            return Ok(vec![0; bytes as usize]);
+        };
+        memory
+            .get(offset..offset + bytes as usize)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))
+    }
+
+    /// Store `data` at a data address aligned to its length.
+    pub fn store_bytes(&mut self, address: u32, data: Vec<u8>) -> Result<(), String> {
+        let (tile, offset) = self.place(address, data.len() as u32)?;
+        self.effects.stores.push((tile, offset, data));
+        Ok(())
     }
 
     pub fn store(&mut self, address: u32, bytes: u32, value: u32) -> Result<(), String> {

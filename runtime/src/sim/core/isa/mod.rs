@@ -4,10 +4,14 @@
 //! cycles llvm-aie's itineraries give (`timing`, `registers`), loads and
 //! stores through its four data views (`neighbours`), lock requests on the
 //! array's credits, and a hazard checker (`checks`). `semantics` says what
-//! each modelled instruction does, `exec` what an instruction may touch,
+//! each modelled scalar instruction does and `vector` each vector one (with
+//! the unit's open semantics in `assumptions`), `addressing` how loads and
+//! stores form addresses, `exec` what an instruction may touch,
 //! `operands` how its operands resolve, `bundle` a decoded bundle.
 //! docs/array-simulator.md, "The isa core", lists the assumptions.
 
+mod addressing;
+mod assumptions;
 mod bundle;
 mod checks;
 mod exec;
@@ -20,6 +24,9 @@ mod semantics;
 #[cfg(test)]
 mod tests;
 mod timing;
+mod vector;
+#[cfg(test)]
+mod vector_tests;
 
 pub use machine::Options;
 

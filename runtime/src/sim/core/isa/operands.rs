@@ -17,9 +17,17 @@ pub(super) enum Resolved {
         cycle: u32,
         bypass: Bypass,
     },
+    /// A register of several words (a pair, a vector, an accumulator): its
+    /// leaves lowest first, as `Register`.
+    Wide {
+        leaves: Box<[usize]>,
+        words: usize,
+        cycle: u32,
+        bypass: Bypass,
+    },
     Immediate(u32),
-    /// Why executing cannot use it (a register wider than a word, no cycle
-    /// in the itinerary).
+    /// Why executing cannot use it (a register the tables do not name, no
+    /// cycle in the itinerary).
     Unusable(String),
 }
 
@@ -45,23 +53,13 @@ fn register_of(instruction: &Instruction, operand: &str) -> Result<String, Strin
     }
 }
 
-fn word_leaf(name: &str) -> Result<usize, String> {
-    match RegisterFile::leaves(name) {
-        Some([leaf]) if RegisterFile::is_word(*leaf) => Ok(*leaf),
-        Some(_) => Err(format!(
-            "register {name} is wider than a word; the isa core reads and writes only the \
-             scalar files so far"
-        )),
-        None => Err(format!("no register is named {name}")),
-    }
-}
-
 fn register_operand(
     register: Result<String, String>,
     name: &str,
     itinerary: &'static Itinerary,
 ) -> Resolved {
-    let resolved = register.and_then(|r| word_leaf(&r)).and_then(|leaf| {
+    let resolved = register.and_then(|r| {
+        let leaves = RegisterFile::leaves(&r).ok_or_else(|| format!("no register is named {r}"))?;
         let cycle = itinerary.cycle(name).ok_or_else(|| {
             format!(
                 "its itinerary {} gives no cycle for operand `{name}`",
@@ -69,10 +67,18 @@ fn register_operand(
             )
         })?;
         let bypass = itinerary.bypass(name);
-        Ok(Resolved::Register {
-            leaf,
-            cycle,
-            bypass,
+        Ok(match leaves {
+            [leaf] if RegisterFile::is_word(*leaf) => Resolved::Register {
+                leaf: *leaf,
+                cycle,
+                bypass,
+            },
+            _ => Resolved::Wide {
+                leaves: leaves.into(),
+                words: leaves.iter().map(|&l| RegisterFile::words(l)).sum(),
+                cycle,
+                bypass,
+            },
         })
     });
     resolved.unwrap_or_else(Resolved::Unusable)

@@ -7,6 +7,7 @@
 use super::timing::{visible, Bypass};
 use loom_aie2p_isa::isa;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 /// One leaf: where its words are, and the bits a write keeps.
@@ -147,13 +148,22 @@ fn class_names() -> Vec<&'static str> {
     names
 }
 
+/// The bits a write gives one leaf: a word, or a wide leaf's words
+/// (shared, so the hazard checker's copies of a write cost no copy of its
+/// 512 bits).
+#[derive(Debug, Clone)]
+pub enum Bits {
+    Word(u32),
+    Wide(Rc<[u32]>),
+}
+
 /// A write that has not landed yet.
 #[derive(Debug, Clone)]
 pub struct Pending {
     /// The cycle it lands at (issue + the itinerary's def cycle).
     pub at: u64,
     pub leaf: usize,
-    pub value: u32,
+    pub value: Bits,
     pub bypass: Bypass,
     /// The writing instruction: its bundle's address and its slot there.
     pub writer: u32,
@@ -172,6 +182,12 @@ pub struct RegisterFile {
     values: Vec<u32>,
     /// Writes in flight, in issue order.
     pending: Vec<Pending>,
+}
+
+impl Default for RegisterFile {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl RegisterFile {
@@ -200,19 +216,20 @@ impl RegisterFile {
         layout().leaves[leaf].words == 1
     }
 
-    /// The value a read at cycle `at` (with `bypass`) sees: the last write
-    /// visible then, else the committed value; and the first write that
-    /// had not landed, if any.
-    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<Early>) {
-        let word = layout().leaves[leaf].word;
-        let mut value = self.values[word];
-        let mut seen: Option<u64> = None;
+    /// The leaf's width in 32-bit words.
+    pub fn words(leaf: usize) -> usize {
+        layout().leaves[leaf].words
+    }
+
+    /// The write a read at cycle `at` (with `bypass`) sees, if any (else
+    /// the committed value), and the first write that had not landed.
+    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<Early>) {
+        let mut seen: Option<&Pending> = None;
         let mut early = None;
         for p in self.pending.iter().filter(|p| p.leaf == leaf) {
             if visible(p.at, p.bypass, at, bypass) {
-                if seen.is_none_or(|s| p.at >= s) {
-                    value = p.value;
-                    seen = Some(p.at);
+                if seen.is_none_or(|s| p.at >= s.at) {
+                    seen = Some(p);
                 }
             } else if early.is_none() {
                 early = Some(Early {
@@ -221,7 +238,39 @@ impl RegisterFile {
                 });
             }
         }
+        (seen, early)
+    }
+
+    /// The value of a one-word leaf as a read at cycle `at` (with
+    /// `bypass`) sees it: the last write visible then, else the committed
+    /// value; and the first write that had not landed, if any.
+    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<Early>) {
+        let word = layout().leaves[leaf].word;
+        let (seen, early) = self.seen(leaf, at, bypass);
+        let value = match seen.map(|p| &p.value) {
+            Some(Bits::Word(v)) => *v,
+            Some(Bits::Wide(v)) => v.first().copied().unwrap_or(0),
+            None => self.values[word],
+        };
         (value, early)
+    }
+
+    /// Any leaf's words as `read` sees them, appended to `out`.
+    pub fn read_words(
+        &self,
+        leaf: usize,
+        at: u64,
+        bypass: Bypass,
+        out: &mut Vec<u32>,
+    ) -> Option<Early> {
+        let l = &layout().leaves[leaf];
+        let (seen, early) = self.seen(leaf, at, bypass);
+        match seen.map(|p| &p.value) {
+            Some(Bits::Word(v)) => out.push(*v),
+            Some(Bits::Wide(v)) => out.extend_from_slice(v),
+            None => out.extend_from_slice(&self.values[l.word..l.word + l.words]),
+        }
+        early
     }
 
     /// A write already in flight to `leaf` landing at the same cycle.
@@ -230,8 +279,21 @@ impl RegisterFile {
     }
 
     pub fn write(&mut self, mut write: Pending) {
-        write.value &= layout().leaves[write.leaf].mask;
+        if let Bits::Word(v) = &mut write.value {
+            *v &= layout().leaves[write.leaf].mask;
+        }
         self.pending.push(write);
+    }
+
+    fn land(&mut self, p: usize) {
+        let leaf = &layout().leaves[self.pending[p].leaf];
+        match &self.pending[p].value {
+            Bits::Word(v) => self.values[leaf.word] = *v,
+            Bits::Wide(v) => {
+                let n = leaf.words.min(v.len());
+                self.values[leaf.word..leaf.word + n].copy_from_slice(&v[..n]);
+            }
+        }
     }
 
     /// Land every write whose cycle is before `now`: reads from `now` on
@@ -243,7 +305,8 @@ impl RegisterFile {
         // Of the landed writes to a leaf, the last to land (among equal
         // cycles the later issued) gives its value.
         let landed = |p: &Pending| p.at < now;
-        for (k, p) in self.pending.iter().enumerate() {
+        for k in 0..self.pending.len() {
+            let p = &self.pending[k];
             let superseded = self.pending[k + 1..]
                 .iter()
                 .any(|q| landed(q) && q.leaf == p.leaf && q.at >= p.at)
@@ -251,7 +314,7 @@ impl RegisterFile {
                     .iter()
                     .any(|q| landed(q) && q.leaf == p.leaf && q.at > p.at);
             if landed(p) && !superseded {
-                self.values[layout().leaves[p.leaf].word] = p.value;
+                self.land(k);
             }
         }
         self.pending.retain(|p| !landed(p));
@@ -274,7 +337,7 @@ mod tests {
         Pending {
             at,
             leaf,
-            value,
+            value: Bits::Word(value),
             bypass: None,
             writer: 0,
             slot: 0,

@@ -30,10 +30,11 @@
 //! - Moves (`mov`, `movx`, `movxm`, `mova`, `movs`) copy a register or an
 //!   immediate (already sign-extended and scaled by the decoder).
 
+use super::addressing::{address, Address, POINTER_MASK};
 use super::exec::{Exec, LockRequest};
 use super::neighbours::lock_of;
 
-pub type Semantics = fn(&mut Exec) -> Result<(), String>;
+pub use super::exec::Semantics;
 
 /// The semantics of the instruction llvm-aie calls `name`, if modelled.
 pub fn of(name: &str) -> Option<Semantics> {
@@ -151,7 +152,8 @@ pub fn of(name: &str) -> Option<Semantics> {
             x.effects.events += 1;
             Ok(())
         },
-        _ => return None,
+        // The vector and accumulator instructions (vector.rs).
+        _ => return super::vector::of(name),
     };
     Some(f)
 }
@@ -190,36 +192,6 @@ fn shift(x: &mut Exec, arithmetic: bool) -> Result<(), String> {
         (false, true) => ((a as i32) >> -n) as u32,
     };
     x.write("d0", value)
-}
-
-/// How a load or store forms its address.
-enum Address {
-    /// Pointer plus an immediate or register operand.
-    Offset(&'static str),
-    /// The pointer, then advanced by the operand.
-    Post(&'static str),
-    /// The stack pointer plus the (negative) immediate.
-    Stack,
-}
-
-const POINTER_MASK: u32 = 0xF_FFFF;
-
-fn address(x: &mut Exec, how: &Address) -> Result<u32, String> {
-    match how {
-        Address::Offset(by) => {
-            let (p, d) = (x.read("ptr")?, x.read(by)?);
-            Ok(p.wrapping_add(d) & POINTER_MASK)
-        }
-        Address::Post(by) => {
-            let (p, d) = (x.read("ptr")?, x.read(by)?);
-            x.write("ptr_out", p.wrapping_add(d) & POINTER_MASK)?;
-            Ok(p)
-        }
-        Address::Stack => {
-            let (sp, d) = (x.read_implicit("sp")?, x.read("imm")?);
-            Ok(sp.wrapping_add(d) & POINTER_MASK)
-        }
-    }
 }
 
 fn load(x: &mut Exec, how: Address, bytes: u32, signed: bool) -> Result<(), String> {

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 /// `name:` puts a label at the next bundle, `@name` in a line is that
 /// label's address, and `.align` pads with 16-bit NOPs to a 16-byte line
 /// (jump targets start one, xdna-hardware-facts §9).
-fn assemble(lines: &[&str]) -> Vec<u8> {
+pub(super) fn assemble(lines: &[&str]) -> Vec<u8> {
     let pass = |labels: &BTreeMap<String, usize>| {
         let mut out = Vec::new();
         let mut found = BTreeMap::new();
@@ -82,7 +82,7 @@ fn image(name: &str, tile: Tile, bytes: Vec<u8>) -> TileImage {
 }
 
 /// Run one core at `CORE` on its own until it finishes or blocks.
-fn run_alone(
+pub(super) fn run_alone(
     lines: &[&str],
     data: Vec<DataSegment>,
     options: Options,
@@ -107,13 +107,13 @@ fn run_at(
 }
 
 /// A register's value once every write in flight has landed.
-fn register(cores: &IsaCores, tile: Tile, name: &str) -> u32 {
+pub(super) fn register(cores: &IsaCores, tile: Tile, name: &str) -> u32 {
     let mut regs = cores.core(tile).regs.clone();
     regs.settle(u64::MAX);
     regs.value(name).unwrap()
 }
 
-fn message(result: Result<(), Diagnostic>) -> String {
+pub(super) fn message(result: Result<(), Diagnostic>) -> String {
     result.expect_err("the run fails").to_string()
 }
 
