@@ -3,6 +3,7 @@
 
 use super::operands::{resolve, Resolved};
 use super::semantics::{self, Semantics};
+use super::structural::{holds, Hold};
 use loom_aie2p_isa::{decode_one, print_bundle, print_instruction, Instruction, Itinerary};
 
 /// One slot's instruction, decoded with what executing it needs.
@@ -12,6 +13,9 @@ pub(super) struct Slot {
     pub(super) itinerary: Option<&'static Itinerary>,
     pub(super) semantics: Option<Semantics>,
     pub(super) operands: Vec<(String, Resolved)>,
+    /// The functional units its stages hold (or why they cannot be
+    /// checked).
+    pub(super) holds: Result<Vec<Hold>, String>,
 }
 
 /// A decoded bundle: its size and text, its slots other than NOPs.
@@ -42,6 +46,7 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
                 itinerary,
                 semantics: semantics::of(&i.opcode.name),
                 operands: resolve(i, itinerary),
+                holds: itinerary.map_or(Ok(Vec::new()), holds),
                 instruction: i.clone(),
             }
         })

@@ -5,7 +5,8 @@
 //!   itinerary (its result cycles would be a guess);
 //! - the hazard checker (`Options::hazards`, on by default): a read of a
 //!   register before a write to it lands, two writes of one register
-//!   landing in the same cycle, and the silicon rules of
+//!   landing in the same cycle, a functional unit held by two
+//!   instructions in one cycle (`structural`), and the silicon rules of
 //!   xdna-hardware-facts §9 (docs/aie2p-isa.md, "The rule checker"): `done`
 //!   or a lock request inside delay slots, a write of ls/le/lc, lock requests fewer than 4
 //!   bundles apart, a jump target that neither starts a 16-byte line nor
@@ -128,6 +129,15 @@ pub fn loop_register(
         ));
     }
     Ok(())
+}
+
+/// Two instructions holding one functional unit in one cycle.
+pub fn structural(text: &str, unit: &str, at: u64, other: &str, other_at: u32) -> String {
+    format!(
+        "`{text}` needs functional unit {unit} at cycle {at}, which `{other}` (bundle at \
+         {other_at:#06x}) holds then (hazard checker: a structural hazard, from the \
+         itineraries' stages)"
+    )
 }
 
 /// A write that lands before a late read (of its own or an earlier bundle).

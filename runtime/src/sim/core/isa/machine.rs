@@ -9,6 +9,7 @@ use super::bundle::{self, Decoded};
 use super::checks;
 use super::exec::{Effects, Exec, LateRead, LockRequest};
 use super::registers::{Early, Pending, RegisterFile};
+use super::structural::Scoreboard;
 use super::timing::visible;
 use crate::sim::array::Array;
 use loom_targets::{DeviceProfile, Tile};
@@ -87,6 +88,8 @@ pub struct Core {
     pub(super) last_lock: Option<u64>,
     /// Reads of earlier bundles still to happen (use cycle > 1).
     late_reads: Vec<LateRead>,
+    /// The functional units held in the cycles ahead.
+    units: Scoreboard,
     pub status: Status,
     /// Cycles stalled, per lock (its name).
     pub stalls: BTreeMap<String, u64>,
@@ -124,6 +127,7 @@ impl Core {
             branch: None,
             last_lock: None,
             late_reads: Vec::new(),
+            units: Scoreboard::default(),
             status: Status::Running,
             stalls: BTreeMap::new(),
         }
@@ -309,6 +313,25 @@ impl Core {
         Ok(true)
     }
 
+    /// The bundle's functional units, issued at the current cycle, or the
+    /// first one another instruction holds then.
+    fn take_units(&mut self, decoded: &Decoded) -> Result<(), String> {
+        for (index, slot) in decoded.slots.iter().enumerate() {
+            let holds = slot.holds.as_ref().map_err(Clone::clone)?;
+            if let Err(c) = self.units.take(self.cycle, holds, (self.pc, index)) {
+                let other = self
+                    .decoded
+                    .get(c.holder.0 as usize)
+                    .and_then(|d| d.as_ref()?.slots.get(c.holder.1))
+                    .map_or_else(|| "?".into(), |s| s.text.clone());
+                return Err(checks::structural(
+                    &slot.text, c.unit, c.at, &other, c.holder.0,
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn acquire(&self, array: &mut Array, r: &LockRequest) -> Result<Option<u64>, String> {
         let result = if r.value < 0 {
             array.try_acquire(r.tile, r.lock, r.value.unsigned_abs(), self.cycle)
@@ -350,6 +373,12 @@ impl Core {
                 );
                 return Err(self.fault(pc, Some(&decoded.text), why));
             }
+        }
+        // After the register checks, so two writes of one register landing
+        // in one cycle are named as such rather than by their write port.
+        if options.hazards {
+            self.take_units(decoded)
+                .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
         }
         // The model reads every operand at issue: a write landing before a
         // late read of this or an earlier bundle would reach that read on

@@ -21,6 +21,7 @@ mod neighbours;
 mod operands;
 mod registers;
 mod semantics;
+mod structural;
 #[cfg(test)]
 mod tests;
 mod timing;

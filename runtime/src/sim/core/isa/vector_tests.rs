@@ -294,3 +294,43 @@ fn back_to_back_macs_on_one_accumulator_are_three_bundles_apart() {
     let refs: Vec<&str> = on_time.iter().map(String::as_str).collect();
     run_alone(&refs, vec![], Options::default()).2.unwrap();
 }
+
+/// A vector load issued at t writes x through QEY_WA_PORT at t + 6 (its
+/// itinerary's Required stage); a `vconv` issued at t + 5 needs that port
+/// at t + 6 too and is refused by the hazard checker; one bundle later it
+/// is not.
+#[test]
+fn two_instructions_holding_one_unit_in_one_cycle_are_refused() {
+    let program = |gap: usize| {
+        let mut lines: Vec<String> = ["movxm p0, #459776", "movx crrnd, #12"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        lines.extend(std::iter::repeat_n("nop".to_string(), 6));
+        lines.push("vlda x0, [p0, #0]".into());
+        lines.extend(std::iter::repeat_n("nop".to_string(), gap - 1));
+        lines.push("vconv.bf16.fp32 x1, cml0".into());
+        lines.extend(std::iter::repeat_n("nop".to_string(), 6));
+        lines.push("done".into());
+        lines
+    };
+    let clash = program(5);
+    let refs: Vec<&str> = clash.iter().map(String::as_str).collect();
+    let error = message(run_alone(&refs, vec![], Options::default()).2);
+    assert!(
+        error.contains("needs functional unit QEY_WA_PORT")
+            && error.contains("`vlda\tx0, [p0, #0]`")
+            && error.contains("structural hazard"),
+        "{error}"
+    );
+    let apart = program(6);
+    let refs: Vec<&str> = apart.iter().map(String::as_str).collect();
+    run_alone(&refs, vec![], Options::default()).2.unwrap();
+    let unchecked = Options {
+        hazards: false,
+        ..Options::default()
+    };
+    run_alone(&refs[..], vec![], unchecked).2.unwrap();
+    let refs: Vec<&str> = clash.iter().map(String::as_str).collect();
+    run_alone(&refs, vec![], unchecked).2.unwrap();
+}
