@@ -120,8 +120,16 @@ pub fn loop_register(
     hazards: bool,
     text: impl FnOnce() -> String,
 ) -> Result<(), String> {
-    let name = RegisterFile::leaf_name(write.leaf);
-    if hazards && LOOP_REGISTERS.contains(&name) {
+    // By leaf, found once: this runs for every write.
+    static LEAVES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    let leaves = LEAVES.get_or_init(|| {
+        LOOP_REGISTERS
+            .iter()
+            .filter_map(|r| RegisterFile::leaves(r)?.first().copied())
+            .collect()
+    });
+    if hazards && leaves.contains(&write.leaf) {
+        let name = RegisterFile::leaf_name(write.leaf);
         return Err(format!(
             "`{}` writes {name}, a zero-overhead loop register; silicon ran such loops' bodies \
              once, so loops are `jnz` back edges (xdna-hardware-facts §9)",

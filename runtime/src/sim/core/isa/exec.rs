@@ -43,6 +43,19 @@ pub struct Effects {
     pub late_reads: Vec<LateRead>,
 }
 
+impl Effects {
+    /// Empty, keeping the buffers' capacity.
+    pub fn clear(&mut self) {
+        self.writes.clear();
+        self.stores.clear();
+        self.lock = None;
+        self.transfer = None;
+        self.done = false;
+        self.events = 0;
+        self.late_reads.clear();
+    }
+}
+
 /// A read the model makes at issue but the hardware at `at`.
 #[derive(Debug, Clone)]
 pub struct LateRead {

@@ -90,6 +90,9 @@ pub struct Core {
     late_reads: Vec<LateRead>,
     /// The functional units held in the cycles ahead.
     units: Scoreboard,
+    /// Scratch buffers of `execute`, kept to reuse their allocations.
+    effects: Effects,
+    early: Vec<EarlyRead>,
     pub status: Status,
     /// Cycles stalled, per lock (its name).
     pub stalls: BTreeMap<String, u64>,
@@ -128,6 +131,8 @@ impl Core {
             last_lock: None,
             late_reads: Vec::new(),
             units: Scoreboard::default(),
+            effects: Effects::default(),
+            early: Vec::new(),
             status: Status::Running,
             stalls: BTreeMap::new(),
         }
@@ -211,16 +216,19 @@ impl Core {
         Ok(ran)
     }
 
-    /// Execute every slot of `decoded` at the current cycle: their effects
-    /// and the reads that came too early.
+    /// Execute every slot of `decoded` at the current cycle into `effects`
+    /// and `early_all` (the reads that came too early), both cleared first:
+    /// the core's own buffers, reused so a bundle allocates nothing.
     fn execute(
         &self,
         decoded: &Decoded,
         memories: &BTreeMap<Tile, Vec<u8>>,
         after: &Result<u32, String>,
-    ) -> Result<(Effects, Vec<EarlyRead>), Fault> {
-        let mut effects = Effects::default();
-        let mut early_all = Vec::new();
+        effects: &mut Effects,
+        early_all: &mut Vec<EarlyRead>,
+    ) -> Result<(), Fault> {
+        effects.clear();
+        early_all.clear();
         for (index, slot) in decoded.slots.iter().enumerate() {
             let (Some(semantics), Some(_)) = (slot.semantics, slot.itinerary) else {
                 continue; // refused before
@@ -237,7 +245,7 @@ impl Core {
                 instruction: &slot.instruction,
                 operands: &slot.operands,
                 after_delay_slots: after,
-                effects: &mut effects,
+                effects,
                 early: &mut early,
             };
             semantics(&mut x).map_err(|why| {
@@ -249,7 +257,7 @@ impl Core {
             })?;
             early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
         }
-        Ok((effects, early_all))
+        Ok(())
     }
 
     /// Issue the bundle at the PC: whether it issued (false: blocked on a
@@ -276,7 +284,9 @@ impl Core {
         } else {
             Err(String::new()) // no control transfer, no return address
         };
-        let (mut effects, mut early) = self.execute(&decoded, memories, &after)?;
+        let mut effects = std::mem::take(&mut self.effects);
+        let mut early = std::mem::take(&mut self.early);
+        self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
         if let Some(request) = effects.lock.clone() {
             let apart = self.last_lock.map(|last| self.bundles - last);
             checks::lock_spacing(apart, options.hazards).map_err(|why| fail(self, why))?;
@@ -289,6 +299,7 @@ impl Core {
                         request,
                         text: decoded.text.clone(),
                     };
+                    (self.effects, self.early) = (effects, early);
                     return Ok(false);
                 };
                 self.status = Status::Running;
@@ -298,7 +309,7 @@ impl Core {
                     // The bundle issues once the lock is granted: its reads
                     // and writes count from then.
                     self.regs.settle(self.cycle);
-                    (effects, early) = self.execute(&decoded, memories, &after)?;
+                    self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
                 }
             }
             self.last_lock = Some(self.bundles);
@@ -309,7 +320,8 @@ impl Core {
                 return Err(fail(self, why));
             }
         }
-        self.commit(array, memories, &decoded, effects, options)?;
+        self.commit(array, memories, &decoded, &mut effects, options)?;
+        (self.effects, self.early) = (effects, early);
         Ok(true)
     }
 
@@ -346,7 +358,7 @@ impl Core {
         array: &mut Array,
         memories: &mut BTreeMap<Tile, Vec<u8>>,
         decoded: &Decoded,
-        effects: Effects,
+        effects: &mut Effects,
         options: &Options,
     ) -> Result<(), Fault> {
         let pc = self.pc;
@@ -384,7 +396,7 @@ impl Core {
         // late read of this or an earlier bundle would reach that read on
         // the hardware.
         self.late_reads.retain(|r| r.at > pc_cycle);
-        self.late_reads.extend(effects.late_reads);
+        self.late_reads.append(&mut effects.late_reads);
         for write in &effects.writes {
             let overtaken = self
                 .late_reads
@@ -406,10 +418,10 @@ impl Core {
                 return Err(self.fault(pc, Some(&decoded.text), why));
             }
         }
-        for write in effects.writes {
+        for write in effects.writes.drain(..) {
             self.regs.write(write);
         }
-        for (tile, offset, bytes) in effects.stores {
+        for (tile, offset, bytes) in effects.stores.drain(..) {
             let size = crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize;
             let memory = memories.entry(tile).or_insert_with(|| vec![0; size]);
             let Some(window) = memory.get_mut(offset..offset + bytes.len()) else {
@@ -421,7 +433,7 @@ impl Core {
             };
             window.copy_from_slice(&bytes);
         }
-        if let Some(r) = effects.lock.filter(|r| !r.acquire) {
+        if let Some(r) = effects.lock.take().filter(|r| !r.acquire) {
             let value = u32::try_from(r.value).map_err(|_| {
                 self.fault(
                     pc,
