@@ -1,9 +1,10 @@
 //! The array's cores as the simulator drives them. A core model runs each
 //! enabled core's tile image until it blocks or finishes, says what it
 //! waits on, and keeps each core's modelled clock. Today's model runs the
-//! images' Low IR in the interpreter ([`lowir`]); an instruction-level
-//! model of the AIE2P core is to be a second one, chosen per run.
+//! images' Low IR in the interpreter ([`lowir`]); the instruction-level
+//! model ([`isa`]) executes the AIE2P machine code of core ELF images.
 
+pub mod isa;
 pub mod lowir;
 
 use super::array::Array;

@@ -93,16 +93,31 @@ impl From<SimError> for Diagnostic {
 /// about 300 times what the largest program in the repository runs.
 pub const DEFAULT_MAX_CORE_STEPS: u64 = 1 << 22;
 
+/// The device profile `artifact` is admitted for.
+pub fn profile_of(artifact: &Artifact) -> Result<&'static DeviceProfile, Diagnostic> {
+    loom_targets::profiles()
+        .iter()
+        .find(|p| p.name == artifact.profile)
+        .ok_or_else(|| {
+            failure(format!(
+                "the artifact is for device profile `{}`, which no profile file describes",
+                artifact.profile
+            ))
+        })
+}
+
 /// Run `artifact` with the caller's buffers `args`; `program` holds the
-/// translated worker functions of its tile images, whose cores stop as
-/// runaway after `max_core_steps` ops in all.
+/// translated worker functions of its tile images, whose cores (the Low IR
+/// model) stop as runaway after `max_core_steps` ops in all.
 pub fn run(
     artifact: &Artifact,
     program: &Program,
     args: Vec<Vec<u8>>,
     max_core_steps: u64,
 ) -> Result<Outcome, Diagnostic> {
-    invoke(artifact, program, args, max_core_steps, false).0
+    let profile = profile_of(artifact)?;
+    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
+    invoke(artifact, &mut low_ir, args, false).0
 }
 
 /// [`run`], recording its timeline: the trace of what ran, also when the
@@ -114,28 +129,47 @@ pub fn run_traced(
     args: Vec<Vec<u8>>,
     max_core_steps: u64,
 ) -> (Result<Outcome, Diagnostic>, Trace) {
-    let (outcome, trace) = invoke(artifact, program, args, max_core_steps, true);
+    let profile = match profile_of(artifact) {
+        Ok(profile) => profile,
+        Err(e) => return (Err(e), Trace::new(&artifact.profile)),
+    };
+    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
+    let (outcome, trace) = invoke(artifact, &mut low_ir, args, true);
     let trace = trace.unwrap_or_else(|| Trace::new(&artifact.profile));
     (outcome, trace)
 }
 
-/// The run, and its trace if `record`.
+/// Run `artifact` with the caller's buffers `args`, its cores on the core
+/// model `cores`.
+pub fn run_with(
+    artifact: &Artifact,
+    cores: &mut dyn Cores,
+    args: Vec<Vec<u8>>,
+) -> Result<Outcome, Diagnostic> {
+    invoke(artifact, cores, args, false).0
+}
+
+/// [`run_with`], recording its timeline (see [`run_traced`]).
+pub fn run_with_traced(
+    artifact: &Artifact,
+    cores: &mut dyn Cores,
+    args: Vec<Vec<u8>>,
+) -> (Result<Outcome, Diagnostic>, Trace) {
+    let (outcome, trace) = invoke(artifact, cores, args, true);
+    let trace = trace.unwrap_or_else(|| Trace::new(&artifact.profile));
+    (outcome, trace)
+}
+
+/// The run on `cores`, and its trace if `record`.
 fn invoke(
     artifact: &Artifact,
-    program: &Program,
+    cores: &mut dyn Cores,
     args: Vec<Vec<u8>>,
-    max_core_steps: u64,
     record: bool,
 ) -> (Result<Outcome, Diagnostic>, Option<Trace>) {
-    let Some(profile) = loom_targets::profiles()
-        .iter()
-        .find(|p| p.name == artifact.profile)
-    else {
-        let why = format!(
-            "the artifact is for device profile `{}`, which no profile file describes",
-            artifact.profile
-        );
-        return (Err(failure(why)), None);
+    let profile = match profile_of(artifact) {
+        Ok(profile) => profile,
+        Err(e) => return (Err(e), None),
     };
     let txn = match Txn::decode(&artifact.ctrltext) {
         Ok(txn) => txn,
@@ -143,14 +177,13 @@ fn invoke(
     };
     let mut array = Array::new(profile);
     array.carry_pdis(&artifact.pdis);
-    let mut low_ir = LowIrCores::new(program, profile.timing.core_cycles_per_op, max_core_steps);
     if record {
         array.record();
-        low_ir.record_stalls();
+        cores.record_stalls();
     }
-    let outcome = drive(artifact, &txn, &mut array, &mut low_ir, args);
+    let outcome = drive(artifact, &txn, &mut array, cores, args);
     let trace = array.take_trace().map(|mut trace| {
-        trace.cores(&low_ir.timelines());
+        trace.cores(&cores.timelines());
         trace.cycles = match &outcome {
             Ok(outcome) => outcome.timing.cycles,
             Err(_) => trace.last_end(),

@@ -329,8 +329,6 @@ impl Instruction {
         Ok(word as u64)
     }
 
-    /// The value of the operand that carries `name`'s field, or of the
-    /// register `name` is derived from (`index_from`).
     /// The itinerary of this instruction with its registers: the first of
     /// its opcode's per-register-class itineraries whose every operand holds
     /// a register of its class, else the class the opcode names (llvm-aie's
@@ -357,6 +355,8 @@ impl Instruction {
         }
     }
 
+    /// The value of the operand that carries `name`'s field, or of the
+    /// register `name` is derived from (`index_from`).
     pub fn value(&self, name: &str) -> Option<Value> {
         let field = self.opcode.field_of(name)?;
         if let Some(from) = field

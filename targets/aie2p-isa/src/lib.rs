@@ -31,4 +31,5 @@ pub use asm::{parse_bundle, print_bundle, print_instruction};
 pub use bundle::{decode, decode_one, encode, Bundle};
 pub use error::IsaError;
 pub use instruction::{Instruction, Value};
-pub use tables::{isa, Format, Isa, Opcode, Operand, OperandKind};
+pub use schedule::Itinerary;
+pub use tables::{isa, Format, Isa, Opcode, Operand, OperandKind, Register};

@@ -82,13 +82,15 @@ pub struct Opcode {
     pub itinerary: Option<String>,
     /// A control transfer, taking effect after the delay slots.
     pub has_delay_slot: bool,
+    /// Registers it writes and reads beyond its operands (record names,
+    /// e.g. `srCarry`, `lr`), as llvm-aie's `Defs`/`Uses` list them.
+    pub implicit_defs: Vec<String>,
+    pub implicit_uses: Vec<String>,
+    /// A slot's NOP (`isSlotNOP`): it reads and writes nothing.
+    pub is_slot_nop: bool,
     /// Itineraries chosen by the registers of the operands, in the order
     /// llvm-aie tries them; `itinerary` when none applies.
     pub itinerary_by_register_class: Vec<RegisterClassItinerary>,
-    /// Registers (by record name, e.g. `srCarry`, `sp`) written or read
-    /// without an operand of their own (llvm-aie's Defs and Uses).
-    pub implicit_defs: Vec<String>,
-    pub implicit_uses: Vec<String>,
 }
 
 impl Opcode {
@@ -253,6 +255,8 @@ struct RawOpcode {
     operands: Vec<RawOperand>,
     #[serde(default)]
     itinerary: Option<String>,
+    #[serde(default)]
+    flags: Vec<String>,
 }
 #[derive(Deserialize)]
 struct RawOperand {
@@ -283,11 +287,11 @@ struct RawSchedule {
     #[serde(default)]
     has_delay_slot: bool,
     #[serde(default)]
-    itinerary_by_register_class: Vec<RegisterClassItinerary>,
-    #[serde(default)]
     defs: Vec<String>,
     #[serde(default)]
     uses: Vec<String>,
+    #[serde(default)]
+    itinerary_by_register_class: Vec<RegisterClassItinerary>,
 }
 #[derive(Deserialize)]
 struct RegistersFile {
@@ -375,11 +379,6 @@ fn build() -> Isa {
                 .instructions
                 .get(&i.name)
                 .is_some_and(|s| s.has_delay_slot),
-            itinerary_by_register_class: schedule
-                .instructions
-                .get_mut(&i.name)
-                .map(|s| std::mem::take(&mut s.itinerary_by_register_class))
-                .unwrap_or_default(),
             implicit_defs: schedule
                 .instructions
                 .get(&i.name)
@@ -388,6 +387,12 @@ fn build() -> Isa {
                 .instructions
                 .get(&i.name)
                 .map_or_else(Vec::new, |s| s.uses.clone()),
+            is_slot_nop: i.flags.iter().any(|f| f == "isSlotNOP"),
+            itinerary_by_register_class: schedule
+                .instructions
+                .get_mut(&i.name)
+                .map(|s| std::mem::take(&mut s.itinerary_by_register_class))
+                .unwrap_or_default(),
             name: i.name,
             mnemonic: i.mnemonic,
             slot: i.slot,
@@ -606,6 +611,12 @@ impl Isa {
     pub fn immediate(&self, name: &str) -> Option<&Immediate> {
         self.immediates.get(name)
     }
+
+    /// Every register record and its assembly name, encoding and
+    /// sub-registers.
+    pub fn registers(&self) -> impl Iterator<Item = (&str, &Register)> {
+        self.registers.iter().map(|(k, v)| (k.as_str(), v))
+    }
 }
 
 // Formats and opcodes are the tables' own, one per name.
@@ -639,5 +650,19 @@ mod tests {
         // d0 prints for the modifier group and for the 3-d pair.
         assert!(isa.leaves("d0").contains(&"m0".to_string()));
         assert!(isa.leaves("d0").contains(&"m4".to_string()));
+    }
+
+    /// What the instruction-level core reads beside the itineraries
+    /// (schedule_facts.rs pins those): `add` defines srCarry, `jl` lr; slot
+    /// NOPs are marked; pairs name their halves.
+    #[test]
+    fn implicit_registers_nop_flags_and_subregisters_are_read() {
+        let isa = isa();
+        let named = |name: &str| isa.opcodes.iter().find(|o| o.name == name).unwrap();
+        assert_eq!(named("ADD_add_r_ri").implicit_defs, ["srCarry"]);
+        assert_eq!(named("JL_lng").implicit_defs, ["lr"]);
+        assert!(named("NOPA").is_slot_nop);
+        assert!(!named("ADD_add_r_ri").is_slot_nop);
+        assert_eq!(isa.register("l0").unwrap().subregs, ["r0", "r1"]);
     }
 }

@@ -82,6 +82,30 @@ impl Array {
         Ok(Some(now.max(released + handoff)))
     }
 
+    /// Core side: acquire-equal, `value` >= 0 (mlir-aie AIECoreToStandard
+    /// lowers AIE2's acquire to `llvm.aie2.acquire(id, value)`, acquire
+    /// greater-equal with the value negated): granted while the lock holds
+    /// exactly `value`, which it keeps. On success, the cycle the core holds
+    /// it: after the latest release and the handoff.
+    pub fn try_acquire_equal(
+        &mut self,
+        tile: Tile,
+        lock: u32,
+        value: u32,
+        now: u64,
+    ) -> Result<Option<u64>, SimError> {
+        let handoff = self.profile.timing.lock_handoff_cycles;
+        if *self.core_lock(tile, lock)? != value {
+            return Ok(None);
+        }
+        let released = self
+            .tiles
+            .get(&tile)
+            .and_then(|state| state.lock_times.get(lock as usize))
+            .map_or(0, Credits::last);
+        Ok(Some(now.max(released + handoff)))
+    }
+
     #[cfg(test)]
     pub(super) fn lock_time(&self, tile: Tile, lock: u32) -> u64 {
         self.tiles

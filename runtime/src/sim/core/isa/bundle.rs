@@ -1,0 +1,60 @@
+//! A bundle as the core executes it: decoded once per address, with each
+//! non-NOP slot's text, itinerary and semantics looked up.
+
+use super::operands::{resolve, Resolved};
+use super::semantics::{self, Semantics};
+use super::structural::{holds, Hold};
+use loom_aie2p_isa::{decode_one, print_bundle, print_instruction, Instruction, Itinerary};
+
+/// One slot's instruction, decoded with what executing it needs.
+pub(super) struct Slot {
+    pub(super) instruction: Instruction,
+    pub(super) text: String,
+    pub(super) itinerary: Option<&'static Itinerary>,
+    pub(super) semantics: Option<Semantics>,
+    pub(super) operands: Vec<(String, Resolved)>,
+    /// The functional units its stages hold (or why they cannot be
+    /// checked).
+    pub(super) holds: Result<Vec<Hold>, String>,
+}
+
+/// A decoded bundle: its size and text, its slots other than NOPs.
+pub(super) struct Decoded {
+    pub(super) size: u32,
+    pub(super) text: String,
+    pub(super) nops_only: bool,
+    pub(super) slots: Vec<Slot>,
+}
+
+/// The bundle at the start of `bytes` (at program address `address`), or
+/// why it does not decode.
+pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
+    let (bundle, size) = decode_one(bytes, address as usize).map_err(|e| {
+        let shown: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        format!("cannot decode the bundle (bytes {}): {e}", shown.join(" "))
+    })?;
+    let slots: Vec<Slot> = bundle
+        .instructions
+        .iter()
+        .filter(|i| !i.opcode.is_slot_nop)
+        .map(|i| {
+            // The variant its registers choose (ItineraryRegPairs), as
+            // the code generator's scheduler times it.
+            let itinerary = i.itinerary();
+            Slot {
+                text: print_instruction(i),
+                itinerary,
+                semantics: semantics::of(&i.opcode.name),
+                operands: resolve(i, itinerary),
+                holds: itinerary.map_or(Ok(Vec::new()), holds),
+                instruction: i.clone(),
+            }
+        })
+        .collect();
+    Ok(Decoded {
+        size: size as u32,
+        text: print_bundle(&bundle),
+        nops_only: slots.is_empty(),
+        slots,
+    })
+}

@@ -1,0 +1,339 @@
+//! What one instruction of a bundle may do, as the semantics see it: read
+//! its operands at their use cycles, load from the data views, and queue
+//! its effects (register writes at their def cycles, stores, a lock
+//! request, a control transfer), which the bundle commits together after
+//! every slot has read its operands.
+
+use super::neighbours::{neighbour, view_of};
+use super::operands::Resolved;
+use super::registers::{Bits, Early, Pending, RegisterFile};
+use super::timing::Bypass;
+use loom_aie2p_isa::Instruction;
+use loom_targets::{DeviceProfile, Tile};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// What an instruction does when it executes (`semantics::of`).
+pub type Semantics = fn(&mut Exec) -> Result<(), String>;
+
+/// A lock request: acquire (value -N: wait for >= N, take N; N >= 0: wait
+/// for == N) or release (add the value).
+#[derive(Debug, Clone)]
+pub struct LockRequest {
+    pub acquire: bool,
+    pub id: u32,
+    pub tile: Tile,
+    pub lock: u32,
+    pub value: i32,
+}
+
+/// What a bundle does once it commits.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub writes: Vec<Pending>,
+    /// (tile, byte offset, bytes).
+    pub stores: Vec<(Tile, usize, Vec<u8>)>,
+    pub lock: Option<LockRequest>,
+    /// A control transfer: its target, or None for one not taken.
+    pub transfer: Option<Option<u32>>,
+    pub done: bool,
+    pub events: u64,
+    /// Reads at a use cycle after issue + 1, which a later bundle's write
+    /// could land before.
+    pub late_reads: Vec<LateRead>,
+}
+
+impl Effects {
+    /// Empty, keeping the buffers' capacity.
+    pub fn clear(&mut self) {
+        self.writes.clear();
+        self.stores.clear();
+        self.lock = None;
+        self.transfer = None;
+        self.done = false;
+        self.events = 0;
+        self.late_reads.clear();
+    }
+}
+
+/// A read the model makes at issue but the hardware at `at`.
+#[derive(Debug, Clone)]
+pub struct LateRead {
+    pub leaf: usize,
+    pub at: u64,
+    pub bypass: Bypass,
+    pub reader: u32,
+    pub slot: usize,
+}
+
+/// One instruction being executed.
+pub struct Exec<'a> {
+    pub profile: &'static DeviceProfile,
+    pub tile: Tile,
+    pub regs: &'a RegisterFile,
+    pub memories: &'a BTreeMap<Tile, Vec<u8>>,
+    /// The bundle's issue cycle and address, the instruction's text.
+    pub cycle: u64,
+    pub address: u32,
+    /// The instruction and its slot's index among the bundle's non-NOPs.
+    pub slot: usize,
+    pub instruction: &'a Instruction,
+    pub operands: &'a [(String, Resolved)],
+    /// The address after the delay slots of a control transfer in this
+    /// bundle (a `jl`'s return address), when it could be decoded.
+    pub after_delay_slots: &'a Result<u32, String>,
+    pub effects: &'a mut Effects,
+    /// Reads that came before a write they depend on landed.
+    pub early: &'a mut Vec<(u64, Early)>,
+}
+
+impl Exec<'_> {
+    fn operand(&self, name: &str) -> Result<&Resolved, String> {
+        self.operands
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r)
+            .ok_or_else(|| format!("the instruction has no operand `{name}`"))
+    }
+
+    /// An input operand's value (or an implicit register's, by its record
+    /// name): a register as read at its use cycle, or an immediate.
+    pub fn read(&mut self, name: &str) -> Result<u32, String> {
+        match self.operand(name)? {
+            Resolved::Immediate(v) => Ok(*v),
+            Resolved::Unusable(why) => Err(why.clone()),
+            Resolved::Wide { words, .. } => Err(format!(
+                "operand `{name}` is {} bits wide where a 32-bit value is read",
+                32 * words
+            )),
+            &Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => {
+                let at = self.cycle + u64::from(cycle);
+                if cycle > 1 {
+                    self.effects.late_reads.push(LateRead {
+                        leaf,
+                        at,
+                        bypass,
+                        reader: self.address,
+                        slot: self.slot,
+                    });
+                }
+                let (value, early) = self.regs.read(leaf, at, bypass);
+                if let Some(early) = early {
+                    self.early.push((at, early));
+                }
+                Ok(value)
+            }
+        }
+    }
+
+    pub fn read_implicit(&mut self, record: &str) -> Result<u32, String> {
+        self.read(record)
+    }
+
+    fn queue(&mut self, leaf: usize, at: u64, bypass: Bypass, value: Bits) {
+        self.effects.writes.push(Pending {
+            at,
+            leaf,
+            value,
+            bypass,
+            writer: self.address,
+            slot: self.slot,
+        });
+    }
+
+    /// Write an output operand (or an implicit register) at its def cycle.
+    pub fn write(&mut self, name: &str, value: u32) -> Result<(), String> {
+        match self.operand(name)? {
+            &Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => {
+                let at = self.cycle + u64::from(cycle);
+                self.queue(leaf, at, bypass, Bits::Word(value));
+                Ok(())
+            }
+            Resolved::Wide { words, .. } => Err(format!(
+                "operand `{name}` is {} bits wide where a 32-bit value is written",
+                32 * words
+            )),
+            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => Err(why.clone()),
+        }
+    }
+
+    pub fn write_implicit(&mut self, record: &str, value: u32) -> Result<(), String> {
+        self.write(record, value)
+    }
+
+    /// A register operand of any width as 32-bit words, lowest first (a
+    /// vector's element 0 in the low bits of word 0, as LLVM's
+    /// little-endian vector layout puts it), read at its use cycle.
+    pub fn read_words(&mut self, name: &str) -> Result<Vec<u32>, String> {
+        // The operands outlive this borrow of `self` (they are the bundle's).
+        let operands: &[(String, Resolved)] = self.operands;
+        let found = operands
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r)
+            .ok_or_else(|| format!("the instruction has no operand `{name}`"))?;
+        let (leaves, cycle, bypass): (&[usize], u32, Bypass) = match found {
+            Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => (std::slice::from_ref(leaf), *cycle, *bypass),
+            Resolved::Wide {
+                leaves,
+                cycle,
+                bypass,
+                ..
+            } => (leaves, *cycle, *bypass),
+            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => return Err(why.clone()),
+        };
+        let at = self.cycle + u64::from(cycle);
+        let mut out = Vec::new();
+        for &leaf in leaves {
+            if cycle > 1 {
+                self.effects.late_reads.push(LateRead {
+                    leaf,
+                    at,
+                    bypass,
+                    reader: self.address,
+                    slot: self.slot,
+                });
+            }
+            if let Some(early) = self.regs.read_words(leaf, at, bypass, &mut out) {
+                self.early.push((at, early));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Write a register operand of any width from its words, lowest first,
+    /// at its def cycle; `words` must be exactly its width.
+    pub fn write_words(&mut self, name: &str, words: &[u32]) -> Result<(), String> {
+        let (leaves, cycle, bypass): (Box<[usize]>, u32, Bypass) = match self.operand(name)? {
+            Resolved::Register {
+                leaf,
+                cycle,
+                bypass,
+            } => (Box::new([*leaf]), *cycle, *bypass),
+            Resolved::Wide {
+                leaves,
+                cycle,
+                bypass,
+                ..
+            } => (leaves.clone(), *cycle, *bypass),
+            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => return Err(why.clone()),
+        };
+        let width: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
+        if width != words.len() {
+            return Err(format!(
+                "operand `{name}` is {} bits wide, the result {} bits",
+                32 * width,
+                32 * words.len()
+            ));
+        }
+        let at = self.cycle + u64::from(cycle);
+        let mut rest = words;
+        for &leaf in leaves.iter() {
+            let (these, after) = rest.split_at(RegisterFile::words(leaf));
+            rest = after;
+            let bits = match these {
+                [one] => Bits::Word(*one),
+                many => Bits::Wide(Rc::from(many)),
+            };
+            self.queue(leaf, at, bypass, bits);
+        }
+        Ok(())
+    }
+
+    /// The width of a register operand in 32-bit words.
+    pub fn width(&self, name: &str) -> Result<usize, String> {
+        match self.operand(name)? {
+            Resolved::Register { .. } => Ok(1),
+            Resolved::Wide { words, .. } => Ok(*words),
+            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
+            Resolved::Unusable(why) => Err(why.clone()),
+        }
+    }
+
+    /// Reads and writes back every implicit register the instruction names
+    /// without a value the model gives it (e.g. `pe2_ads`, a marker llvm-aie
+    /// uses for the partial-word store port): their timing still counts.
+    pub fn keep_implicit(&mut self) -> Result<(), String> {
+        let opcode = self.instruction.opcode;
+        for record in &opcode.implicit_uses {
+            self.read_implicit(record)?;
+        }
+        for record in &opcode.implicit_defs {
+            let Resolved::Register { leaf, .. } = *self.operand(record)? else {
+                return Err(format!("implicit {record} is no register"));
+            };
+            let value = self.regs.read(leaf, u64::MAX, None).0;
+            self.write_implicit(record, value)?;
+        }
+        Ok(())
+    }
+
+    /// The tile and byte offset a data address names, checked for `bytes`
+    /// bytes at its natural alignment.
+    fn place(&self, address: u32, bytes: u32) -> Result<(Tile, usize), String> {
+        if !address.is_multiple_of(bytes) {
+            return Err(format!(
+                "address {address:#x} is not {bytes}-byte aligned for a {bytes}-byte access"
+            ));
+        }
+        let (side, offset) = view_of(address).ok_or_else(|| {
+            format!("address {address:#x} is in none of the core's data views 0x40000-0x7ffff")
+        })?;
+        let tile = neighbour(self.profile, self.tile, side)
+            .map_err(|why| format!("address {address:#x} ({} view): {why}", side.name()))?;
+        Ok((tile, offset as usize))
+    }
+
+    /// `bytes` (1, 2 or 4) little-endian bytes at a data address.
+    pub fn load(&self, address: u32, bytes: u32) -> Result<u32, String> {
+        let (tile, offset) = self.place(address, bytes)?;
+        let Some(memory) = self.memories.get(&tile) else {
+            return Ok(0); // a tile memory nothing has written yet is zeroed
+        };
+        let bytes = memory
+            .get(offset..offset + bytes as usize)
+            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))?;
+        Ok(bytes.iter().rev().fold(0u32, |v, &b| v << 8 | u32::from(b)))
+    }
+
+    /// `bytes` bytes at a data address aligned to `bytes` (a vector load).
+    pub fn load_bytes(&self, address: u32, bytes: u32) -> Result<Vec<u8>, String> {
+        let (tile, offset) = self.place(address, bytes)?;
+        let Some(memory) = self.memories.get(&tile) else {
+            return Ok(vec![0; bytes as usize]);
+        };
+        memory
+            .get(offset..offset + bytes as usize)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))
+    }
+
+    /// Store `data` at a data address aligned to its length.
+    pub fn store_bytes(&mut self, address: u32, data: Vec<u8>) -> Result<(), String> {
+        let (tile, offset) = self.place(address, data.len() as u32)?;
+        self.effects.stores.push((tile, offset, data));
+        Ok(())
+    }
+
+    pub fn store(&mut self, address: u32, bytes: u32, value: u32) -> Result<(), String> {
+        let (tile, offset) = self.place(address, bytes)?;
+        let data = value.to_le_bytes()[..bytes as usize].to_vec();
+        self.effects.stores.push((tile, offset, data));
+        Ok(())
+    }
+}

@@ -1,0 +1,506 @@
+//! One AIE2P core executing its program: a bundle per cycle at the PC;
+//! every slot reads its operands before any of the bundle's effects land;
+//! control transfers take effect after 5 delay slots (llvm-aie
+//! AIEBaseInstrInfo NumDelaySlots); a lock acquire that cannot be granted
+//! stalls the core (no slot of its bundle executes) until it can, and the
+//! stall counts cycles.
+
+use super::bundle::{self, Decoded};
+use super::checks;
+use super::exec::{Effects, Exec, LateRead, LockRequest};
+use super::registers::{Early, Pending, RegisterFile};
+use super::structural::Scoreboard;
+use super::timing::visible;
+use crate::sim::array::Array;
+use crate::sim::core::LockStall;
+use loom_targets::{DeviceProfile, Tile};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// A read before its write landed: the read's cycle, the write, and the
+/// reading instruction's text.
+type EarlyRead = (u64, Early, String);
+
+/// Bundles between a control transfer and its effect.
+pub const DELAY_SLOTS: u32 = 5;
+
+/// How cores run.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// A core that runs more cycles than this ends the run (a runaway).
+    pub max_cycles: u64,
+    /// Report reads before their write lands, two writes landing in one
+    /// cycle, and the silicon rules (docs/aie2p-isa.md) broken at run time.
+    pub hazards: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            // Far above any test program (they run thousands of cycles).
+            max_cycles: 100_000_000,
+            hazards: true,
+        }
+    }
+}
+
+/// Where a core failed and why (the message names the core, the bundle
+/// and the instruction).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub address: u32,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum Status {
+    Running,
+    /// Blocked on an acquire since the cycle it was issued at.
+    Waiting {
+        request: LockRequest,
+        text: String,
+    },
+    Done,
+}
+
+/// A control transfer waiting out its delay slots.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Branch {
+    pub(super) target: Option<u32>,
+    pub(super) left: u32,
+    pub(super) from: u32,
+}
+
+pub struct Core {
+    pub tile: Tile,
+    pub image: String,
+    profile: &'static DeviceProfile,
+    program: Vec<u8>,
+    /// Decoded bundles by address.
+    decoded: Vec<Option<Rc<Decoded>>>,
+    pub pc: u32,
+    pub regs: RegisterFile,
+    pub cycle: u64,
+    pub started: u64,
+    pub bundles: u64,
+    pub events: u64,
+    pub(super) branch: Option<Branch>,
+    /// The bundle count at the last lock request.
+    pub(super) last_lock: Option<u64>,
+    /// Reads of earlier bundles still to happen (use cycle > 1).
+    late_reads: Vec<LateRead>,
+    /// The functional units held in the cycles ahead.
+    units: Scoreboard,
+    /// Scratch buffers of `execute`, kept to reuse their allocations.
+    effects: Effects,
+    early: Vec<EarlyRead>,
+    pub status: Status,
+    /// Cycles stalled, per lock (its name).
+    pub stalls: BTreeMap<String, u64>,
+    /// Each lock wait, oldest first, when a trace asked for them.
+    pub stall_log: Option<Vec<LockStall>>,
+}
+
+/// The name reports give a core lock.
+pub fn lock_name(request: &LockRequest) -> String {
+    format!(
+        "lock {} of tile {} (core lock id {})",
+        request.lock, request.tile, request.id
+    )
+}
+
+impl Core {
+    pub fn new(
+        profile: &'static DeviceProfile,
+        tile: Tile,
+        image: &str,
+        program: Vec<u8>,
+        entry: u32,
+        at: u64,
+    ) -> Core {
+        Core {
+            tile,
+            image: image.to_string(),
+            profile,
+            decoded: vec![None; program.len()],
+            program,
+            pc: entry,
+            regs: RegisterFile::new(),
+            cycle: at,
+            started: at,
+            bundles: 0,
+            events: 0,
+            branch: None,
+            last_lock: None,
+            late_reads: Vec::new(),
+            units: Scoreboard::default(),
+            effects: Effects::default(),
+            early: Vec::new(),
+            status: Status::Running,
+            stalls: BTreeMap::new(),
+            stall_log: None,
+        }
+    }
+
+    pub(super) fn fault(&self, address: u32, bundle: Option<&str>, message: String) -> Fault {
+        let bundle = bundle.map_or(String::new(), |b| format!(" `{b}`"));
+        Fault {
+            address,
+            message: format!(
+                "core {} (tile image `{}`) at {address:#06x}{bundle}: {message}",
+                self.tile, self.image
+            ),
+        }
+    }
+
+    /// The text of the instruction that made `write`.
+    pub(super) fn writer_text(&self, write: &Pending) -> String {
+        self.decoded
+            .get(write.writer as usize)
+            .and_then(|d| d.as_ref()?.slots.get(write.slot))
+            .map_or_else(|| "?".into(), |s| s.text.clone())
+    }
+
+    pub(super) fn decode(&mut self, address: u32) -> Result<Rc<Decoded>, Fault> {
+        if let Some(Some(d)) = self.decoded.get(address as usize) {
+            return Ok(d.clone());
+        }
+        let bytes = self.program.get(address as usize..).unwrap_or(&[]);
+        if bytes.is_empty() {
+            return Err(self.fault(
+                address,
+                None,
+                format!(
+                    "the PC is past the end of program memory ({} bytes)",
+                    self.program.len()
+                ),
+            ));
+        }
+        let decoded =
+            Rc::new(bundle::decode(bytes, address).map_err(|why| self.fault(address, None, why))?);
+        self.decoded[address as usize] = Some(decoded.clone());
+        Ok(decoded)
+    }
+
+    /// The address after the delay slots of a transfer at `address`.
+    fn after_delay_slots(&mut self, address: u32, size: u32) -> Result<u32, String> {
+        let mut at = address + size;
+        for _ in 0..DELAY_SLOTS {
+            at += self.decode(at).map_err(|f| f.message)?.size;
+        }
+        Ok(at)
+    }
+
+    /// Run until the core blocks, finishes or fails; whether it issued a
+    /// bundle.
+    pub fn run(
+        &mut self,
+        array: &mut Array,
+        memories: &mut BTreeMap<Tile, Vec<u8>>,
+        options: &Options,
+    ) -> Result<bool, Fault> {
+        let mut ran = false;
+        while !matches!(self.status, Status::Done) {
+            if self.cycle - self.started > options.max_cycles {
+                return Err(self.fault(
+                    self.pc,
+                    None,
+                    format!(
+                        "runaway: the core ran past the limit of {} cycles (now at cycle {}, \
+                         {} bundles issued) without finishing",
+                        options.max_cycles, self.cycle, self.bundles
+                    ),
+                ));
+            }
+            if !self.step(array, memories, options)? {
+                return Ok(ran);
+            }
+            ran = true;
+        }
+        Ok(ran)
+    }
+
+    /// Execute every slot of `decoded` at the current cycle into `effects`
+    /// and `early_all` (the reads that came too early), both cleared first:
+    /// the core's own buffers, reused so a bundle allocates nothing.
+    fn execute(
+        &self,
+        decoded: &Decoded,
+        memories: &BTreeMap<Tile, Vec<u8>>,
+        after: &Result<u32, String>,
+        effects: &mut Effects,
+        early_all: &mut Vec<EarlyRead>,
+    ) -> Result<(), Fault> {
+        effects.clear();
+        early_all.clear();
+        for (index, slot) in decoded.slots.iter().enumerate() {
+            let (Some(semantics), Some(_)) = (slot.semantics, slot.itinerary) else {
+                continue; // refused before
+            };
+            let mut early = Vec::new();
+            let mut x = Exec {
+                profile: self.profile,
+                tile: self.tile,
+                regs: &self.regs,
+                memories,
+                cycle: self.cycle,
+                address: self.pc,
+                slot: index,
+                instruction: &slot.instruction,
+                operands: &slot.operands,
+                after_delay_slots: after,
+                effects,
+                early: &mut early,
+            };
+            semantics(&mut x).map_err(|why| {
+                self.fault(
+                    self.pc,
+                    Some(&decoded.text),
+                    format!("`{}`: {why}", slot.text),
+                )
+            })?;
+            early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
+        }
+        Ok(())
+    }
+
+    /// Issue the bundle at the PC: whether it issued (false: blocked on a
+    /// lock).
+    fn step(
+        &mut self,
+        array: &mut Array,
+        memories: &mut BTreeMap<Tile, Vec<u8>>,
+        options: &Options,
+    ) -> Result<bool, Fault> {
+        self.regs.settle(self.cycle);
+        let pc = self.pc;
+        let decoded = self.decode(pc)?;
+        let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
+        checks::modelled(&decoded).map_err(|why| fail(self, why))?;
+        let branch = self.branch.map(|b| (b.from, DELAY_SLOTS - b.left + 1));
+        checks::delay_slots(&decoded, branch, options.hazards).map_err(|why| fail(self, why))?;
+        let transfers = decoded
+            .slots
+            .iter()
+            .any(|s| s.instruction.opcode.has_delay_slot);
+        let after = if transfers {
+            self.after_delay_slots(pc, decoded.size)
+        } else {
+            Err(String::new()) // no control transfer, no return address
+        };
+        let mut effects = std::mem::take(&mut self.effects);
+        let mut early = std::mem::take(&mut self.early);
+        self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
+        if let Some(request) = effects.lock.clone() {
+            let apart = self.last_lock.map(|last| self.bundles - last);
+            checks::lock_spacing(apart, options.hazards).map_err(|why| fail(self, why))?;
+            if request.acquire {
+                let granted = self
+                    .acquire(array, &request)
+                    .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+                let Some(at) = granted else {
+                    self.status = Status::Waiting {
+                        request,
+                        text: decoded.text.clone(),
+                    };
+                    (self.effects, self.early) = (effects, early);
+                    return Ok(false);
+                };
+                self.status = Status::Running;
+                if at > self.cycle {
+                    *self.stalls.entry(lock_name(&request)).or_insert(0) += at - self.cycle;
+                    if let Some(log) = &mut self.stall_log {
+                        log.push(LockStall {
+                            tile: request.tile,
+                            lock: request.lock,
+                            value: request.value.unsigned_abs(),
+                            begin: self.cycle,
+                            end: at,
+                        });
+                    }
+                    self.cycle = at;
+                    // The bundle issues once the lock is granted: its reads
+                    // and writes count from then.
+                    self.regs.settle(self.cycle);
+                    self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
+                }
+            }
+            self.last_lock = Some(self.bundles);
+        }
+        if options.hazards {
+            if let Some((at, e, reader)) = early.first() {
+                let why = checks::early_read(reader, *at, e, &self.writer_text(&e.write));
+                return Err(fail(self, why));
+            }
+        }
+        self.commit(array, memories, &decoded, &mut effects, options)?;
+        (self.effects, self.early) = (effects, early);
+        Ok(true)
+    }
+
+    /// The bundle's functional units, issued at the current cycle, or the
+    /// first one another instruction holds then.
+    fn take_units(&mut self, decoded: &Decoded) -> Result<(), String> {
+        for (index, slot) in decoded.slots.iter().enumerate() {
+            let holds = slot.holds.as_ref().map_err(Clone::clone)?;
+            if let Err(c) = self.units.take(self.cycle, holds, (self.pc, index)) {
+                let other = self
+                    .decoded
+                    .get(c.holder.0 as usize)
+                    .and_then(|d| d.as_ref()?.slots.get(c.holder.1))
+                    .map_or_else(|| "?".into(), |s| s.text.clone());
+                return Err(checks::structural(
+                    &slot.text, c.unit, c.at, &other, c.holder.0,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn acquire(&self, array: &mut Array, r: &LockRequest) -> Result<Option<u64>, String> {
+        let result = if r.value < 0 {
+            array.try_acquire(r.tile, r.lock, r.value.unsigned_abs(), self.cycle)
+        } else {
+            array.try_acquire_equal(r.tile, r.lock, r.value as u32, self.cycle)
+        };
+        result.map_err(|e| format!("acquire of {}: {e}", lock_name(r)))
+    }
+
+    fn commit(
+        &mut self,
+        array: &mut Array,
+        memories: &mut BTreeMap<Tile, Vec<u8>>,
+        decoded: &Decoded,
+        effects: &mut Effects,
+        options: &Options,
+    ) -> Result<(), Fault> {
+        let pc = self.pc;
+        let pc_cycle = self.cycle;
+        for (k, write) in effects.writes.iter().enumerate() {
+            checks::loop_register(write, options.hazards, || self.writer_text(write))
+                .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+            let twin = self
+                .regs
+                .same_cycle(write.leaf, write.at)
+                .cloned()
+                .or_else(|| {
+                    effects.writes[..k]
+                        .iter()
+                        .find(|w| w.leaf == write.leaf && w.at == write.at)
+                        .cloned()
+                });
+            if let (true, Some(other)) = (options.hazards, twin) {
+                let why = checks::same_cycle(
+                    &self.writer_text(write),
+                    write,
+                    &self.writer_text(&other),
+                    &other,
+                );
+                return Err(self.fault(pc, Some(&decoded.text), why));
+            }
+        }
+        // After the register checks, so two writes of one register landing
+        // in one cycle are named as such rather than by their write port.
+        if options.hazards {
+            self.take_units(decoded)
+                .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+        }
+        // The model reads every operand at issue: a write landing before a
+        // late read of this or an earlier bundle would reach that read on
+        // the hardware.
+        self.late_reads.retain(|r| r.at > pc_cycle);
+        self.late_reads.append(&mut effects.late_reads);
+        for write in &effects.writes {
+            let overtaken = self
+                .late_reads
+                .iter()
+                .find(|r| r.leaf == write.leaf && visible(write.at, write.bypass, r.at, r.bypass));
+            if let Some(read) = overtaken {
+                let reader = self
+                    .decoded
+                    .get(read.reader as usize)
+                    .and_then(|d| d.as_ref()?.slots.get(read.slot))
+                    .map_or_else(|| "?".into(), |s| s.text.clone());
+                let why = checks::overtaken(
+                    &self.writer_text(write),
+                    write,
+                    &reader,
+                    read.reader,
+                    read.at,
+                );
+                return Err(self.fault(pc, Some(&decoded.text), why));
+            }
+        }
+        for write in effects.writes.drain(..) {
+            self.regs.write(write);
+        }
+        for (tile, offset, bytes) in effects.stores.drain(..) {
+            let size = crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize;
+            let memory = memories.entry(tile).or_insert_with(|| vec![0; size]);
+            let Some(window) = memory.get_mut(offset..offset + bytes.len()) else {
+                return Err(self.fault(
+                    pc,
+                    Some(&decoded.text),
+                    format!("a store to byte {offset:#x} is outside tile {tile}'s memory"),
+                ));
+            };
+            window.copy_from_slice(&bytes);
+        }
+        if let Some(r) = effects.lock.take().filter(|r| !r.acquire) {
+            let value = u32::try_from(r.value).map_err(|_| {
+                self.fault(
+                    pc,
+                    Some(&decoded.text),
+                    format!(
+                        "release of {} by {}: a release adds a value >= 0",
+                        lock_name(&r),
+                        r.value
+                    ),
+                )
+            })?;
+            array
+                .release(r.tile, r.lock, value, self.cycle)
+                .map_err(|e| {
+                    self.fault(
+                        pc,
+                        Some(&decoded.text),
+                        format!("release of {}: {e}", lock_name(&r)),
+                    )
+                })?;
+        }
+        self.events += effects.events;
+        self.bundles += 1;
+        self.cycle += 1;
+        let next = pc + decoded.size;
+        if effects.done {
+            self.status = Status::Done;
+            return Ok(());
+        }
+        if let Some(target) = effects.transfer {
+            self.branch = Some(Branch {
+                target,
+                left: DELAY_SLOTS,
+                from: pc,
+            });
+            self.pc = next;
+            return Ok(());
+        }
+        self.pc = next;
+        if let Some(mut branch) = self.branch.take() {
+            branch.left -= 1;
+            if branch.left > 0 {
+                self.branch = Some(branch);
+            } else if let Some(target) = branch.target {
+                if options.hazards {
+                    let mut decode = |at| self.decode(at).map_err(|f| f.message);
+                    if let Err(why) = checks::jump_target(target, &mut decode) {
+                        let text = self.decode(branch.from).ok().map(|d| d.text.clone());
+                        return Err(self.fault(branch.from, text.as_deref(), why));
+                    }
+                }
+                self.pc = target;
+            }
+        }
+        Ok(())
+    }
+}

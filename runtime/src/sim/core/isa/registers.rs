@@ -1,0 +1,381 @@
+//! The core's register files: every register the instruction-set tables
+//! name, kept as its leaves (registers without sub-registers: `l0` is `r0`
+//! and `r1`, `x0` is `wl0` and `wh0`), each leaf as 32-bit words. Writes
+//! land at the cycle their itinerary gives (`timing::visible`); until then a
+//! read sees the value before them, as the hardware's pipeline does.
+
+use super::timing::{visible, Bypass};
+use loom_aie2p_isa::isa;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+/// One leaf: where its words are, and the bits a write keeps.
+#[derive(Debug)]
+struct Leaf {
+    name: &'static str,
+    word: usize,
+    words: usize,
+    mask: u32,
+}
+
+/// Where every register's leaves are, shared by all cores.
+#[derive(Debug)]
+struct Layout {
+    leaves: Vec<Leaf>,
+    /// Assembly name and record name -> leaf indices, lowest part first.
+    by_name: HashMap<&'static str, Vec<usize>>,
+    words: usize,
+}
+
+/// The register classes whose members' widths their names give (llvm-aie
+/// AIE2PRegisterInfo.td: `VEC512` registers are 512 bits, ...); a leaf of
+/// such a member has the member's width over its leaves. Every other leaf
+/// is one 32-bit word.
+fn class_bits(class: &str) -> Option<u32> {
+    ["VEC", "ACC", "FIFO", "EXPVEC", "SPARSEVEC"]
+        .iter()
+        .find_map(|prefix| class.strip_prefix(prefix))
+        .and_then(|digits| digits.parse().ok())
+}
+
+/// Classes of 20-bit registers (llvm-aie: pointers `eP`, and `eSpecial20`:
+/// ls, lr, le, sp, core_id); a write keeps their low 20 bits.
+const TWENTY_BIT_CLASSES: [&str; 2] = ["eP", "eSpecial20"];
+
+fn leaves_of(record: &'static str, out: &mut Vec<&'static str>) {
+    match isa().register(record) {
+        Some(r) if !r.subregs.is_empty() => {
+            for sub in &r.subregs {
+                leaves_of(sub, out);
+            }
+        }
+        Some(_) => out.push(record),
+        None => {}
+    }
+}
+
+fn layout() -> &'static Layout {
+    static LAYOUT: OnceLock<Layout> = OnceLock::new();
+    LAYOUT.get_or_init(|| {
+        let isa = isa();
+        let mut records: Vec<(&'static str, &'static loom_aie2p_isa::Register)> =
+            isa.registers().collect();
+        records.sort_by_key(|(name, _)| *name);
+        let mut bytes: HashMap<&'static str, u32> = HashMap::new();
+        let mut masks: HashMap<&'static str, u32> = HashMap::new();
+        for class in class_names() {
+            let members = isa.class(class);
+            if let Some(bits) = class_bits(class) {
+                for member in members {
+                    let mut leaves = Vec::new();
+                    leaves_of(member, &mut leaves);
+                    let each = (bits / 8 / leaves.len().max(1) as u32).max(4);
+                    for leaf in leaves {
+                        let entry = bytes.entry(leaf).or_insert(4);
+                        *entry = (*entry).max(each);
+                    }
+                }
+            }
+            if TWENTY_BIT_CLASSES.contains(&class) {
+                for member in members {
+                    let mut leaves = Vec::new();
+                    leaves_of(member, &mut leaves);
+                    for leaf in leaves {
+                        masks.insert(leaf, 0xF_FFFF);
+                    }
+                }
+            }
+        }
+        let mut leaves = Vec::new();
+        let mut index: HashMap<&'static str, usize> = HashMap::new();
+        let mut words = 0;
+        for (name, register) in &records {
+            if register.subregs.is_empty() {
+                let n = (bytes.get(name).copied().unwrap_or(4) / 4) as usize;
+                index.insert(name, leaves.len());
+                leaves.push(Leaf {
+                    name,
+                    word: words,
+                    words: n,
+                    mask: masks.get(name).copied().unwrap_or(u32::MAX),
+                });
+                words += n;
+            }
+        }
+        let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        for (name, register) in &records {
+            let mut parts = Vec::new();
+            leaves_of(name, &mut parts);
+            let ids: Vec<usize> = parts.iter().filter_map(|p| index.get(p).copied()).collect();
+            by_name.entry(name).or_insert_with(|| ids.clone());
+            by_name.entry(register.asm.as_str()).or_insert(ids);
+        }
+        Layout {
+            leaves,
+            by_name,
+            words,
+        }
+    })
+}
+
+/// The class names the tables hold (for widths and masks).
+fn class_names() -> Vec<&'static str> {
+    let isa = isa();
+    let mut names: Vec<&'static str> = isa
+        .opcodes
+        .iter()
+        .flat_map(|o| o.operands.iter().map(|op| op.class.as_str()))
+        .chain([
+            "VEC128",
+            "VEC256",
+            "VEC512",
+            "VEC576",
+            "VEC1024",
+            "ACC512",
+            "ACC1024",
+            "ACC2048",
+            "FIFO512",
+            "FIFO1024",
+            "EXPVEC64",
+            "SPARSEVEC640",
+            "SPARSEVEC1280",
+        ])
+        .chain(TWENTY_BIT_CLASSES)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The bits a write gives one leaf: a word, or a wide leaf's words
+/// (shared, so the hazard checker's copies of a write cost no copy of its
+/// 512 bits).
+#[derive(Debug, Clone)]
+pub enum Bits {
+    Word(u32),
+    Wide(Rc<[u32]>),
+}
+
+/// A write that has not landed yet.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The cycle it lands at (issue + the itinerary's def cycle).
+    pub at: u64,
+    pub leaf: usize,
+    pub value: Bits,
+    pub bypass: Bypass,
+    /// The writing instruction: its bundle's address and its slot there.
+    pub writer: u32,
+    pub slot: usize,
+}
+
+/// A read of a register whose write had not landed: what it saw instead.
+#[derive(Debug, Clone)]
+pub struct Early {
+    pub register: &'static str,
+    pub write: Pending,
+}
+
+#[derive(Debug, Clone)]
+pub struct RegisterFile {
+    values: Vec<u32>,
+    /// Writes in flight, in issue order.
+    pending: Vec<Pending>,
+}
+
+impl Default for RegisterFile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RegisterFile {
+    pub fn new() -> RegisterFile {
+        RegisterFile {
+            values: vec![0; layout().words],
+            pending: Vec::new(),
+        }
+    }
+
+    /// The leaves of the register named `name` (assembly or record name).
+    pub fn leaves(name: &str) -> Option<&'static [usize]> {
+        layout()
+            .by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .filter(|l| !l.is_empty())
+    }
+
+    pub fn leaf_name(leaf: usize) -> &'static str {
+        layout().leaves[leaf].name
+    }
+
+    /// Whether the leaf is one 32-bit word (the scalar files).
+    pub fn is_word(leaf: usize) -> bool {
+        layout().leaves[leaf].words == 1
+    }
+
+    /// The leaf's width in 32-bit words.
+    pub fn words(leaf: usize) -> usize {
+        layout().leaves[leaf].words
+    }
+
+    /// The write a read at cycle `at` (with `bypass`) sees, if any (else
+    /// the committed value), and the first write that had not landed.
+    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<Early>) {
+        let mut seen: Option<&Pending> = None;
+        let mut early = None;
+        for p in self.pending.iter().filter(|p| p.leaf == leaf) {
+            if visible(p.at, p.bypass, at, bypass) {
+                if seen.is_none_or(|s| p.at >= s.at) {
+                    seen = Some(p);
+                }
+            } else if early.is_none() {
+                early = Some(Early {
+                    register: Self::leaf_name(leaf),
+                    write: p.clone(),
+                });
+            }
+        }
+        (seen, early)
+    }
+
+    /// The value of a one-word leaf as a read at cycle `at` (with
+    /// `bypass`) sees it: the last write visible then, else the committed
+    /// value; and the first write that had not landed, if any.
+    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<Early>) {
+        let word = layout().leaves[leaf].word;
+        let (seen, early) = self.seen(leaf, at, bypass);
+        let value = match seen.map(|p| &p.value) {
+            Some(Bits::Word(v)) => *v,
+            Some(Bits::Wide(v)) => v.first().copied().unwrap_or(0),
+            None => self.values[word],
+        };
+        (value, early)
+    }
+
+    /// Any leaf's words as `read` sees them, appended to `out`.
+    pub fn read_words(
+        &self,
+        leaf: usize,
+        at: u64,
+        bypass: Bypass,
+        out: &mut Vec<u32>,
+    ) -> Option<Early> {
+        let l = &layout().leaves[leaf];
+        let (seen, early) = self.seen(leaf, at, bypass);
+        match seen.map(|p| &p.value) {
+            Some(Bits::Word(v)) => out.push(*v),
+            Some(Bits::Wide(v)) => out.extend_from_slice(v),
+            None => out.extend_from_slice(&self.values[l.word..l.word + l.words]),
+        }
+        early
+    }
+
+    /// A write already in flight to `leaf` landing at the same cycle.
+    pub fn same_cycle(&self, leaf: usize, at: u64) -> Option<&Pending> {
+        self.pending.iter().find(|p| p.leaf == leaf && p.at == at)
+    }
+
+    pub fn write(&mut self, mut write: Pending) {
+        if let Bits::Word(v) = &mut write.value {
+            *v &= layout().leaves[write.leaf].mask;
+        }
+        self.pending.push(write);
+    }
+
+    fn land(&mut self, p: usize) {
+        let leaf = &layout().leaves[self.pending[p].leaf];
+        match &self.pending[p].value {
+            Bits::Word(v) => self.values[leaf.word] = *v,
+            Bits::Wide(v) => {
+                let n = leaf.words.min(v.len());
+                self.values[leaf.word..leaf.word + n].copy_from_slice(&v[..n]);
+            }
+        }
+    }
+
+    /// Land every write whose cycle is before `now`: reads from `now` on
+    /// see them whatever their bypass.
+    pub fn settle(&mut self, now: u64) {
+        if self.pending.iter().all(|p| p.at >= now) {
+            return;
+        }
+        // Of the landed writes to a leaf, the last to land (among equal
+        // cycles the later issued) gives its value.
+        let landed = |p: &Pending| p.at < now;
+        for k in 0..self.pending.len() {
+            let p = &self.pending[k];
+            let superseded = self.pending[k + 1..]
+                .iter()
+                .any(|q| landed(q) && q.leaf == p.leaf && q.at >= p.at)
+                || self.pending[..k]
+                    .iter()
+                    .any(|q| landed(q) && q.leaf == p.leaf && q.at > p.at);
+            if landed(p) && !superseded {
+                self.land(k);
+            }
+        }
+        self.pending.retain(|p| !landed(p));
+    }
+
+    /// The committed value of a register's first leaf word (tests and
+    /// reports).
+    #[cfg(test)]
+    pub fn value(&self, name: &str) -> Option<u32> {
+        let leaf = *Self::leaves(name)?.first()?;
+        Some(self.values[layout().leaves[leaf].word])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(leaf: usize, at: u64, value: u32) -> Pending {
+        Pending {
+            at,
+            leaf,
+            value: Bits::Word(value),
+            bypass: None,
+            writer: 0,
+            slot: 0,
+        }
+    }
+
+    /// A pair is its two scalars; a pointer keeps 20 bits; of writes
+    /// landing, the last to land wins, the later issued among equal cycles.
+    #[test]
+    fn leaves_masks_and_landing_order() {
+        let l0 = RegisterFile::leaves("l0").unwrap();
+        assert_eq!(
+            l0,
+            [
+                RegisterFile::leaves("r0").unwrap()[0],
+                RegisterFile::leaves("r1").unwrap()[0]
+            ]
+        );
+        assert_eq!(RegisterFile::leaves("x0").map(<[usize]>::len), Some(2));
+        let x_leaf = RegisterFile::leaves("wl0").unwrap()[0];
+        assert!(!RegisterFile::is_word(x_leaf), "256-bit half of a vector");
+        let (r0, p0) = (l0[0], RegisterFile::leaves("p0").unwrap()[0]);
+        let mut regs = RegisterFile::new();
+        regs.write(write(p0, 3, 0xFFF_FFFF));
+        regs.write(write(r0, 9, 1));
+        regs.write(write(r0, 5, 2));
+        regs.write(write(r0, 9, 3));
+        assert_eq!(
+            regs.read(r0, 6, None).0,
+            2,
+            "only the write at 5 has landed"
+        );
+        assert!(
+            regs.read(r0, 6, None).1.is_some(),
+            "the writes at 9 are early"
+        );
+        regs.settle(100);
+        assert_eq!(regs.value("r0"), Some(3));
+        assert_eq!(regs.value("p0"), Some(0xF_FFFF));
+    }
+}

@@ -1,0 +1,268 @@
+//! What the modelled vector and accumulator instructions do, by llvm-aie
+//! record name: the ones the code generator emits for a bf16 dot product
+//! (issue 16) and their near kin. The meaning of each comes from llvm-aie's
+//! instruction selection (AIE2PInstrPatterns.td at 06a420bf, the aie2p
+//! headers' intrinsics); where those leave it open the choice is in
+//! `assumptions` (A1-A10), which this module only applies.
+//!
+//! - `vlda`/`vldb` load and `vst` stores the register's width (x: 64 bytes,
+//!   w: 32, bm: 64) at an address aligned to it, in the scalar loads'
+//!   addressing modes (VLDA_dmx_lda_x_*, VLDA_dmx_lda_bm_*,
+//!   VLDA_dmw_lda_w_*, VLDB_*, VST_dmx_sts_x_*, VST_dmx_sts_bm_*,
+//!   VST_dmw_sts_w_*: pattern-free, by their operands; the code
+//!   generator's spills use the `[sp, #imm]` forms).
+//! - `vmac.f`/`vmsc.f`/`vmul.f dm, [dm,] x, x, r` (X_X): lane i of 32 is
+//!   acc[i] +/- x1[i] * x2[i] in binary32 (int_aie2p_I512_I512_ACC*_bf_mac/
+//!   msc/mul_conf; `fmul v32bf16`), under mode word r (A7).
+//! - `vadd.f`/`vsub.f dm, dm, dm, r`: lane-wise over 64 lanes
+//!   (`fadd ACC2048` selects VADD_f with accfp32_vecconf).
+//! - `vconv.bf16.fp32 x, cm` / `w, bm`: each lane to bf16 (int_aie2p_
+//!   v32accfloat_to_v32bf16, A6); `vconv.fp32.bf16 cm, x` / `bm, w`: exact.
+//! - `vbcst.8/16/32/64 x, r|l`: the scalar's low bits in every lane
+//!   (bcst_vector_node, int_aie2p_vbroadcast*).
+//! - `vshuffle x|bm, x, x, r`: shuffle mode r of the two (A8).
+//! - `vextract.8/16/32/64 r|l, x, idx, vaddsign0|1`: element idx,
+//!   zero-extended (vaddSign0) or sign-extended (vaddSign1), as
+//!   AIEBaseInstrPatterns.td's Extract_512 pairs them.
+//! - `vmov` (x/bm, cm, w), `vmov.d dm, dm`: copies; `vclr dm`: zero (A10).
+
+use super::addressing::{address, Address};
+use super::assumptions::{self as a, accumulate, bf16_product};
+use super::exec::{Exec, Semantics};
+
+/// The semantics of vector instruction `name`, if modelled.
+pub fn of(name: &str) -> Option<Semantics> {
+    let f: Semantics = match name {
+        "VLDA_dmx_lda_x_idx_imm"
+        | "VLDA_dmx_lda_bm_idx_imm"
+        | "VLDA_dmw_lda_w_idx_imm"
+        | "VLDB_dmx_ldb_x_idx_imm"
+        | "VLDB_dmw_ldb_idx_imm" => |x| load(x, Address::Offset("imm")),
+        "VLDA_dmx_lda_x_idx"
+        | "VLDA_dmx_lda_bm_idx"
+        | "VLDA_dmw_lda_w_idx"
+        | "VLDB_dmx_ldb_x_idx"
+        | "VLDB_dmw_ldb_idx" => |x| load(x, Address::Offset("dj")),
+        "VLDA_dmx_lda_x_pstm_nrm_imm"
+        | "VLDA_dmx_lda_bm_pstm_nrm_imm"
+        | "VLDA_dmw_lda_w_pstm_nrm_imm"
+        | "VLDB_dmx_ldb_x_pstm_nrm_imm"
+        | "VLDB_dmw_ldb_pstm_nrm_imm" => |x| load(x, Address::Post("imm")),
+        "VLDA_dmx_lda_x_pstm_nrm"
+        | "VLDA_dmx_lda_bm_pstm_nrm"
+        | "VLDA_dmw_lda_w_pstm_nrm"
+        | "VLDB_dmx_ldb_x_pstm_nrm"
+        | "VLDB_dmw_ldb_pstm_nrm" => |x| load(x, Address::Post("mod")),
+        "VLDA_dmx_lda_x_spill" | "VLDA_dmx_lda_bm_spill" | "VLDA_dmw_lda_w_spill" => {
+            |x| load(x, Address::Stack)
+        }
+        "VST_dmx_sts_x_idx_imm" | "VST_dmx_sts_bm_idx_imm" | "VST_dmw_sts_w_idx_imm" => {
+            |x| store(x, Address::Offset("imm"))
+        }
+        "VST_dmx_sts_x_idx" | "VST_dmx_sts_bm_idx" | "VST_dmw_sts_w_idx" => {
+            |x| store(x, Address::Offset("dj"))
+        }
+        "VST_dmx_sts_x_pstm_nrm_imm"
+        | "VST_dmx_sts_bm_pstm_nrm_imm"
+        | "VST_dmw_sts_w_pstm_nrm_imm" => |x| store(x, Address::Post("imm")),
+        "VST_dmx_sts_x_pstm_nrm" | "VST_dmx_sts_bm_pstm_nrm" | "VST_dmw_sts_w_pstm_nrm" => {
+            |x| store(x, Address::Post("mod"))
+        }
+        "VST_dmx_sts_x_spill" | "VST_dmx_sts_bm_spill" | "VST_dmw_sts_w_spill" => {
+            |x| store(x, Address::Stack)
+        }
+        "VMAC_f_vmac_bf_vmul_bf_core_X_X" => |x| multiply(x, Some(1.0)),
+        "VMSC_f_vmac_bf_vmul_bf_core_X_X" => |x| multiply(x, Some(-1.0)),
+        "VMUL_f_vmul_bf_vmul_bf_core_X_X" => |x| multiply(x, None),
+        "VADD_f_vmac_cm2_add_reg" => |x| add(x, 1.0),
+        "VSUB_f_vmac_cm2_add_reg" => |x| add(x, -1.0),
+        "VCLR" => |x| {
+            let words = x.width("dst")?;
+            x.write_words("dst", &vec![0; words])
+        },
+        "VMOV_D" => |x| copy(x, "acc1"),
+        "VMOV_alu_mv_mv_x" | "VMOV_alu_mv_mv_cm" | "VMOV_alu_mv_mv_w" => |x| copy(x, "src"),
+        "VCONV_bf16_fp32_mv_x_srs_bf" | "VCONV_bf16_fp32_mv_w_srs_bf" => narrow,
+        "VCONV_fp32_bf16_mv_ups_xbf" | "VCONV_fp32_bf16_mv_ups_wbf" => widen,
+        "VBCST_8" => |x| broadcast(x, 8),
+        "VBCST_16" => |x| broadcast(x, 16),
+        "VBCST_32" => |x| broadcast(x, 32),
+        "VBCST_64" => |x| broadcast(x, 64),
+        "VSHUFFLE_vec_shuffle_x" | "VSHUFFLE_vec_shuffle_bm" => |x| {
+            let (s1, s2, mode) = (x.read_words("s1")?, x.read_words("s2")?, x.read("mod")?);
+            let out = a::shuffle(mode, &s1, &s2)?;
+            x.write_words("dst", &out)
+        },
+        "VEXTRACT_8_vec_extract_imm_vaddSign0" | "VEXTRACT_8_vec_extract_r_vaddSign0" => {
+            |x| extract(x, 8, false)
+        }
+        "VEXTRACT_8_vec_extract_imm_vaddSign1" | "VEXTRACT_8_vec_extract_r_vaddSign1" => {
+            |x| extract(x, 8, true)
+        }
+        "VEXTRACT_16_vec_extract_imm_vaddSign0" | "VEXTRACT_16_vec_extract_r_vaddSign0" => {
+            |x| extract(x, 16, false)
+        }
+        "VEXTRACT_16_vec_extract_imm_vaddSign1" | "VEXTRACT_16_vec_extract_r_vaddSign1" => {
+            |x| extract(x, 16, true)
+        }
+        "VEXTRACT_32_vec_extract_imm_vaddSign0" | "VEXTRACT_32_vec_extract_r_vaddSign0" => {
+            |x| extract(x, 32, false)
+        }
+        "VEXTRACT_32_vec_extract_imm_vaddSign1" | "VEXTRACT_32_vec_extract_r_vaddSign1" => {
+            |x| extract(x, 32, true)
+        }
+        "VEXTRACT_64_vec_extract_imm_vaddSign0" | "VEXTRACT_64_vec_extract_r_vaddSign0" => {
+            |x| extract(x, 64, false)
+        }
+        "VEXTRACT_64_vec_extract_imm_vaddSign1" | "VEXTRACT_64_vec_extract_r_vaddSign1" => {
+            |x| extract(x, 64, true)
+        }
+        _ => return None,
+    };
+    Some(f)
+}
+
+fn to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn to_words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// The bf16 elements of words, element 0 first (A1).
+fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
+    words
+        .iter()
+        .flat_map(|w| [(*w & 0xFFFF) as u16, (*w >> 16) as u16])
+}
+
+fn load(x: &mut Exec, how: Address) -> Result<(), String> {
+    let bytes = 4 * x.width("dst")? as u32;
+    let at = address(x, &how)?;
+    let data = x.load_bytes(at, bytes)?;
+    x.write_words("dst", &to_words(&data))?;
+    x.keep_implicit()
+}
+
+fn store(x: &mut Exec, how: Address) -> Result<(), String> {
+    let value = x.read_words("src")?;
+    let at = address(x, &how)?;
+    x.store_bytes(at, to_bytes(&value))?;
+    x.keep_implicit()
+}
+
+/// `vmac.f` (sign 1), `vmsc.f` (-1), `vmul.f` (no accumulator).
+fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
+    let conf = x.read("acc")?;
+    let zero = a::zero_accumulator(conf)?;
+    let (s1, s2) = (x.read_words("s1")?, x.read_words("s2")?);
+    let words = x.width("dst")?;
+    let mut out = match sign {
+        Some(_) if !zero => x.read_words("acc1")?,
+        Some(_) => {
+            x.read_words("acc1")?; // read all the same: its timing counts
+            vec![0; words]
+        }
+        None => vec![0; words],
+    };
+    for (lane, (p, q)) in halves(&s1).zip(halves(&s2)).enumerate() {
+        let product = bf16_product(p, q);
+        out[lane] = match sign {
+            Some(s) => accumulate(f32::from_bits(out[lane]), s * product),
+            None => product,
+        }
+        .to_bits();
+    }
+    x.write_words("dst", &out)?;
+    x.keep_implicit()
+}
+
+/// `vadd.f` (sign 1) and `vsub.f` (-1) over every lane.
+fn add(x: &mut Exec, sign: f32) -> Result<(), String> {
+    let conf = x.read("acc")?;
+    let zero = a::zero_accumulator(conf)?;
+    let (p, q) = (x.read_words("acc1")?, x.read_words("acc2")?);
+    let out: Vec<u32> = p
+        .iter()
+        .zip(&q)
+        .map(|(&u, &v)| {
+            let first = if zero { 0.0 } else { f32::from_bits(u) };
+            a::add(first, sign * f32::from_bits(v)).to_bits()
+        })
+        .collect();
+    x.write_words("dst", &out)?;
+    x.keep_implicit()
+}
+
+fn copy(x: &mut Exec, from: &str) -> Result<(), String> {
+    let value = x.read_words(from)?;
+    x.write_words("dst", &value)
+}
+
+/// binary32 lanes to bf16 (A6), two to a word.
+fn narrow(x: &mut Exec) -> Result<(), String> {
+    let rnd = x.read_implicit("crRnd")?;
+    let src = x.read_words("src")?;
+    let mut out = Vec::with_capacity(src.len() / 2);
+    for pair in src.chunks(2) {
+        let lo = a::to_bf16(f32::from_bits(pair[0]), rnd)?;
+        let hi = match pair.get(1) {
+            Some(&w) => a::to_bf16(f32::from_bits(w), rnd)?,
+            None => 0,
+        };
+        out.push(u32::from(hi) << 16 | u32::from(lo));
+    }
+    x.write_words("dst", &out)?;
+    x.keep_implicit()
+}
+
+/// bf16 lanes to binary32, exactly.
+fn widen(x: &mut Exec) -> Result<(), String> {
+    let src = x.read_words("src")?;
+    let out: Vec<u32> = halves(&src).map(|h| u32::from(h) << 16).collect();
+    x.write_words("dst", &out)
+}
+
+fn broadcast(x: &mut Exec, bits: u32) -> Result<(), String> {
+    let source = x.read_words("src")?;
+    let words = x.width("dst")?;
+    let pattern: Vec<u32> = match bits {
+        8 => vec![(source[0] & 0xFF) * 0x0101_0101],
+        16 => vec![(source[0] & 0xFFFF) * 0x0001_0001],
+        32 => vec![source[0]],
+        _ => source,
+    };
+    let out: Vec<u32> = pattern.iter().copied().cycle().take(words).collect();
+    x.write_words("dst", &out)
+}
+
+fn extract(x: &mut Exec, bits: u32, signed: bool) -> Result<(), String> {
+    let vector = x.read_words("s1")?;
+    let index = x.read("idx")?;
+    let lanes = 32 * vector.len() as u32 / bits;
+    if index >= lanes {
+        return Err(format!(
+            "element {index} of a {}-bit vector of {bits}-bit elements: what the hardware \
+             extracts past element {} is not modelled",
+            32 * vector.len(),
+            lanes - 1
+        ));
+    }
+    x.keep_implicit()?;
+    if bits == 64 {
+        let at = 2 * index as usize;
+        return x.write_words("dst", &vector[at..at + 2]);
+    }
+    let bit = index * bits;
+    let raw = (vector[(bit / 32) as usize] >> (bit % 32)) & (u32::MAX >> (32 - bits));
+    let value = if signed && bits < 32 {
+        ((raw << (32 - bits)) as i32 >> (32 - bits)) as u32
+    } else {
+        raw
+    };
+    x.write("dst", value)
+}
