@@ -11,6 +11,7 @@ use loom_driver::scenario::{self, Scenario};
 use loom_driver::{output, read_input, xdna, Failure, Session};
 use loom_passes::loom_check_progress as progress;
 use loom_runtime::interp::{self, Options, Schedule};
+use loom_runtime::sim::core::isa::{IsaCores, Options as IsaOptions};
 use loom_runtime::sim::trace::{json, Trace};
 use loom_runtime::{hal, sim};
 use loom_targets::xdna::elf;
@@ -29,6 +30,17 @@ enum Device {
     Sim,
     /// An NPU through the amdxdna driver (docs/xdna-runtime.md).
     Xdna,
+}
+
+/// The simulator's model of the array's cores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Core {
+    /// Each worker's Low IR in the interpreter, at the profile's cycles per
+    /// operation (the tile images of today's artifacts).
+    Lowir,
+    /// The instruction-level AIE2P core: executes machine-code tile images
+    /// (core ELFs), bundle by bundle, with the hazard checker on.
+    Isa,
 }
 
 #[derive(Parser)]
@@ -79,6 +91,10 @@ struct Args {
     /// runs to FILE (docs/array-simulator.md, "Traces").
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
+    /// With --device=sim: the core model. `isa` runs machine code, which
+    /// an artifact carries only when its workers were compiled to it.
+    #[arg(long, value_enum, default_value = "lowir")]
+    core: Core,
 }
 
 /// The caller's buffers of one run, by argument name.
@@ -247,6 +263,7 @@ fn execute_sim(
     scenario: &Scenario,
     directives: &Directives,
     max_core_steps: u64,
+    core: Core,
     traces: Option<&mut Vec<(String, Trace)>>,
 ) -> Result<(Buffers, String), String> {
     // Faults of the control code or the array have no source location: they
@@ -256,16 +273,36 @@ fn execute_sim(
     } else {
         format!("{name} (its .xdna)").into()
     };
-    let program = xdna::tile_program(session, artifact, &artifact_name).map_err(|f| f.0)?;
     let (names, args) = bind_entry(artifact, scenario, directives)?;
-    // A traced run keeps its trace, also when it fails (a hang's shows what waited).
-    let ran = match traces {
-        Some(traces) => {
-            let (ran, trace) = sim::run::run_traced(artifact, &program, args, max_core_steps);
-            traces.push((scenario.name.clone(), trace));
-            ran
+    let (ran, figures) = match core {
+        Core::Lowir => {
+            let program =
+                xdna::tile_program(session, artifact, &artifact_name).map_err(|f| f.0)?;
+            // A traced run keeps its trace, also when it fails (a hang's shows what waited).
+            let ran = match traces {
+                Some(traces) => {
+                    let (ran, trace) =
+                        sim::run::run_traced(artifact, &program, args, max_core_steps);
+                    traces.push((scenario.name.clone(), trace));
+                    ran
+                }
+                None => sim::run::run(artifact, &program, args, max_core_steps),
+            };
+            (ran, Vec::new())
         }
-        None => sim::run::run(artifact, &program, args, max_core_steps),
+        Core::Isa => {
+            let profile = sim::run::profile_of(artifact).map_err(|e| e.render())?;
+            let mut cores = IsaCores::new(profile, &artifact.tile_images, IsaOptions::default());
+            let ran = match traces {
+                Some(traces) => {
+                    let (ran, trace) = sim::run::run_with_traced(artifact, &mut cores, args);
+                    traces.push((scenario.name.clone(), trace));
+                    ran
+                }
+                None => sim::run::run_with(artifact, &mut cores, args),
+            };
+            (ran, cores.figures())
+        }
     };
     let outcome = ran.map_err(|mut e| {
         let locations = std::iter::once(&mut e.location);
@@ -291,6 +328,14 @@ fn execute_sim(
         timing.cycles,
         timing.bound
     );
+    // The instruction-level core's own figures, a clause a core.
+    let summary = figures.iter().fold(summary, |summary, f| {
+        let stalls: u64 = f.stalls.values().sum();
+        format!(
+            "{summary}; core {} ({}): {} cycles, {} bundles, {stalls} cycles stalled on locks",
+            f.tile, f.name, f.cycles, f.bundles
+        )
+    });
     Ok((names.into_iter().zip(outcome.buffers).collect(), summary))
 }
 
@@ -546,6 +591,11 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             "loom-test: error: --trace is an option of --device=sim\n".into(),
         ));
     }
+    if args.core != Core::Lowir && args.device != Device::Sim {
+        return Err(Failure(
+            "loom-test: error: --core is an option of --device=sim\n".into(),
+        ));
+    }
     let mut traces: Vec<(String, Trace)> = Vec::new();
     let base = Options {
         schedule: parse_schedule(&args.schedule)?,
@@ -680,6 +730,7 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                         scenario,
                         &directives,
                         args.max_steps.unwrap_or(sim::run::DEFAULT_MAX_CORE_STEPS),
+                        args.core,
                         args.trace.is_some().then_some(&mut traces),
                     )
                 }),
