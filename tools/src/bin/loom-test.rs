@@ -276,8 +276,7 @@ fn execute_sim(
     let (names, args) = bind_entry(artifact, scenario, directives)?;
     let (ran, figures) = match core {
         Core::Lowir => {
-            let program =
-                xdna::tile_program(session, artifact, &artifact_name).map_err(|f| f.0)?;
+            let program = xdna::tile_program(session, artifact, &artifact_name).map_err(|f| f.0)?;
             // A traced run keeps its trace, also when it fails (a hang's shows what waited).
             let ran = match traces {
                 Some(traces) => {
