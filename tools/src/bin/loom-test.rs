@@ -255,6 +255,14 @@ fn is_artifact(source: &[u8]) -> bool {
     source.starts_with(b"\x7fELF")
 }
 
+/// How the simulator runs a scenario: the runaway limit of the Low IR core,
+/// the core model, and where a trace goes.
+struct SimRun<'t> {
+    max_core_steps: u64,
+    core: Core,
+    traces: Option<&'t mut Vec<(String, Trace)>>,
+}
+
 fn execute_sim(
     session: &Session,
     artifact: &elf::Artifact,
@@ -262,10 +270,13 @@ fn execute_sim(
     name: &str,
     scenario: &Scenario,
     directives: &Directives,
-    max_core_steps: u64,
-    core: Core,
-    traces: Option<&mut Vec<(String, Trace)>>,
+    how: SimRun,
 ) -> Result<(Buffers, String), String> {
+    let SimRun {
+        max_core_steps,
+        core,
+        traces,
+    } = how;
     // Faults of the control code or the array have no source location: they
     // are reported at the artifact, and a tile image's at its section.
     let artifact_name: std::rc::Rc<str> = if is_artifact(source) {
@@ -728,9 +739,13 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                         &args.input,
                         scenario,
                         &directives,
-                        args.max_steps.unwrap_or(sim::run::DEFAULT_MAX_CORE_STEPS),
-                        args.core,
-                        args.trace.is_some().then_some(&mut traces),
+                        SimRun {
+                            max_core_steps: args
+                                .max_steps
+                                .unwrap_or(sim::run::DEFAULT_MAX_CORE_STEPS),
+                            core: args.core,
+                            traces: args.trace.is_some().then_some(&mut traces),
+                        },
                     )
                 }),
                 |_| Ok(String::new()),
