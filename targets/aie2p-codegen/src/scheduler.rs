@@ -106,6 +106,38 @@ impl InFlight {
         };
     }
 
+    /// Whether a block scheduled against `self` is safe when `other` is
+    /// what is in flight: every effect of `other` is in `self`, no later.
+    pub(crate) fn covers(&self, other: &InFlight) -> bool {
+        let within = |mine: &BTreeMap<String, i64>, theirs: &BTreeMap<String, i64>| {
+            theirs
+                .iter()
+                .all(|(r, c)| mine.get(r).is_some_and(|m| m >= c))
+        };
+        let no_later = |mine: Option<i64>, theirs: Option<i64>| match (mine, theirs) {
+            (_, None) => true,
+            (Some(m), Some(t)) => m >= t,
+            (None, Some(_)) => false,
+        };
+        let units = other.units.iter().all(|(c, held)| {
+            self.units
+                .get(c)
+                .is_some_and(|mine| held.iter().all(|h| mine.contains(h)))
+        });
+        let lock = match (self.since_lock, other.since_lock) {
+            (_, None) => true,
+            (Some(m), Some(t)) => m <= t,
+            (None, Some(_)) => false,
+        };
+        within(&self.writes, &other.writes)
+            && within(&self.reads, &other.reads)
+            && no_later(self.load, other.load)
+            && no_later(self.store, other.store)
+            && no_later(self.fence, other.fence)
+            && units
+            && lock
+    }
+
     /// The earliest a node with `effects` may issue: the checker's rules
     /// (hazard.rs) against what is in flight.
     fn release(&self, effects: &Effects) -> u32 {
