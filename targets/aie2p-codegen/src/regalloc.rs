@@ -16,6 +16,7 @@ use crate::class::{Part, RegClass};
 use crate::error::CodegenError;
 use crate::function::{BlockId, MachineFunction, MachineInst, MachineOperand, Terminator, VReg};
 use crate::location::SourceLocation;
+use crate::scheduler::Pending;
 use loom_aie2p_isa::{isa, Instruction, Opcode, Value};
 use regalloc2 as ra;
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ pub(crate) enum Exit {
 pub(crate) struct AllocatedBlock {
     /// The machine function's block, or none for a split edge.
     pub origin: Option<BlockId>,
-    pub insts: Vec<(Instruction, Option<SourceLocation>)>,
+    pub insts: Vec<Pending>,
     pub exit: Exit,
     pub exit_location: Option<SourceLocation>,
 }
@@ -576,13 +577,17 @@ pub(crate) fn allocate(
     let mut inst = 0;
     for block in &cfg.blocks {
         let mut insts = Vec::new();
-        let take = |point: ra::ProgPoint,
-                    insts: &mut Vec<(Instruction, Option<SourceLocation>)>,
-                    loc: &Option<SourceLocation>| {
-            if let Some(moves) = edits.get(&point) {
-                insts.extend(moves.iter().cloned().map(|m| (m, loc.clone())));
-            }
-        };
+        let take =
+            |point: ra::ProgPoint, insts: &mut Vec<Pending>, loc: &Option<SourceLocation>| {
+                if let Some(moves) = edits.get(&point) {
+                    insts.extend(
+                        moves
+                            .iter()
+                            .cloned()
+                            .map(|m| Pending::fixed((m, loc.clone()))),
+                    );
+                }
+            };
         for machine in block.insts {
             take(
                 ra::ProgPoint::before(ra::Inst::new(inst)),
@@ -590,7 +595,10 @@ pub(crate) fn allocate(
                 &machine.location,
             );
             let regs = alloc_of(inst)?;
-            insts.push((physical(machine, &regs)?, machine.location.clone()));
+            insts.push(Pending {
+                located: (physical(machine, &regs)?, machine.location.clone()),
+                alternatives: machine.alternatives.clone(),
+            });
             take(
                 ra::ProgPoint::after(ra::Inst::new(inst)),
                 &mut insts,

@@ -4,7 +4,7 @@
 //! both), and the same function gives the same bytes twice.
 
 use crate::*;
-use loom_aie2p_isa::{elf, encode, parse_bundle, rules, IsaError};
+use loom_aie2p_isa::{elf, encode, isa, parse_bundle, rules, IsaError};
 use MachineOperand::{Imm, VReg as V};
 
 fn at(line: u32) -> Option<SourceLocation> {
@@ -339,8 +339,9 @@ fn delay_slots_stay_empty_when_all_the_work_precedes_the_branch() {
 /// bf16 dot products, 32 lanes a load, software-pipelined by hand as
 /// selection would: each turn multiplies the vectors the turn before
 /// loaded (`vmac.f`, f32 accumulators in turn) and loads the next turn's
-/// (`vlda` and `vldb` in turn; the last load of each stream post-modifies
-/// its pointer), so no load is waited for inside the turn. `groups`
+/// (`load`: either load slot, the scheduler's choice; the last load of
+/// each stream post-modifies its pointer), so no load is waited for
+/// inside the turn. `groups`
 /// vectors of the input a turn; with `shared` each is multiplied by a gate
 /// and an up weight row (the walkthrough worker's two rows over one
 /// input), else by one weight row. The entry loads the first turn's
@@ -388,21 +389,16 @@ fn dot_product(groups: usize, shared: bool, turns: i64) -> MachineFunction {
         for (k, group) in vectors.iter_mut().enumerate() {
             for (s, &p) in pointers.iter().enumerate() {
                 let v = b.vreg(RegClass::Vector);
-                // The streams take the two load units in turn.
-                let (unit, ld) = if (k * streams + s) % 2 == 0 {
-                    ("VLDA", "lda")
-                } else {
-                    ("VLDB", "ldb")
-                };
+                // Either load slot: the scheduler binds a free one.
                 if k + 1 < groups {
-                    let record = format!("{unit}_dmx_{ld}_x_idx_imm");
                     let offset = Imm(64 * k as i64);
-                    b.inst(block, &record, &[V(v), V(p), offset], at(line))
+                    let record = "VLDA_dmx_lda_x_idx_imm";
+                    b.load(block, record, &[V(v), V(p), offset], at(line))
                         .unwrap();
                 } else {
-                    let record = format!("{unit}_dmx_{ld}_x_pstm_nrm_imm");
+                    let record = "VLDA_dmx_lda_x_pstm_nrm_imm";
                     let q = b.vreg(RegClass::Pointer);
-                    b.inst(block, &record, &[V(v), V(q), V(p), Imm(step)], at(line))
+                    b.load(block, record, &[V(v), V(q), V(p), Imm(step)], at(line))
                         .unwrap();
                     stepped[s] = q;
                 }
@@ -538,13 +534,13 @@ fn a_software_pipelined_dot_product_issues_six_vmac_f_in_seven_bundles() {
             "   0: movxm\tsp, #491520\n",
             "dot:\n",
             "   6: movxm\tp0, #458752 ; vclr\tdm2\n",
-            "  10: vlda\tx0, [p0, #0] ; movxm\tp1, #466944 ; vclr\tdm1\n",
-            "  1c: vlda\tx2, [p0, #64] ; vldb\tx4, [p1, #0] ; movxm\tp4, #483328 ; vclr\tdm0\n",
-            "  2a: vlda\tx6, [p0, #128] ; vldb\tx8, [p1, #64] ; mov\tr6, #14\n",
-            "  34: vlda\tx10, [p0, #192] ; vldb\tx1, [p1, #128] ; mov\tr17, #0\n",
-            "  3e: vlda\tx3, [p0, #256] ; vldb\tx5, [p1, #192] ; mov\tr16, #60\n",
-            "  48: vlda\tx7, [p0], #384 ; vldb\tx9, [p1, #256]\n",
-            "  4e: vldb\tx11, [p1], #384\n",
+            "  10: vlda\tx0, [p0, #0] ; vldb\tx2, [p0, #64] ; movxm\tp1, #466944 ; vclr\tdm1\n",
+            "  1e: vlda\tx4, [p1, #0] ; vldb\tx8, [p1, #64] ; movxm\tp4, #483328 ; vclr\tdm0\n",
+            "  2c: vlda\tx6, [p0, #128] ; vldb\tx1, [p1, #128] ; mov\tr6, #14\n",
+            "  36: vlda\tx10, [p0, #192] ; vldb\tx5, [p1, #192] ; mov\tr17, #0\n",
+            "  40: vlda\tx3, [p0, #256] ; vldb\tx9, [p1, #256] ; mov\tr16, #60\n",
+            "  4a: vlda\tx7, [p0], #384 ; vldb\tx11, [p1], #384\n",
+            "  50: nop\n",
             "  52: nop\n",
             "  54: nop\n",
             "  56: nop\n",
@@ -1079,4 +1075,79 @@ fn a_frame_larger_than_the_stack_region_is_refused() {
         compile(&live_across_loop(), &tiny),
         Err(CodegenError::Stack(_))
     ));
+}
+
+#[test]
+fn a_load_issues_in_whichever_load_slot_is_free() {
+    // Two loads given as the same vlda record land in one bundle, one in
+    // each load slot: the scheduler bound the second to vldb.
+    let mut b = FunctionBuilder::new("two");
+    let entry = b.block();
+    let p = b.vreg(RegClass::Pointer);
+    let (x, y) = (b.vreg(RegClass::Vector), b.vreg(RegClass::Vector));
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0000)], at(1))
+        .unwrap();
+    for (v, offset) in [(x, 0), (y, 64)] {
+        b.load(
+            entry,
+            "VLDA_dmx_lda_x_idx_imm",
+            &[V(v), V(p), Imm(offset)],
+            at(2),
+        )
+        .unwrap();
+    }
+    for (v, offset) in [(x, 128), (y, 192)] {
+        b.inst(
+            entry,
+            "VST_dmx_sts_x_idx_imm",
+            &[V(v), V(p), Imm(offset)],
+            at(3),
+        )
+        .unwrap();
+    }
+    b.terminate(entry, Terminator::Done, at(4)).unwrap();
+    let f = b.finish().unwrap();
+    let vldb = isa()
+        .opcodes
+        .iter()
+        .find(|o| o.name == "VLDB_dmx_ldb_x_idx_imm");
+    assert_eq!(
+        f.blocks[0].insts[1].alternatives,
+        vldb.into_iter().collect::<Vec<_>>()
+    );
+    let text = text(&compile(&f, &options()).unwrap());
+    let both = text
+        .lines()
+        .find(|l| l.contains("vlda"))
+        .unwrap_or_default();
+    assert!(both.contains("vldb"), "{text}");
+}
+
+#[test]
+fn alternatives_must_be_the_same_operation_in_another_slot() {
+    let mut b = FunctionBuilder::new("alternatives");
+    let entry = b.block();
+    let (p, x, r) = (
+        b.vreg(RegClass::Pointer),
+        b.vreg(RegClass::Vector),
+        b.vreg(RegClass::Scalar),
+    );
+    // A post-modify form has one more operand: not the same load.
+    let records = ["VLDA_dmx_lda_x_idx_imm", "VLDA_dmx_lda_x_idx"];
+    assert!(matches!(
+        b.inst_any(entry, &records, &[V(x), V(p), Imm(0)], None),
+        Err(BuildError::NotAlternative { .. })
+    ));
+    assert!(matches!(
+        b.load(entry, "ADD_add_r_ri", &[V(r), V(r), Imm(1)], None),
+        Err(BuildError::UnsupportedOpcode { .. })
+    ));
+    assert!(matches!(
+        b.inst_any(entry, &[], &[], None),
+        Err(BuildError::UnknownOpcode { .. })
+    ));
+    // The same load in both slots is taken.
+    let records = ["VLDA_dmx_lda_x_idx_imm", "VLDB_dmx_ldb_x_idx_imm"];
+    b.inst_any(entry, &records, &[V(x), V(p), Imm(0)], None)
+        .unwrap();
 }
