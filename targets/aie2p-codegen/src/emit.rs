@@ -320,6 +320,40 @@ impl Program {
         elf::write(&self.core_image()).map_err(|e| CodegenError::Elf(e.to_string()))
     }
 
+    /// The bundles of the block whose symbol is `label` (none when no
+    /// symbol is): from its address to the next symbol's, but not the
+    /// NOP bundles after its transfer's delay slots, which align the next
+    /// block and run only on the way into it.
+    pub fn block(&self, label: &str) -> Result<Option<Vec<Bundle>>, CodegenError> {
+        let Some(start) = self.symbols.iter().find(|s| s.name == label) else {
+            return Ok(None);
+        };
+        let start = start.address as usize;
+        let end = self
+            .symbols
+            .iter()
+            .map(|s| s.address as usize)
+            .filter(|&a| a > start)
+            .min()
+            .unwrap_or(self.bytes.len());
+        let bytes = self
+            .bytes
+            .get(start..end)
+            .ok_or_else(|| CodegenError::Internal(format!("{label} lies outside the image")))?;
+        let mut bundles: Vec<Bundle> = loom_aie2p_isa::decode(bytes)
+            .map_err(encode_error)?
+            .into_iter()
+            .map(|(_, b)| b)
+            .collect();
+        let transfer = bundles
+            .iter()
+            .position(|b| b.instructions.iter().any(|i| i.opcode.has_delay_slot));
+        if let Some(t) = transfer {
+            bundles.truncate(t + 1 + rules::DELAY_SLOTS);
+        }
+        Ok(Some(bundles))
+    }
+
     /// The disassembly, one bundle a line with its address, labels above.
     pub fn disassembly(&self) -> Result<String, CodegenError> {
         let mut out = String::new();
