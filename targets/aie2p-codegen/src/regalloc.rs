@@ -175,7 +175,50 @@ fn ra_vreg(run: usize, v: VReg) -> Option<ra::VReg> {
     run_class(run, v.class).map(|c| ra::VReg::new(v.index as usize, c))
 }
 
-fn view(cfg: &Cfg, function: &MachineFunction, run: usize) -> View {
+/// How many times each virtual register is read: operands, branch
+/// conditions and edge arguments.
+fn use_counts(function: &MachineFunction) -> Vec<u32> {
+    let mut counts = vec![0u32; function.vregs.len()];
+    for block in &function.blocks {
+        for inst in &block.insts {
+            for (name, value) in &inst.operands {
+                if let (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _)) =
+                    (inst.is_output(name), value)
+                {
+                    counts[v.index as usize] += 1;
+                }
+            }
+        }
+        if let Terminator::Branch { condition, .. } = &block.terminator {
+            counts[condition.index as usize] += 1;
+        }
+        for (_, args) in block.terminator.successors() {
+            for a in args {
+                counts[a.index as usize] += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// The input an accumulator output should land on: the first whole
+/// accumulator input read only here (it dies here, so sharing its
+/// register costs no move). An accumulation chain then stays in one dm
+/// register through the loop and its back edge, which regalloc2 does not
+/// find by itself: with five dm registers and four chains rotating
+/// through a loop it split and spilled one (regalloc2 has no hints, only
+/// this reuse constraint).
+fn accumulates_into(inst: &MachineInst, sources: &[usize], uses: &[u32]) -> Option<usize> {
+    sources.iter().position(|&i| {
+        let (name, value) = &inst.operands[i];
+        matches!(value, MachineOperand::VReg(v)
+            if v.class == RegClass::Accumulator
+                && !inst.is_output(name)
+                && uses[v.index as usize] == 1)
+    })
+}
+
+fn view(cfg: &Cfg, function: &MachineFunction, run: usize, uses: &[u32]) -> View {
     let mut v = View {
         ranges: Vec::new(),
         succs: Vec::new(),
@@ -217,7 +260,13 @@ fn view(cfg: &Cfg, function: &MachineFunction, run: usize) -> View {
                             .position(|(n, _)| n == input)
                             .and_then(|mi| sources.iter().position(|&s| s == mi))
                     });
-                operands.push(match (inst.is_output(name), tied) {
+                let accumulated = match inst.operands[i].1 {
+                    MachineOperand::VReg(v) if v.class == RegClass::Accumulator => {
+                        accumulates_into(inst, &sources, uses)
+                    }
+                    _ => None,
+                };
+                operands.push(match (inst.is_output(name), tied.or(accumulated)) {
                     (true, Some(use_index)) => ra::Operand::reg_reuse_def(r, use_index),
                     (true, None) => ra::Operand::reg_def(r),
                     (false, _) => ra::Operand::reg_use(r),
@@ -525,10 +574,11 @@ pub(crate) fn allocate(
         validate_ssa: true,
         algorithm: ra::Algorithm::Ion,
     };
+    let uses = use_counts(function);
     let mut views = Vec::new();
     let mut outputs = Vec::new();
     for run in 0..2 {
-        let v = view(&cfg, function, run);
+        let v = view(&cfg, function, run, &uses);
         let output = ra::run(&v, &machine_env(run, limit), &options)
             .map_err(|e| CodegenError::Allocation(describe(e)))?;
         views.push(v);
