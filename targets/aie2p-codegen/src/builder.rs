@@ -11,6 +11,8 @@ use crate::function::{
 };
 use crate::location::SourceLocation;
 use loom_aie2p_isa::{isa, Opcode, Operand, OperandKind, Value};
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The operands a machine instruction gives values for: those with a
 /// field, and tied outputs (a post-modify's `ptr_out`).
@@ -59,6 +61,113 @@ fn unsupported(opcode: &Opcode) -> Option<String> {
         }
     }
     None
+}
+
+fn record(name: &str) -> Result<&'static Opcode, BuildError> {
+    isa()
+        .opcodes
+        .iter()
+        .find(|o| o.name == name)
+        .ok_or_else(|| BuildError::UnknownOpcode {
+            name: name.to_string(),
+        })
+}
+
+fn is_load(opcode: &Opcode) -> bool {
+    ["lda", "vlda", "vldb"]
+        .iter()
+        .any(|p| opcode.mnemonic.starts_with(p))
+}
+
+/// Why `b` cannot stand in for `a` (none when it can): the scheduler
+/// computes dependences once per instruction, so both must read and
+/// write the same operands at the same cycles, through the same bypasses,
+/// and access memory at the same cycles; only the slot and the units
+/// held may differ.
+pub(crate) fn differs(a: &Opcode, b: &Opcode) -> Option<String> {
+    let shape = |o: &Opcode| -> Vec<(String, bool, Option<String>, bool)> {
+        machine_operands(o)
+            .into_iter()
+            .map(|p| {
+                let immediate = p.kind == OperandKind::Immediate;
+                (p.name.clone(), p.output, p.tied_to.clone(), immediate)
+            })
+            .collect()
+    };
+    if shape(a) != shape(b) {
+        return Some("its machine operands differ".into());
+    }
+    if a.implicit_defs != b.implicit_defs || a.implicit_uses != b.implicit_uses {
+        return Some("its implicit registers differ".into());
+    }
+    let isa = isa();
+    let (Some(x), Some(y)) = (isa.itinerary(a), isa.itinerary(b)) else {
+        return Some("one of them has no itinerary".into());
+    };
+    let timing = |i: &loom_aie2p_isa::schedule::Itinerary| {
+        let mut cycles: Vec<(String, u32, Option<String>)> = i
+            .operand_cycles()
+            .map(|(n, c)| (n.to_string(), c, i.bypass(n).map(str::to_string)))
+            .collect();
+        cycles.sort();
+        (cycles, i.memory_cycles.clone())
+    };
+    if timing(x) != timing(y) {
+        return Some("its operands or memory access have other cycles".into());
+    }
+    None
+}
+
+/// Whether `a`'s and `b`'s fields for operand `name` take the same
+/// registers.
+fn same_registers(a: &Opcode, b: &Opcode, name: &str) -> bool {
+    let (Some(x), Some(y)) = (a.field_of(name), b.field_of(name)) else {
+        return false;
+    };
+    if x.kind == OperandKind::Immediate || y.kind == OperandKind::Immediate {
+        return x.kind == y.kind && x.class == y.class;
+    }
+    if x.class == y.class {
+        return true;
+    }
+    isa().registers().all(|(_, r)| {
+        let v = Value::Register(r.asm.clone());
+        x.admits(&v).is_ok() == y.admits(&v).is_ok()
+    })
+}
+
+/// The same load in the other load slot (`vldb` for a `vlda` and back):
+/// the record there with the swapped mnemonic and the same assembly, whose
+/// fields take the same registers and immediates, and that `differs`
+/// does not refuse. Found once per record.
+fn load_twin(opcode: &Opcode) -> Option<&'static Opcode> {
+    static TWINS: OnceLock<HashMap<String, &'static Opcode>> = OnceLock::new();
+    let twins = TWINS.get_or_init(|| {
+        let isa = isa();
+        let mut out = HashMap::new();
+        for a in isa.opcodes.iter().filter(|o| o.slot == "Lda") {
+            let Some(rest) = a.mnemonic.strip_prefix("vlda") else {
+                continue;
+            };
+            let candidates: Vec<&'static Opcode> = isa
+                .opcodes_named(&format!("vldb{rest}"))
+                .filter(|b| b.slot == "Ldb" && b.asm_args == a.asm_args)
+                .filter(|b| differs(a, b).is_none())
+                .filter(|b| {
+                    machine_operands(a)
+                        .iter()
+                        .all(|p| same_registers(a, b, &p.name))
+                })
+                .collect();
+            // Only an unambiguous twin.
+            if let [b] = candidates.as_slice() {
+                out.insert(a.name.clone(), *b);
+                out.insert(b.name.clone(), a);
+            }
+        }
+        out
+    });
+    twins.get(&opcode.name).copied()
 }
 
 struct PendingBlock {
@@ -137,18 +246,85 @@ impl FunctionBuilder {
         operands: &[MachineOperand],
         location: Option<SourceLocation>,
     ) -> Result<(), BuildError> {
-        let record = isa()
-            .opcodes
-            .iter()
-            .find(|o| o.name == opcode)
-            .ok_or_else(|| BuildError::UnknownOpcode {
-                name: opcode.to_string(),
-            })?;
-        if let Some(reason) = unsupported(record) {
+        self.inst_any(block, &[opcode], operands, location)
+    }
+
+    /// Append an instruction the scheduler may issue as any of `opcodes`
+    /// (record names, the first preferred): forms of one operation in
+    /// different slots, with the same machine operands and the same
+    /// operand and memory timing (`load` finds a load's forms itself).
+    /// The scheduler binds the first whose slot and units are free where
+    /// it places the instruction; the image holds that record.
+    pub fn inst_any(
+        &mut self,
+        block: BlockId,
+        opcodes: &[&str],
+        operands: &[MachineOperand],
+        location: Option<SourceLocation>,
+    ) -> Result<(), BuildError> {
+        let mut records: Vec<&'static Opcode> = Vec::new();
+        for &name in opcodes {
+            let record = record(name)?;
+            if !records.iter().any(|r| r.name == record.name) {
+                records.push(record);
+            }
+        }
+        let Some((&first, others)) = records.split_first() else {
+            return Err(BuildError::UnknownOpcode {
+                name: String::new(),
+            });
+        };
+        for other in others {
+            if let Some(reason) = differs(first, other) {
+                return Err(BuildError::NotAlternative {
+                    opcode: first.name.clone(),
+                    alternative: other.name.clone(),
+                    reason,
+                });
+            }
+        }
+        self.add(block, first, others.to_vec(), operands, location)
+    }
+
+    /// Append a load that issues in whichever load slot is free: `opcode`
+    /// (a `vlda`, `vldb` or `lda` record) and, when the other load slot
+    /// has the same load (the `vldb` form of a `vlda`: same operands,
+    /// registers and timing), that form too. Which one the image holds is
+    /// the scheduler's choice.
+    pub fn load(
+        &mut self,
+        block: BlockId,
+        opcode: &str,
+        operands: &[MachineOperand],
+        location: Option<SourceLocation>,
+    ) -> Result<(), BuildError> {
+        let first = record(opcode)?;
+        if !is_load(first) {
             return Err(BuildError::UnsupportedOpcode {
                 opcode: opcode.to_string(),
-                reason,
+                reason: "it is not a load (lda, vlda, vldb)".into(),
             });
+        }
+        let others: Vec<&'static Opcode> = load_twin(first).into_iter().collect();
+        self.add(block, first, others, operands, location)
+    }
+
+    fn add(
+        &mut self,
+        block: BlockId,
+        record: &'static Opcode,
+        alternatives: Vec<&'static Opcode>,
+        operands: &[MachineOperand],
+        location: Option<SourceLocation>,
+    ) -> Result<(), BuildError> {
+        let opcode = record.name.as_str();
+        for r in std::iter::once(record).chain(alternatives.iter().copied()) {
+            if let Some(reason) = unsupported(r) {
+                return Err(BuildError::UnsupportedOpcode {
+                    opcode: r.name.clone(),
+                    reason,
+                });
+            }
         }
         if self.pending(block)?.terminator.is_some() {
             return Err(BuildError::Terminated(block));
@@ -165,6 +341,13 @@ impl FunctionBuilder {
         for (operand, value) in wanted.iter().zip(operands) {
             self.check(record, operand, value, &wanted, operands)?;
             named.push((operand.name.clone(), value.clone()));
+        }
+        // Each alternative takes the same values (its fields may differ).
+        for alternative in &alternatives {
+            let theirs = machine_operands(alternative);
+            for (operand, value) in theirs.iter().zip(operands) {
+                self.check(alternative, operand, value, &theirs, operands)?;
+            }
         }
         // Definitions last: a failed check leaves the function unchanged.
         let mut defined: Vec<u32> = Vec::new();
@@ -183,6 +366,7 @@ impl FunctionBuilder {
             opcode: record,
             operands: named,
             location,
+            alternatives,
         });
         Ok(())
     }

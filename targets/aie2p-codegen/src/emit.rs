@@ -201,6 +201,10 @@ fn end_of(block: &LaidBlock) -> Result<End, CodegenError> {
 /// finite lattice, so the iteration ends; the bound is a safety net.
 const PASSES: usize = 16;
 
+/// Passes in which a block's entry state is only what its ways in leave
+/// (it may shrink), before the monotone passes.
+const SETTLE: usize = 8;
+
 /// Each block scheduled against what its predecessors leave in flight,
 /// to a fixed point: every block's entry state covers the exits of all
 /// the ways into it (the layout's fall-throughs and transfers), so the
@@ -226,25 +230,49 @@ fn schedule_blocks(laid: &[LaidBlock]) -> Result<Vec<Scheduled>, CodegenError> {
             preds[b + 1].push(b);
         }
     }
+    // A block entering a loop from before it (a forward edge into a block
+    // that a later one jumps back to) drains: the loop's bundles then wait
+    // only for what the loop itself leaves in flight, not, every turn, for
+    // what was in flight once on the way in. The NOPs that costs are paid
+    // once per entry.
+    let header: Vec<bool> = (0..n).map(|h| preds[h].iter().any(|&p| p >= h)).collect();
+    let mut drains = vec![false; n];
+    for (h, ps) in preds.iter().enumerate() {
+        for &p in ps {
+            if header[h] && p < h {
+                drains[p] = true;
+            }
+        }
+    }
     let ends: Vec<End> = laid.iter().map(end_of).collect::<Result<_, _>>()?;
     let mut entries = vec![InFlight::default(); n];
     let mut results: Vec<Option<(Scheduled, InFlight)>> = (0..n).map(|_| None).collect();
-    for _ in 0..PASSES {
+    let schedule = |b: usize, entry: &InFlight| {
+        scheduler::schedule(laid[b].insts.clone(), ends[b].clone(), entry, drains[b])
+    };
+    let exits_into = |b: usize, results: &[Option<(Scheduled, InFlight)>]| {
+        let mut entry = InFlight::default();
+        for &p in &preds[b] {
+            if let Some((_, exit)) = &results[p] {
+                entry.join(exit);
+            }
+        }
+        entry
+    };
+    // First each block is scheduled against what its ways in leave now
+    // (a loop against its own last schedule), until every schedule covers
+    // what its ways in leave: then all hold. Such a state need not be
+    // reached (the schedules may alternate), so after SETTLE passes the
+    // entry states only grow (joined with the earlier ones), which ends.
+    for pass in 0..SETTLE + PASSES {
         let mut changed = false;
         for b in 0..n {
-            let mut entry = entries[b].clone();
-            for &p in &preds[b] {
-                if let Some((_, exit)) = &results[p] {
-                    entry.join(exit);
-                }
+            let mut entry = exits_into(b, &results);
+            if pass >= SETTLE {
+                entry.join(&entries[b]);
             }
-            if results[b].is_none() || entry != entries[b] {
-                results[b] = Some(scheduler::schedule(
-                    laid[b].insts.clone(),
-                    ends[b].clone(),
-                    &entry,
-                    false,
-                )?);
+            if results[b].is_none() || !entries[b].covers(&entry) {
+                results[b] = Some(schedule(b, &entry)?);
                 entries[b] = entry;
                 changed = true;
             }
@@ -290,6 +318,40 @@ impl Program {
     /// The core ELF.
     pub fn elf(&self) -> Result<Vec<u8>, CodegenError> {
         elf::write(&self.core_image()).map_err(|e| CodegenError::Elf(e.to_string()))
+    }
+
+    /// The bundles of the block whose symbol is `label` (none when no
+    /// symbol is): from its address to the next symbol's, but not the
+    /// NOP bundles after its transfer's delay slots, which align the next
+    /// block and run only on the way into it.
+    pub fn block(&self, label: &str) -> Result<Option<Vec<Bundle>>, CodegenError> {
+        let Some(start) = self.symbols.iter().find(|s| s.name == label) else {
+            return Ok(None);
+        };
+        let start = start.address as usize;
+        let end = self
+            .symbols
+            .iter()
+            .map(|s| s.address as usize)
+            .filter(|&a| a > start)
+            .min()
+            .unwrap_or(self.bytes.len());
+        let bytes = self
+            .bytes
+            .get(start..end)
+            .ok_or_else(|| CodegenError::Internal(format!("{label} lies outside the image")))?;
+        let mut bundles: Vec<Bundle> = loom_aie2p_isa::decode(bytes)
+            .map_err(encode_error)?
+            .into_iter()
+            .map(|(_, b)| b)
+            .collect();
+        let transfer = bundles
+            .iter()
+            .position(|b| b.instructions.iter().any(|i| i.opcode.has_delay_slot));
+        if let Some(t) = transfer {
+            bundles.truncate(t + 1 + rules::DELAY_SLOTS);
+        }
+        Ok(Some(bundles))
     }
 
     /// The disassembly, one bundle a line with its address, labels above.

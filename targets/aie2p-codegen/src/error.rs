@@ -21,6 +21,12 @@ pub enum BuildError {
         opcode: String,
         reason: String,
     },
+    /// A record that cannot stand in for another (`inst_any`), and why.
+    NotAlternative {
+        opcode: String,
+        alternative: String,
+        reason: String,
+    },
     OperandCount {
         opcode: String,
         expected: Vec<String>,
@@ -104,6 +110,14 @@ impl fmt::Display for BuildError {
             BuildError::UnsupportedOpcode { opcode, reason } => {
                 write!(f, "{opcode} is not emitted as an instruction: {reason}")
             }
+            BuildError::NotAlternative {
+                opcode,
+                alternative,
+                reason,
+            } => write!(
+                f,
+                "{alternative} cannot stand in for {opcode}: {reason}"
+            ),
             BuildError::OperandCount {
                 opcode,
                 expected,

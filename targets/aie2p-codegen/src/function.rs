@@ -79,6 +79,11 @@ pub struct MachineInst {
     pub opcode: &'static Opcode,
     pub operands: Vec<(String, MachineOperand)>,
     pub location: Option<SourceLocation>,
+    /// Records the scheduler may issue instead of `opcode`: the same
+    /// machine operands and operand timing in another slot (a `vlda`'s
+    /// `vldb` form), so it binds the one whose slot is free. Empty when
+    /// `opcode` is fixed.
+    pub alternatives: Vec<&'static Opcode>,
 }
 
 impl MachineInst {
@@ -157,7 +162,12 @@ impl fmt::Display for MachineFunction {
                     .iter()
                     .map(|(n, v)| format!("{n}={v}"))
                     .collect();
-                writeln!(f, "  {} {}", inst.opcode.name, ops.join(", "))?;
+                let mut name = inst.opcode.name.clone();
+                for a in &inst.alternatives {
+                    name.push('|');
+                    name.push_str(&a.name);
+                }
+                writeln!(f, "  {name} {}", ops.join(", "))?;
             }
             let list = |args: &[VReg]| {
                 args.iter()

@@ -7,7 +7,7 @@
 use crate::error::CodegenError;
 use crate::location::SourceLocation;
 use crate::regalloc::{Allocated, Exit};
-use crate::scheduler::Located;
+use crate::scheduler::Pending;
 use loom_aie2p_isa::{isa, Instruction, Opcode, Value};
 
 pub(crate) enum LaidExit {
@@ -24,7 +24,7 @@ pub(crate) enum LaidExit {
 pub(crate) struct LaidBlock {
     /// Names this block's address carries in the symbol map.
     pub labels: Vec<String>,
-    pub insts: Vec<Located>,
+    pub insts: Vec<Pending>,
     pub exit: LaidExit,
     pub exit_location: Option<SourceLocation>,
     /// Some transfer jumps here (it starts a 16-byte line).
@@ -105,7 +105,7 @@ pub(crate) fn lay_out(
     }
     let mut laid = vec![LaidBlock {
         labels: vec!["_start".to_string()],
-        insts: vec![(
+        insts: vec![Pending::fixed((
             Instruction {
                 opcode: opcode("MOVXM")?,
                 operands: vec![
@@ -114,7 +114,7 @@ pub(crate) fn lay_out(
                 ],
             },
             None,
-        )],
+        ))],
         exit: LaidExit::Fallthrough,
         exit_location: None,
         target: false,

@@ -21,6 +21,7 @@ mod function;
 pub mod hazard;
 mod layout;
 mod location;
+pub mod reference;
 mod regalloc;
 mod scheduler;
 mod timing;

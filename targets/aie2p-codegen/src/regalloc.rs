@@ -16,6 +16,7 @@ use crate::class::{Part, RegClass};
 use crate::error::CodegenError;
 use crate::function::{BlockId, MachineFunction, MachineInst, MachineOperand, Terminator, VReg};
 use crate::location::SourceLocation;
+use crate::scheduler::Pending;
 use loom_aie2p_isa::{isa, Instruction, Opcode, Value};
 use regalloc2 as ra;
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ pub(crate) enum Exit {
 pub(crate) struct AllocatedBlock {
     /// The machine function's block, or none for a split edge.
     pub origin: Option<BlockId>,
-    pub insts: Vec<(Instruction, Option<SourceLocation>)>,
+    pub insts: Vec<Pending>,
     pub exit: Exit,
     pub exit_location: Option<SourceLocation>,
 }
@@ -174,7 +175,50 @@ fn ra_vreg(run: usize, v: VReg) -> Option<ra::VReg> {
     run_class(run, v.class).map(|c| ra::VReg::new(v.index as usize, c))
 }
 
-fn view(cfg: &Cfg, function: &MachineFunction, run: usize) -> View {
+/// How many times each virtual register is read: operands, branch
+/// conditions and edge arguments.
+fn use_counts(function: &MachineFunction) -> Vec<u32> {
+    let mut counts = vec![0u32; function.vregs.len()];
+    for block in &function.blocks {
+        for inst in &block.insts {
+            for (name, value) in &inst.operands {
+                if let (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _)) =
+                    (inst.is_output(name), value)
+                {
+                    counts[v.index as usize] += 1;
+                }
+            }
+        }
+        if let Terminator::Branch { condition, .. } = &block.terminator {
+            counts[condition.index as usize] += 1;
+        }
+        for (_, args) in block.terminator.successors() {
+            for a in args {
+                counts[a.index as usize] += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// The input an accumulator output should land on: the first whole
+/// accumulator input read only here (it dies here, so sharing its
+/// register costs no move). An accumulation chain then stays in one dm
+/// register through the loop and its back edge, which regalloc2 does not
+/// find by itself: with five dm registers and four chains rotating
+/// through a loop it split and spilled one (regalloc2 has no hints, only
+/// this reuse constraint).
+fn accumulates_into(inst: &MachineInst, sources: &[usize], uses: &[u32]) -> Option<usize> {
+    sources.iter().position(|&i| {
+        let (name, value) = &inst.operands[i];
+        matches!(value, MachineOperand::VReg(v)
+            if v.class == RegClass::Accumulator
+                && !inst.is_output(name)
+                && uses[v.index as usize] == 1)
+    })
+}
+
+fn view(cfg: &Cfg, function: &MachineFunction, run: usize, uses: &[u32]) -> View {
     let mut v = View {
         ranges: Vec::new(),
         succs: Vec::new(),
@@ -216,7 +260,13 @@ fn view(cfg: &Cfg, function: &MachineFunction, run: usize) -> View {
                             .position(|(n, _)| n == input)
                             .and_then(|mi| sources.iter().position(|&s| s == mi))
                     });
-                operands.push(match (inst.is_output(name), tied) {
+                let accumulated = match inst.operands[i].1 {
+                    MachineOperand::VReg(v) if v.class == RegClass::Accumulator => {
+                        accumulates_into(inst, &sources, uses)
+                    }
+                    _ => None,
+                };
+                operands.push(match (inst.is_output(name), tied.or(accumulated)) {
                     (true, Some(use_index)) => ra::Operand::reg_reuse_def(r, use_index),
                     (true, None) => ra::Operand::reg_def(r),
                     (false, _) => ra::Operand::reg_use(r),
@@ -524,10 +574,11 @@ pub(crate) fn allocate(
         validate_ssa: true,
         algorithm: ra::Algorithm::Ion,
     };
+    let uses = use_counts(function);
     let mut views = Vec::new();
     let mut outputs = Vec::new();
     for run in 0..2 {
-        let v = view(&cfg, function, run);
+        let v = view(&cfg, function, run, &uses);
         let output = ra::run(&v, &machine_env(run, limit), &options)
             .map_err(|e| CodegenError::Allocation(describe(e)))?;
         views.push(v);
@@ -576,13 +627,17 @@ pub(crate) fn allocate(
     let mut inst = 0;
     for block in &cfg.blocks {
         let mut insts = Vec::new();
-        let take = |point: ra::ProgPoint,
-                    insts: &mut Vec<(Instruction, Option<SourceLocation>)>,
-                    loc: &Option<SourceLocation>| {
-            if let Some(moves) = edits.get(&point) {
-                insts.extend(moves.iter().cloned().map(|m| (m, loc.clone())));
-            }
-        };
+        let take =
+            |point: ra::ProgPoint, insts: &mut Vec<Pending>, loc: &Option<SourceLocation>| {
+                if let Some(moves) = edits.get(&point) {
+                    insts.extend(
+                        moves
+                            .iter()
+                            .cloned()
+                            .map(|m| Pending::fixed((m, loc.clone()))),
+                    );
+                }
+            };
         for machine in block.insts {
             take(
                 ra::ProgPoint::before(ra::Inst::new(inst)),
@@ -590,7 +645,10 @@ pub(crate) fn allocate(
                 &machine.location,
             );
             let regs = alloc_of(inst)?;
-            insts.push((physical(machine, &regs)?, machine.location.clone()));
+            insts.push(Pending {
+                located: (physical(machine, &regs)?, machine.location.clone()),
+                alternatives: machine.alternatives.clone(),
+            });
             take(
                 ra::ProgPoint::after(ra::Inst::new(inst)),
                 &mut insts,

@@ -21,13 +21,31 @@
 
 use crate::error::CodegenError;
 use crate::location::SourceLocation;
-use crate::timing::{self, Effects, Memory};
+use crate::timing::{self, Effects, Memory, UnitUse};
 use loom_aie2p_isa::rules::{DELAY_SLOTS, LOCK_REQUEST_DISTANCE};
-use loom_aie2p_isa::{isa, Instruction};
+use loom_aie2p_isa::{isa, Instruction, Opcode};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 pub(crate) type Located = (Instruction, Option<SourceLocation>);
+
+/// An instruction to schedule, with the records it may issue as instead
+/// of its own (`MachineInst::alternatives`): the scheduler binds one.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    pub located: Located,
+    pub alternatives: Vec<&'static Opcode>,
+}
+
+impl Pending {
+    /// An instruction of one record.
+    pub(crate) fn fixed(located: Located) -> Pending {
+        Pending {
+            located,
+            alternatives: Vec::new(),
+        }
+    }
+}
 
 /// How the block ends.
 #[derive(Clone)]
@@ -106,6 +124,38 @@ impl InFlight {
         };
     }
 
+    /// Whether a block scheduled against `self` is safe when `other` is
+    /// what is in flight: every effect of `other` is in `self`, no later.
+    pub(crate) fn covers(&self, other: &InFlight) -> bool {
+        let within = |mine: &BTreeMap<String, i64>, theirs: &BTreeMap<String, i64>| {
+            theirs
+                .iter()
+                .all(|(r, c)| mine.get(r).is_some_and(|m| m >= c))
+        };
+        let no_later = |mine: Option<i64>, theirs: Option<i64>| match (mine, theirs) {
+            (_, None) => true,
+            (Some(m), Some(t)) => m >= t,
+            (None, Some(_)) => false,
+        };
+        let units = other.units.iter().all(|(c, held)| {
+            self.units
+                .get(c)
+                .is_some_and(|mine| held.iter().all(|h| mine.contains(h)))
+        });
+        let lock = match (self.since_lock, other.since_lock) {
+            (_, None) => true,
+            (Some(m), Some(t)) => m <= t,
+            (None, Some(_)) => false,
+        };
+        within(&self.writes, &other.writes)
+            && within(&self.reads, &other.reads)
+            && no_later(self.load, other.load)
+            && no_later(self.store, other.store)
+            && no_later(self.fence, other.fence)
+            && units
+            && lock
+    }
+
     /// The earliest a node with `effects` may issue: the checker's rules
     /// (hazard.rs) against what is in flight.
     fn release(&self, effects: &Effects) -> u32 {
@@ -165,7 +215,7 @@ impl InFlight {
 
     /// What is in flight after a block of `length` bundles entered with
     /// `self`, whose nodes issued at `times`.
-    fn after(&self, nodes: &[Node], times: &[u32], length: u32) -> InFlight {
+    fn after(&self, nodes: &[Node], times: &[u32], chosen: &[usize], length: u32) -> InFlight {
         let l = i64::from(length);
         let mut out = InFlight::default();
         let keep = |c: i64| (c >= 0).then_some(c);
@@ -190,7 +240,7 @@ impl InFlight {
         out.since_lock = self
             .since_lock
             .map(|s| (s + length).min(LOCK_REQUEST_DISTANCE as u32));
-        for (node, &t) in nodes.iter().zip(times) {
+        for ((node, &t), &c) in nodes.iter().zip(times).zip(chosen) {
             let e = &node.effects;
             let t = i64::from(t);
             for w in &e.writes {
@@ -210,7 +260,7 @@ impl InFlight {
                     Memory::Store => out.store = later(out.store, c),
                 }
             }
-            for u in &e.units {
+            for u in &node.choices[c].units {
                 if let Some(c) = keep(t + i64::from(u.cycle) - l) {
                     // Which of the unit's alternatives it took is the
                     // schedule's; all of them count as held (the worst).
@@ -288,12 +338,12 @@ impl Reservations {
         }
     }
 
-    /// The unit each of `effects`' stages takes issued at `at`, if all are
+    /// The unit each of `units`' stages takes issued at `at`, if all are
     /// free (LLVM's rule: a Required stage conflicts with any holder, a
     /// Reserved one with Required holders).
-    fn choose(&self, effects: &Effects, at: u32) -> Option<Vec<(u32, String, bool)>> {
+    fn choose(&self, units: &[UnitUse], at: u32) -> Option<Vec<(u32, String, bool)>> {
         let mut taken: Vec<(u32, String, bool)> = Vec::new();
-        for u in &effects.units {
+        for u in units {
             let cycle = at + u.cycle;
             let held = self.held.get(&cycle).map_or(&[][..], Vec::as_slice);
             let free = |unit: &String| {
@@ -321,11 +371,32 @@ impl Reservations {
     }
 }
 
-struct Node {
-    located: Located,
-    effects: Effects,
+/// One record a node may issue as: its slot and the units it holds.
+struct Choice {
+    opcode: &'static Opcode,
+    units: Vec<UnitUse>,
     occupancy: u32,
     slot: u32,
+}
+
+impl Choice {
+    fn of(opcode: &'static Opcode, effects: &Effects) -> Choice {
+        Choice {
+            opcode,
+            units: effects.units.clone(),
+            occupancy: occupancy(&opcode.slot),
+            slot: slot_bit(&opcode.slot),
+        }
+    }
+}
+
+struct Node {
+    located: Located,
+    /// The register, memory and ordering effects, the same for every
+    /// choice (the builder refuses alternatives that differ in them).
+    effects: Effects,
+    /// The instruction's own record first, then its alternatives.
+    choices: Vec<Choice>,
     preds: Vec<(usize, u32)>,
     /// The earliest issue against what is in flight at the block's start.
     release: u32,
@@ -442,11 +513,13 @@ struct Problem {
 const SLACK: u32 = 256;
 
 impl Problem {
-    /// Issue cycles of every node, the transfer fixed at `at`; none when
-    /// the greedy schedule misses a deadline.
-    fn attempt(&self, at: Option<u32>, limit: u32) -> Option<Vec<u32>> {
+    /// Issue cycles of every node and the choice each issues as, the
+    /// transfer fixed at `at`; none when the greedy schedule misses a
+    /// deadline.
+    fn attempt(&self, at: Option<u32>, limit: u32) -> Option<(Vec<u32>, Vec<usize>)> {
         let n = self.nodes.len();
         let mut times: Vec<Option<u32>> = vec![None; n];
+        let mut chosen = vec![0usize; n];
         let mut reservations = Reservations::entered(&self.entry);
         let mut occupied: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
         let mut deadlines = vec![u32::MAX; n];
@@ -455,9 +528,10 @@ impl Problem {
             if at < node.release {
                 return None;
             }
-            let taken = reservations.choose(&node.effects, at)?;
+            let choice = &node.choices[0];
+            let taken = reservations.choose(&choice.units, at)?;
             reservations.take(taken);
-            occupied.insert(at, (node.occupancy, node.slot));
+            occupied.insert(at, (choice.occupancy, choice.slot));
             times[x] = Some(at);
             for (i, d) in deadlines.iter_mut().enumerate() {
                 if i != x {
@@ -509,20 +583,29 @@ impl Problem {
                     continue;
                 }
                 let (occ, slots) = occupied.get(&cycle).copied().unwrap_or((0, 0));
-                if occ & node.occupancy != 0 || !packable(slots | node.slot) {
-                    continue;
-                }
-                let Some(taken) = reservations.choose(&node.effects, cycle) else {
+                // The first choice whose slot and units are free here.
+                let fits = node.choices.iter().enumerate().find_map(|(c, choice)| {
+                    if occ & choice.occupancy != 0 || !packable(slots | choice.slot) {
+                        return None;
+                    }
+                    reservations
+                        .choose(&choice.units, cycle)
+                        .map(|taken| (c, taken))
+                });
+                let Some((c, taken)) = fits else {
                     continue;
                 };
+                let choice = &node.choices[c];
                 reservations.take(taken);
-                occupied.insert(cycle, (occ | node.occupancy, slots | node.slot));
+                occupied.insert(cycle, (occ | choice.occupancy, slots | choice.slot));
                 times[i] = Some(cycle);
+                chosen[i] = c;
                 left -= 1;
             }
             cycle += 1;
         }
-        times.into_iter().collect()
+        let times: Option<Vec<u32>> = times.into_iter().collect();
+        times.map(|t| (t, chosen))
     }
 }
 
@@ -530,37 +613,60 @@ impl Problem {
 /// `entry` in flight; what the block leaves in flight. With `drain` it
 /// leaves nothing.
 pub(crate) fn schedule(
-    insts: Vec<Located>,
+    insts: Vec<Pending>,
     end: End,
     entry: &InFlight,
     drain: bool,
 ) -> Result<(Scheduled, InFlight), CodegenError> {
-    let mut located = insts;
+    let mut pending = insts;
     let (transfer, done) = match end {
         End::Fallthrough => (false, false),
         End::Transfer(t) => {
-            located.push(t);
+            pending.push(Pending::fixed(t));
             (true, false)
         }
         End::Done(d) => {
-            located.push(d);
+            pending.push(Pending::fixed(d));
             (false, true)
         }
     };
-    let mut nodes: Vec<Node> = located
+    let mut nodes: Vec<Node> = pending
         .into_iter()
-        .map(|located| {
-            let effects = timing::effects(&located.0).map_err(CodegenError::Untimed)?;
-            let slot = &located.0.opcode.slot;
-            Ok(Node {
-                occupancy: occupancy(slot),
-                slot: slot_bit(slot),
-                release: entry.release(&effects),
-                effects,
-                located,
-                preds: Vec::new(),
-            })
-        })
+        .map(
+            |Pending {
+                 located,
+                 alternatives,
+             }| {
+                let effects = timing::effects(&located.0).map_err(CodegenError::Untimed)?;
+                let mut choices = vec![Choice::of(located.0.opcode, &effects)];
+                for &opcode in &alternatives {
+                    let inst = Instruction {
+                        opcode,
+                        operands: located.0.operands.clone(),
+                    };
+                    let theirs = timing::effects(&inst).map_err(CodegenError::Untimed)?;
+                    let same = theirs.reads == effects.reads
+                        && theirs.writes == effects.writes
+                        && theirs.memory == effects.memory
+                        && theirs.barrier == effects.barrier
+                        && theirs.lock_request == effects.lock_request;
+                    if !same {
+                        return Err(CodegenError::Internal(format!(
+                            "{} is no alternative to {}: its effects differ",
+                            opcode.name, located.0.opcode.name
+                        )));
+                    }
+                    choices.push(Choice::of(opcode, &theirs));
+                }
+                Ok(Node {
+                    release: entry.release(&effects),
+                    effects,
+                    choices,
+                    located,
+                    preds: Vec::new(),
+                })
+            },
+        )
         .collect::<Result<_, CodegenError>>()?;
     dependences(&mut nodes);
     let n = nodes.len();
@@ -612,7 +718,7 @@ pub(crate) fn schedule(
         entry: entry.clone(),
         drain,
     };
-    let (times, transfer_at) = if transfer {
+    let ((times, chosen), transfer_at) = if transfer {
         let x = n - 1;
         let slots = DELAY_SLOTS as u32;
         let lower = (0..x)
@@ -656,11 +762,14 @@ pub(crate) fn schedule(
     let exit = if drain {
         InFlight::default()
     } else {
-        problem.entry.after(&problem.nodes, &times, length)
+        problem.entry.after(&problem.nodes, &times, &chosen, length)
     };
     let mut bundles: Vec<Vec<Located>> = vec![Vec::new(); length as usize];
-    for (node, t) in problem.nodes.into_iter().zip(times) {
-        bundles[t as usize].push(node.located);
+    for ((node, t), c) in problem.nodes.into_iter().zip(times).zip(chosen) {
+        let (mut inst, location) = node.located;
+        // The record the schedule bound (its operands are the same).
+        inst.opcode = node.choices[c].opcode;
+        bundles[t as usize].push((inst, location));
     }
     Ok((
         Scheduled {

@@ -4,7 +4,7 @@
 //! both), and the same function gives the same bytes twice.
 
 use crate::*;
-use loom_aie2p_isa::{elf, encode, parse_bundle, rules, IsaError};
+use loom_aie2p_isa::{elf, encode, isa, parse_bundle, rules, IsaError};
 use MachineOperand::{Imm, VReg as V};
 
 fn at(line: u32) -> Option<SourceLocation> {
@@ -336,189 +336,14 @@ fn delay_slots_stay_empty_when_all_the_work_precedes_the_branch() {
     );
 }
 
-/// bf16 dot products, 32 lanes a load, software-pipelined by hand as
-/// selection would: each turn multiplies the vectors the turn before
-/// loaded (`vmac.f`, f32 accumulators in turn) and loads the next turn's
-/// (`vlda` and `vldb` in turn; the last load of each stream post-modifies
-/// its pointer), so no load is waited for inside the turn. `groups`
-/// vectors of the input a turn; with `shared` each is multiplied by a gate
-/// and an up weight row (the walkthrough worker's two rows over one
-/// input), else by one weight row. The entry loads the first turn's
-/// vectors and clears the accumulators; the exit does the last turn's
-/// multiplies, adds each row's accumulators (`vadd.f`), converts the low
-/// half to bf16 (`vconv`, from a part of the accumulator) and stores it
-/// (`vst`). `mode` is the multiplier's configuration register (its value
-/// is selection's; 60 here).
-fn dot_product(groups: usize, shared: bool, turns: i64) -> MachineFunction {
-    let rows = if shared { 2 } else { 1 };
-    // Accumulators a row: a row's vmac.f comes every `rows` bundles and
-    // may use an accumulator every 3 (its read at 4, write at 6).
-    let per_row = 3usize.div_ceil(rows);
-    let mut b = FunctionBuilder::new("dot");
-    let (entry, body, exit) = (b.block(), b.block(), b.block());
-    let streams = 1 + rows;
-    let pointers: Vec<VReg> = (0..streams).map(|_| b.vreg(RegClass::Pointer)).collect();
-    let pout = b.vreg(RegClass::Pointer);
-    let (n, zero, mode) = (
-        b.vreg(RegClass::Scalar),
-        b.vreg(RegClass::Scalar),
-        b.vreg(RegClass::Scalar),
-    );
-    for (s, &p) in pointers.iter().enumerate() {
-        let base = 0x7_0000 + 0x2000 * s as i64;
-        b.inst(entry, "MOVXM", &[V(p), Imm(base)], at(1)).unwrap();
-    }
-    b.inst(entry, "MOVXM", &[V(pout), Imm(0x7_6000)], at(1))
-        .unwrap();
-    // The loop runs while i < turns - 2 (the exit does the last turn's
-    // multiplies): compared before the increment, so the branch waits
-    // for one instruction, not two.
-    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(n), Imm(turns - 2)], at(1))
-        .unwrap();
-    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(zero), Imm(0)], at(1))
-        .unwrap();
-    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(mode), Imm(60)], at(1))
-        .unwrap();
-    // One turn's loads from `pointers`: the vectors [group][stream] and
-    // the stepped pointers.
-    let step = 64 * groups as i64;
-    let load = |b: &mut FunctionBuilder, block, pointers: &[VReg], line| {
-        let mut vectors = vec![Vec::new(); groups];
-        let mut stepped = pointers.to_vec();
-        for (k, group) in vectors.iter_mut().enumerate() {
-            for (s, &p) in pointers.iter().enumerate() {
-                let v = b.vreg(RegClass::Vector);
-                // The streams take the two load units in turn.
-                let (unit, ld) = if (k * streams + s) % 2 == 0 {
-                    ("VLDA", "lda")
-                } else {
-                    ("VLDB", "ldb")
-                };
-                if k + 1 < groups {
-                    let record = format!("{unit}_dmx_{ld}_x_idx_imm");
-                    let offset = Imm(64 * k as i64);
-                    b.inst(block, &record, &[V(v), V(p), offset], at(line))
-                        .unwrap();
-                } else {
-                    let record = format!("{unit}_dmx_{ld}_x_pstm_nrm_imm");
-                    let q = b.vreg(RegClass::Pointer);
-                    b.inst(block, &record, &[V(v), V(q), V(p), Imm(step)], at(line))
-                        .unwrap();
-                    stepped[s] = q;
-                }
-                group.push(v);
-            }
-        }
-        (vectors, stepped)
-    };
-    let (first, stepped) = load(&mut b, entry, &pointers, 2);
-    let mut args = stepped;
-    args.push(zero);
-    let accumulators = rows * per_row;
-    for _ in 0..accumulators {
-        let acc = b.vreg(RegClass::Accumulator);
-        b.inst(entry, "VCLR", &[V(acc)], at(2)).unwrap();
-        args.push(acc);
-    }
-    args.extend(first.iter().flatten());
-    // The body's parameters, in the order of `args`.
-    let q: Vec<VReg> = (0..streams)
-        .map(|_| b.param(body, RegClass::Pointer).unwrap())
-        .collect();
-    let i = b.param(body, RegClass::Scalar).unwrap();
-    let accs: Vec<VReg> = (0..accumulators)
-        .map(|_| b.param(body, RegClass::Accumulator).unwrap())
-        .collect();
-    let vectors_of = |b: &mut FunctionBuilder, block| -> Vec<Vec<VReg>> {
-        (0..groups)
-            .map(|_| {
-                (0..streams)
-                    .map(|_| b.param(block, RegClass::Vector).unwrap())
-                    .collect()
-            })
-            .collect()
-    };
-    let current = vectors_of(&mut b, body);
-    // The exit's: the accumulators and the last turn's vectors.
-    let exit_accs: Vec<VReg> = (0..accumulators)
-        .map(|_| b.param(exit, RegClass::Accumulator).unwrap())
-        .collect();
-    let exit_vectors = vectors_of(&mut b, exit);
-    b.terminate(entry, Terminator::Jump { target: body, args }, at(2))
-        .unwrap();
-    // Group k's multiplies: its input vector by each row's weights.
-    let multiply = |b: &mut FunctionBuilder, block, accs: &mut [VReg], k: usize, group: &[VReg]| {
-        for row in 0..rows {
-            let a = row * per_row + k % per_row;
-            let next = b.vreg(RegClass::Accumulator);
-            let operands = [V(next), V(accs[a]), V(group[0]), V(group[1 + row]), V(mode)];
-            b.inst(block, "VMAC_f_vmac_bf_vmul_bf_core_X_X", &operands, at(4))
-                .unwrap();
-            accs[a] = next;
-        }
-    };
-    let mut body_accs = accs.clone();
-    for (k, group) in current.iter().enumerate() {
-        multiply(&mut b, body, &mut body_accs, k, group);
-    }
-    let (next, stepped) = load(&mut b, body, &q, 3);
-    let (i2, c) = (b.vreg(RegClass::Scalar), b.vreg(RegClass::Scalar));
-    b.inst(body, "LT", &[V(c), V(i), V(n)], at(5)).unwrap();
-    b.inst(body, "ADD_add_r_ri", &[V(i2), V(i), Imm(1)], at(5))
-        .unwrap();
-    let mut taken = stepped;
-    taken.push(i2);
-    taken.extend(&body_accs);
-    taken.extend(next.iter().flatten());
-    let mut otherwise = body_accs.clone();
-    otherwise.extend(next.iter().flatten());
-    b.terminate(
-        body,
-        Terminator::Branch {
-            condition: c,
-            taken: body,
-            taken_args: taken,
-            otherwise: exit,
-            otherwise_args: otherwise,
-        },
-        at(5),
-    )
-    .unwrap();
-    let mut last = exit_accs.clone();
-    for (k, group) in exit_vectors.iter().enumerate() {
-        multiply(&mut b, exit, &mut last, k, group);
-    }
-    for row in 0..rows {
-        let mut sum = last[row * per_row];
-        for &acc in &last[row * per_row + 1..(row + 1) * per_row] {
-            let next = b.vreg(RegClass::Accumulator);
-            let operands = [V(next), V(sum), V(acc), V(mode)];
-            b.inst(exit, "VADD_f_vmac_cm2_add_reg", &operands, at(6))
-                .unwrap();
-            sum = next;
-        }
-        let out = b.vreg(RegClass::Vector);
-        let low = MachineOperand::Part(sum, Part::Low);
-        b.inst(exit, "VCONV_bf16_fp32_mv_x_srs_bf", &[V(out), low], at(7))
-            .unwrap();
-        let offset = Imm(64 * row as i64);
-        b.inst(
-            exit,
-            "VST_dmx_sts_x_idx_imm",
-            &[V(out), V(pout), offset],
-            at(7),
-        )
-        .unwrap();
-    }
-    b.terminate(exit, Terminator::Done, at(8)).unwrap();
-    b.finish().unwrap()
-}
-
 /// Bundles of the block labelled `label` and the `vmac.f` among them.
 fn loop_shape(program: &Program, label: &str) -> (usize, usize) {
-    let body = block_text(program, label);
-    let macs = body.iter().map(|b| b.matches("vmac.f").count()).sum();
-    (body.len(), macs)
+    let body = program.block(label).unwrap().unwrap();
+    (body.len(), reference::vmac_f_count(&body))
+}
+
+fn dot_product(groups: usize, shared: bool, turns: i64) -> MachineFunction {
+    reference::dot_product(groups, shared, turns).unwrap()
 }
 
 #[test]
@@ -537,14 +362,14 @@ fn a_software_pipelined_dot_product_issues_six_vmac_f_in_seven_bundles() {
             "_start:\n",
             "   0: movxm\tsp, #491520\n",
             "dot:\n",
-            "   6: movxm\tp0, #458752 ; vclr\tdm2\n",
-            "  10: vlda\tx0, [p0, #0] ; movxm\tp1, #466944 ; vclr\tdm1\n",
-            "  1c: vlda\tx2, [p0, #64] ; vldb\tx4, [p1, #0] ; movxm\tp4, #483328 ; vclr\tdm0\n",
-            "  2a: vlda\tx6, [p0, #128] ; vldb\tx8, [p1, #64] ; mov\tr6, #14\n",
-            "  34: vlda\tx10, [p0, #192] ; vldb\tx1, [p1, #128] ; mov\tr17, #0\n",
-            "  3e: vlda\tx3, [p0, #256] ; vldb\tx5, [p1, #192] ; mov\tr16, #60\n",
-            "  48: vlda\tx7, [p0], #384 ; vldb\tx9, [p1, #256]\n",
-            "  4e: vldb\tx11, [p1], #384\n",
+            "   6: movxm\tp0, #458752 ; vclr\tdm0\n",
+            "  10: vlda\tx0, [p0, #0] ; vldb\tx2, [p0, #64] ; movxm\tp1, #466944 ; vclr\tdm2\n",
+            "  1e: vlda\tx4, [p1, #0] ; vldb\tx8, [p1, #64] ; movxm\tp4, #483328 ; vclr\tdm1\n",
+            "  2c: vlda\tx6, [p0, #128] ; vldb\tx1, [p1, #128] ; mov\tr6, #14\n",
+            "  36: vlda\tx10, [p0, #192] ; vldb\tx5, [p1, #192] ; mov\tr17, #0\n",
+            "  40: vlda\tx3, [p0, #256] ; vldb\tx9, [p1, #256] ; mov\tr16, #60\n",
+            "  4a: vlda\tx7, [p0], #384 ; vldb\tx11, [p1], #384\n",
+            "  50: nop\n",
             "  52: nop\n",
             "  54: nop\n",
             "  56: nop\n",
@@ -553,39 +378,38 @@ fn a_software_pipelined_dot_product_issues_six_vmac_f_in_seven_bundles() {
             "  5c: nop\n",
             "  5e: nop\n",
             "dot.bb1:\n",
-            "  60: lt\tr0, r17, r6\n",
-            "  64: vlda\tx0, [p0, #0] ; vldb\tx4, [p1, #0] ; jnz\tr0, #96 ; vmac.f\tdm4, dm2, x0, x4, r16\n",
-            "  72: vlda\tx2, [p0, #64] ; vldb\tx8, [p1, #64] ; add\tr17, r17, #1 ; vmac.f\tdm1, dm1, x2, x8, r16\n",
-            "  7e: vlda\tx6, [p0, #128] ; vldb\tx1, [p1, #128] ; vmac.f\tdm0, dm0, x6, x1, r16\n",
-            "  88: vlda\tx10, [p0, #192] ; vldb\tx5, [p1, #192] ; vmac.f\tdm2, dm4, x10, x5, r16\n",
-            "  92: vlda\tx3, [p0, #256] ; vldb\tx9, [p1, #256] ; vmac.f\tdm1, dm1, x3, x9, r16\n",
-            "  9c: vlda\tx7, [p0], #384 ; vldb\tx11, [p1], #384 ; vmac.f\tdm0, dm0, x7, x11, r16\n",
+            "  60: vlda\tx0, [p0, #0] ; vldb\tx4, [p1, #0] ; lt\tr0, r17, r6 ; vmac.f\tdm0, dm0, x0, x4, r16\n",
+            "  6c: vlda\tx2, [p0, #64] ; vldb\tx8, [p1, #64] ; jnz\tr0, #96 ; vmac.f\tdm2, dm2, x2, x8, r16\n",
+            "  7a: vlda\tx6, [p0, #128] ; vldb\tx1, [p1, #128] ; add\tr17, r17, #1 ; vmac.f\tdm1, dm1, x6, x1, r16\n",
+            "  86: vlda\tx10, [p0, #192] ; vldb\tx5, [p1, #192] ; vmac.f\tdm0, dm0, x10, x5, r16\n",
+            "  90: vlda\tx3, [p0, #256] ; vldb\tx9, [p1, #256] ; vmac.f\tdm2, dm2, x3, x9, r16\n",
+            "  9a: vlda\tx7, [p0], #384 ; vldb\tx11, [p1], #384 ; vmac.f\tdm1, dm1, x7, x11, r16\n",
+            "  a4: nop\n",
             "dot.bb2:\n",
-            "  a6: nop\n",
-            "  a8: vmac.f\tdm3, dm2, x0, x4, r16\n",
-            "  ac: vmac.f\tdm2, dm1, x2, x8, r16\n",
-            "  b0: vmac.f\tdm1, dm0, x6, x1, r16\n",
-            "  b4: vmac.f\tdm0, dm3, x10, x5, r16\n",
-            "  b8: vmac.f\tdm2, dm2, x3, x9, r16\n",
-            "  bc: vmac.f\tdm1, dm1, x7, x11, r16\n",
-            "  c0: nop\n",
-            "  c2: vadd.f\tdm0, dm0, dm2, r16\n",
+            "  a6: vmac.f\tdm0, dm0, x0, x4, r16\n",
+            "  aa: vmac.f\tdm2, dm2, x2, x8, r16\n",
+            "  ae: vmac.f\tdm1, dm1, x6, x1, r16\n",
+            "  b2: vmac.f\tdm0, dm0, x10, x5, r16\n",
+            "  b6: vmac.f\tdm2, dm2, x3, x9, r16\n",
+            "  ba: vmac.f\tdm1, dm1, x7, x11, r16\n",
+            "  be: nop\n",
+            "  c0: vadd.f\tdm0, dm0, dm2, r16\n",
+            "  c4: nop\n",
             "  c6: nop\n",
-            "  c8: nop\n",
-            "  ca: vadd.f\tdm0, dm0, dm1, r16\n",
+            "  c8: vadd.f\tdm0, dm0, dm1, r16\n",
+            "  cc: nop\n",
             "  ce: nop\n",
             "  d0: nop\n",
             "  d2: nop\n",
             "  d4: nop\n",
-            "  d6: nop\n",
-            "  d8: vconv.bf16.fp32\tx0, cml0\n",
-            "  dc: nop\n",
-            "  de: vst\tx0, [p4, #0]\n",
+            "  d6: vconv.bf16.fp32\tx0, cml0\n",
+            "  da: nop\n",
+            "  dc: vst\tx0, [p4, #0]\n",
+            "  e0: nop\n",
             "  e2: nop\n",
             "  e4: nop\n",
             "  e6: nop\n",
-            "  e8: nop\n",
-            "  ea: done\n",
+            "  e8: done\n",
         )
     );
 }
@@ -593,18 +417,79 @@ fn a_software_pipelined_dot_product_issues_six_vmac_f_in_seven_bundles() {
 #[test]
 fn the_gate_and_up_rows_share_their_input_loads() {
     // Three input vectors a turn, each multiplied by a gate and an up
-    // weight vector: 9 loads and 6 vmac.f a turn.
+    // weight vector: 9 loads and 6 vmac.f a turn, in 8 bundles. Not 7: an
+    // input is reloaded into its register no sooner than the second of
+    // its two vmac.f (one vector slot: a bundle after the first) and read
+    // 7 bundles after its load by the next turn's first, so a turn takes
+    // at least 1 + 7 bundles; 6 vmac.f fill only 6 of them.
     let program = compile(&dot_product(3, true, 16), &options()).unwrap();
     assert_eq!(hazard::check(&program.bytes, 0), Ok(()));
-    assert_eq!(loop_shape(&program, "dot.bb1"), (9, 6));
+    assert_eq!(loop_shape(&program, "dot.bb1"), (8, 6));
+}
+
+#[test]
+fn the_walkthrough_loop_issues_at_least_0_9_vmac_f_per_cycle() {
+    // The walkthrough worker's gate/up form with four input vectors a
+    // turn: 12 loads, 8 vmac.f into 4 accumulators (2 a row), in 8
+    // bundles. No accumulator spills: each accumulation chain keeps its dm
+    // register through the loop and its back edge.
+    let program = compile(&dot_product(4, true, 16), &options()).unwrap();
+    assert_eq!(rules::check(&program.bytes, 0), Ok(()));
+    assert_eq!(hazard::check(&program.bytes, 0), Ok(()));
+    assert_eq!(program.frame_bytes, 0);
+    let (bundles, macs) = loop_shape(&program, reference::DOT_PRODUCT_LOOP);
+    // No stall is modelled: a turn of the loop takes its bundles' cycles.
+    let per_cycle = macs as f64 / bundles as f64;
+    assert!(per_cycle >= 0.9, "{macs} vmac.f in {bundles} bundles");
+    assert_eq!((bundles, macs), (8, 8));
+    // Both load slots carry the loads: the scheduler bound each.
+    let body = block_text(&program, reference::DOT_PRODUCT_LOOP);
+    let (lda, ldb) = (
+        body.iter().filter(|b| b.contains("vlda")).count(),
+        body.iter().filter(|b| b.contains("vldb")).count(),
+    );
+    assert_eq!(lda, 8, "{body:?}");
+    assert_eq!(ldb, 4, "{body:?}");
 }
 
 #[test]
 fn an_accumulator_spills_a_quarter_at_a_time() {
-    // Four input vectors and two rows: the allocator keeps one of the
-    // accumulators in the frame (256 bytes, stored and reloaded as four
-    // bm quarters), and the latency checker passes the result.
-    let program = compile(&dot_product(4, true, 16), &options()).unwrap();
+    // Six accumulators live at once, one more than there are dm
+    // registers: the allocator keeps one in the frame (256 bytes, stored
+    // and reloaded as four bm quarters), and the latency checker passes
+    // the result.
+    let mut b = FunctionBuilder::new("sums");
+    let entry = b.block();
+    let (mode, p) = (b.vreg(RegClass::Scalar), b.vreg(RegClass::Pointer));
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(mode), Imm(60)], at(1))
+        .unwrap();
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0000)], at(1))
+        .unwrap();
+    let accs: Vec<VReg> = (0..6).map(|_| b.vreg(RegClass::Accumulator)).collect();
+    for &acc in &accs {
+        b.inst(entry, "VCLR", &[V(acc)], at(2)).unwrap();
+    }
+    let mut sum = accs[0];
+    for &acc in &accs[1..] {
+        let next = b.vreg(RegClass::Accumulator);
+        let operands = [V(next), V(sum), V(acc), V(mode)];
+        b.inst(entry, "VADD_f_vmac_cm2_add_reg", &operands, at(3))
+            .unwrap();
+        sum = next;
+    }
+    let out = b.vreg(RegClass::Vector);
+    let low = MachineOperand::Part(sum, Part::Low);
+    b.inst(entry, "VCONV_bf16_fp32_mv_x_srs_bf", &[V(out), low], at(4))
+        .unwrap();
+    b.inst(
+        entry,
+        "VST_dmx_sts_x_idx_imm",
+        &[V(out), V(p), Imm(0)],
+        at(4),
+    )
+    .unwrap();
+    b.terminate(entry, Terminator::Done, at(5)).unwrap();
+    let program = compile(&b.finish().unwrap(), &options()).unwrap();
     assert_eq!(program.frame_bytes, 256);
     let text = text(&program);
     for quarter in ["bmll", "bmlh", "bmhl", "bmhh"] {
@@ -1079,4 +964,79 @@ fn a_frame_larger_than_the_stack_region_is_refused() {
         compile(&live_across_loop(), &tiny),
         Err(CodegenError::Stack(_))
     ));
+}
+
+#[test]
+fn a_load_issues_in_whichever_load_slot_is_free() {
+    // Two loads given as the same vlda record land in one bundle, one in
+    // each load slot: the scheduler bound the second to vldb.
+    let mut b = FunctionBuilder::new("two");
+    let entry = b.block();
+    let p = b.vreg(RegClass::Pointer);
+    let (x, y) = (b.vreg(RegClass::Vector), b.vreg(RegClass::Vector));
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0000)], at(1))
+        .unwrap();
+    for (v, offset) in [(x, 0), (y, 64)] {
+        b.load(
+            entry,
+            "VLDA_dmx_lda_x_idx_imm",
+            &[V(v), V(p), Imm(offset)],
+            at(2),
+        )
+        .unwrap();
+    }
+    for (v, offset) in [(x, 128), (y, 192)] {
+        b.inst(
+            entry,
+            "VST_dmx_sts_x_idx_imm",
+            &[V(v), V(p), Imm(offset)],
+            at(3),
+        )
+        .unwrap();
+    }
+    b.terminate(entry, Terminator::Done, at(4)).unwrap();
+    let f = b.finish().unwrap();
+    let vldb = isa()
+        .opcodes
+        .iter()
+        .find(|o| o.name == "VLDB_dmx_ldb_x_idx_imm");
+    assert_eq!(
+        f.blocks[0].insts[1].alternatives,
+        vldb.into_iter().collect::<Vec<_>>()
+    );
+    let text = text(&compile(&f, &options()).unwrap());
+    let both = text
+        .lines()
+        .find(|l| l.contains("vlda"))
+        .unwrap_or_default();
+    assert!(both.contains("vldb"), "{text}");
+}
+
+#[test]
+fn alternatives_must_be_the_same_operation_in_another_slot() {
+    let mut b = FunctionBuilder::new("alternatives");
+    let entry = b.block();
+    let (p, x, r) = (
+        b.vreg(RegClass::Pointer),
+        b.vreg(RegClass::Vector),
+        b.vreg(RegClass::Scalar),
+    );
+    // A post-modify form has one more operand: not the same load.
+    let records = ["VLDA_dmx_lda_x_idx_imm", "VLDA_dmx_lda_x_idx"];
+    assert!(matches!(
+        b.inst_any(entry, &records, &[V(x), V(p), Imm(0)], None),
+        Err(BuildError::NotAlternative { .. })
+    ));
+    assert!(matches!(
+        b.load(entry, "ADD_add_r_ri", &[V(r), V(r), Imm(1)], None),
+        Err(BuildError::UnsupportedOpcode { .. })
+    ));
+    assert!(matches!(
+        b.inst_any(entry, &[], &[], None),
+        Err(BuildError::UnknownOpcode { .. })
+    ));
+    // The same load in both slots is taken.
+    let records = ["VLDA_dmx_lda_x_idx_imm", "VLDB_dmx_ldb_x_idx_imm"];
+    b.inst_any(entry, &records, &[V(x), V(p), Imm(0)], None)
+        .unwrap();
 }
