@@ -314,9 +314,12 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
         for argument in arguments(block) {
             let ty = type_text(value_type(argument));
             let Some(class) = class_of(&ty) else {
+                // Block arguments have no location of their own: the
+                // block's first op stands for it.
+                let at = ops_of(block).first().copied().unwrap_or(worker);
                 return Err(fail(
-                    worker,
-                    format!("a block argument of type `{ty}` has no AIE2P register class in instruction selection yet"),
+                    at,
+                    format!("a block argument of type `{ty}` (this block's) has no AIE2P register class in instruction selection yet; compile with --worker-code=lowir to carry the worker as Low aie2p IR"),
                 ));
             };
             let r = s.b.param(id, class);
