@@ -78,7 +78,7 @@ for t in r["tiles"]:
     if "worker_image" in t:
         w = t["worker_image"]
         print(f"    worker image {w['symbol']}: {w['low_ir_bytes']} bytes of Low IR "
-              f"(machine code: none yet; program memory budget {w['program_memory_budget_bytes']} B)")
+              f"(machine code with --worker-code=machine; program memory budget {w['program_memory_budget_bytes']} B)")
 print(f"command stream: {len(r['command_stream'])} configuration instructions -> TXN of {r['txn']['ops']} ops, {r['txn']['bytes']} bytes")
 PY
 echo "trace index: $(tr -d ' \n' < "$OUT/trajectory/index.json")"

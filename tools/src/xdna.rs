@@ -47,8 +47,11 @@ pub fn compile(
     let steps = crate::compile::plan(&request, module, crate::compile::Stage::of(module))
         .map_err(|m| crate::error(crate::tool_name(), m))?;
     crate::compile::run(session, module, &steps, &mut |_, _| Ok(()))?;
-    let built =
-        loom_xdna_backend::emit(module.as_operation().to_raw(), root).map_err(Failure::from)?;
+    // The simulator's cores run Low IR (machine code runs on the
+    // instruction-level core, another branch).
+    let options = loom_xdna_backend::Options::default();
+    let built = loom_xdna_backend::emit(module.as_operation().to_raw(), root, &options)
+        .map_err(Failure::from)?;
     built
         .elf()
         .map_err(|e| crate::error(crate::tool_name(), format!("writing the .xdna ELF: {e}")))

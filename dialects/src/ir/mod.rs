@@ -90,6 +90,26 @@ pub fn int_attribute(op: MlirOperation, name: &str) -> Option<i64> {
         .map(|a| unsafe { mlirIntegerAttrGetValueInt(a) })
 }
 
+/// The value of a float attribute of `op` (a splat's element for a dense
+/// one), if it has one by that name.
+pub fn float_attribute(op: MlirOperation, name: &str) -> Option<f64> {
+    let attr = attribute(op, name)?;
+    // SAFETY: a live attribute, checked to be a float or a dense splat of
+    // floats before reading it.
+    unsafe {
+        if mlirAttributeIsAFloat(attr) {
+            return Some(mlirFloatAttrGetValueDouble(attr));
+        }
+        if mlirAttributeIsADenseFPElements(attr) && mlirDenseElementsAttrIsSplat(attr) {
+            let element = mlirDenseElementsAttrGetSplatValue(attr);
+            if mlirAttributeIsAFloat(element) {
+                return Some(mlirFloatAttrGetValueDouble(element));
+            }
+        }
+    }
+    None
+}
+
 pub fn set_attribute(op: MlirOperation, name: &str, value: MlirAttribute) {
     // SAFETY: a live operation and attribute.
     unsafe { mlirOperationSetAttributeByName(op, string_ref(name), value) }

@@ -696,6 +696,7 @@ mod tests {
             pdis,
             device_loadable: true,
             not_loadable_reason: None,
+            caveat: None,
         };
         elf::read(&elf::write(&written).unwrap()).unwrap()
     }

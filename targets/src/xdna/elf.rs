@@ -10,9 +10,11 @@
 //! - `.note.xrt.configuration`: owner "XRT", type 6, the u32 partition column
 //!   count; its presence is what makes XRT treat the file as a full ELF.
 //! - `.note.loom`: owner "Loom"; the profile name, `device_loadable`, the reason
-//!   when not loadable, and the entry's argument names.
+//!   when not loadable, the caveat of a loadable one (unverified on hardware),
+//!   and the entry's argument names.
 //! - `.tile.<col>_<row>.<name>`: one non-allocated section per tile image
-//!   (Loom's convention; XRT ignores them).
+//!   (Loom's convention; XRT ignores them): the worker's Low aie2p IR text, or
+//!   its core ELF (`TileImage::is_core_elf`).
 //! - `.pdi.<id>`: one non-allocated section per PDI the control code loads
 //!   (aiebu's name); XRT copies each into a device buffer and writes its
 //!   address into the LOADPDI ops through the `.pdi.<id>` dynamic symbol's
@@ -48,6 +50,7 @@ const NT_LOOM_PROFILE: u32 = 0x10;
 const NT_LOOM_LOADABLE: u32 = 0x11;
 const NT_LOOM_NOT_LOADABLE_REASON: u32 = 0x12;
 const NT_LOOM_ARG_NAMES: u32 = 0x13;
+const NT_LOOM_CAVEAT: u32 = 0x14;
 const XRT_OWNER: &[u8] = b"XRT";
 const LOOM_OWNER: &[u8] = b"Loom";
 const TILE_PREFIX: &str = ".tile.";
@@ -91,6 +94,9 @@ pub struct Artifact {
     /// encodings); `not_loadable_reason` then says why.
     pub device_loadable: bool,
     pub not_loadable_reason: Option<String>,
+    /// What a user should know of a loadable image (it has not run on
+    /// hardware).
+    pub caveat: Option<String>,
 }
 
 /// Where XRT writes an argument's address into `.ctrltext`.
@@ -191,6 +197,14 @@ pub struct TileImage {
     /// `[A-Za-z0-9_]+`, so the section name stays parseable.
     pub name: String,
     pub bytes: Vec<u8>,
+}
+
+impl TileImage {
+    /// Whether the image is a core ELF (machine code) rather than Low IR
+    /// text, which never starts with the ELF magic.
+    pub fn is_core_elf(&self) -> bool {
+        self.bytes.starts_with(b"\x7fELF")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -443,6 +457,9 @@ fn loom_notes(a: &Artifact, entry: &Entry) -> Result<Vec<u8>, ElfError> {
             NT_LOOM_NOT_LOADABLE_REASON,
             reason.as_bytes(),
         )?;
+    }
+    if let Some(caveat) = &a.caveat {
+        push_note(&mut out, LOOM_OWNER, NT_LOOM_CAVEAT, caveat.as_bytes())?;
     }
     let mut names = Vec::new();
     for arg in &entry.args {
@@ -855,6 +872,7 @@ pub fn read(bytes: &[u8]) -> Result<Artifact, ElfError> {
         pdis,
         device_loadable: loom.loadable,
         not_loadable_reason: loom.reason,
+        caveat: loom.caveat,
     };
     validate(&artifact)
         .map_err(|m| ElfError::Malformed(format!("decoded artifact is inconsistent: {m}")))?;
@@ -1011,6 +1029,7 @@ struct LoomNotes {
     profile: String,
     loadable: bool,
     reason: Option<String>,
+    caveat: Option<String>,
     arg_names: Vec<String>,
 }
 
@@ -1024,6 +1043,7 @@ fn read_loom_notes(sections: &Sections<'_>, bytes: &[u8]) -> Result<LoomNotes, E
         String::from_utf8(desc.to_vec()).map_err(|_| bad(format!("{what} is not UTF-8")))
     };
     let (mut profile, mut loadable, mut reason, mut arg_names) = (None, None, None, None);
+    let mut caveat = None;
     for (owner, kind, desc) in notes(sections, bytes, SECTION)? {
         if owner != LOOM_OWNER {
             let owner = String::from_utf8_lossy(owner);
@@ -1040,6 +1060,7 @@ fn read_loom_notes(sections: &Sections<'_>, bytes: &[u8]) -> Result<LoomNotes, E
                 loadable.replace(flag).is_none()
             }
             NT_LOOM_NOT_LOADABLE_REASON => reason.replace(text(desc, "the reason")?).is_none(),
+            NT_LOOM_CAVEAT => caveat.replace(text(desc, "the caveat")?).is_none(),
             NT_LOOM_ARG_NAMES => {
                 let names = decode_arg_names(desc)
                     .ok_or_else(|| bad("argument names are not NUL-terminated UTF-8".into()))?;
@@ -1055,6 +1076,7 @@ fn read_loom_notes(sections: &Sections<'_>, bytes: &[u8]) -> Result<LoomNotes, E
         profile: profile.ok_or_else(|| bad("no profile note".into()))?,
         loadable: loadable.ok_or_else(|| bad("no device_loadable note".into()))?,
         reason,
+        caveat,
         arg_names: arg_names.ok_or_else(|| bad("no argument-names note".into()))?,
     })
 }
@@ -1372,6 +1394,7 @@ mod tests {
             ],
             device_loadable: true,
             not_loadable_reason: None,
+            caveat: Some("unverified on hardware".into()),
         }
     }
 
@@ -1379,6 +1402,7 @@ mod tests {
         Artifact {
             device_loadable: false,
             not_loadable_reason: Some("core code was never run on hardware".into()),
+            caveat: None,
             ..sample()
         }
     }

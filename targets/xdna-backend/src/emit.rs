@@ -22,13 +22,19 @@
 //!    first load is a new PDI and resets the partition again.
 //!
 //! Configuration instructions after the command stream's first one are
-//! refused: they would run before it. Worker images carry the worker's Low
-//! aie2p IR: there is no AIE2P code generator yet, so the artifact and the
-//! report say `device_loadable: false`, and step 2 writes no program.
+//! refused: they would run before it.
+//!
+//! Worker images are what `Options::worker_code` asks for: the worker's Low
+//! aie2p IR (`lowir`, for the simulated devices: the artifact says
+//! `device_loadable: false` and step 2 writes no program), or its machine
+//! code (`machine`: the core ELF, whose program step 2 writes with a
+//! BLOCKWRITE at the tile's program memory; the artifact is device-loadable
+//! once every image is machine code that passed the checkers, and still
+//! says it is unverified on hardware).
 
 use crate::attributes::{direction, int, tile};
 use crate::bring_up::{controller_id, core_bring_up, core_enable};
-use crate::report::{place, report, TileUse};
+use crate::report::{place, report, MachineCode, TileUse};
 use loom_diagnostic::Diagnostic;
 use loom_dialects::ir::*;
 use loom_dialects::names;
@@ -45,8 +51,40 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Why tile images cannot run on an NPU yet.
-pub const NOT_LOADABLE: &str = "worker tile images carry Low aie2p IR for the simulated devices; \
-     the AIE2P code generator does not exist yet";
+pub const NOT_LOADABLE: &str = "worker tile images carry Low aie2p IR for the simulated devices \
+     (compiled with --worker-code=lowir)";
+
+/// What the artifact says while no image has run on an NPU.
+pub const UNVERIFIED: &str = "unverified on hardware: no Loom artifact has run on an NPU yet";
+
+/// The form of the worker images.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WorkerCode {
+    /// Low aie2p IR, for the simulated devices.
+    #[default]
+    LowIr,
+    /// AIE2P machine code: each image is its core ELF.
+    Machine,
+}
+
+impl std::str::FromStr for WorkerCode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<WorkerCode, String> {
+        match s {
+            "lowir" => Ok(WorkerCode::LowIr),
+            "machine" => Ok(WorkerCode::Machine),
+            other => Err(format!(
+                "`{other}` is not a worker-code form; expected lowir or machine"
+            )),
+        }
+    }
+}
+
+/// How the back end builds the artifact.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    pub worker_code: WorkerCode,
+}
 
 pub struct Built {
     pub profile: &'static DeviceProfile,
@@ -60,7 +98,7 @@ fn fail(op: MlirOperation, message: String) -> Diagnostic {
 }
 
 /// Build the artifact of the public configuration function `root`.
-pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
+pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Built, Diagnostic> {
     let root = root.trim_start_matches('@');
     let symbols = symbols(module);
     let Some(&function) = symbols.get(root) else {
@@ -190,32 +228,45 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
                 {
                     place(&mut tiles, placed);
                 }
-                // The image is a module of its own: the worker and its
-                // core context, so a device can parse it alone.
-                let mut text = String::new();
-                let context = symbol_ref(worker, "target").and_then(|t| symbols.get(&t).copied());
-                for op in context.into_iter().chain([worker]) {
-                    text.push_str(&op_text(op));
-                    text.push_str("\n\n");
-                }
                 if kind_of(op, at)? != TileKind::Core {
                     return Err(fail(
                         op,
                         format!("tile {at} has no core to load a program into"),
                     ));
                 }
-                // Low IR images write no program memory (the simulated
-                // devices read them from the artifact).
+                let (bytes, program) = match options.worker_code {
+                    WorkerCode::LowIr => (low_ir_image(&symbols, worker), vec![]),
+                    WorkerCode::Machine => {
+                        let code = crate::select::compile(worker, at)?;
+                        let limit = profile.core_tile.program_memory_bytes;
+                        if code.bytes.len() as u64 > limit {
+                            return Err(fail(
+                                op,
+                                format!("@{image}: its machine code is {} bytes; the program memory of tile {at} holds {limit}", code.bytes.len()),
+                            ));
+                        }
+                        let elf = code.elf().map_err(|e| {
+                            fail(worker, format!("writing the core ELF of @{image}: {e}"))
+                        })?;
+                        tiles.entry(at).or_default().machine = Some(MachineCode {
+                            bytes: code.bytes.len(),
+                            bundles: code.bundles,
+                            nop_bundles: code.nop_bundles,
+                            frame_bytes: code.frame_bytes,
+                        });
+                        (elf, program_writes(profile, at, &code.bytes))
+                    }
+                };
                 bring_up.extend(
-                    core_bring_up(profile, at, vec![])
+                    core_bring_up(profile, at, program)
                         .map_err(|e| fail(op, format!("tile {at}: {e}")))?,
                 );
-                tiles.entry(at).or_default().image = Some((image.clone(), text.len()));
+                tiles.entry(at).or_default().image = Some((image.clone(), bytes.len()));
                 images.push(TileImage {
                     column: at.column,
                     row: at.row,
                     name: image,
-                    bytes: text.into_bytes(),
+                    bytes,
                 });
             }
             names::aie2p::CORE_ENABLE => {
@@ -410,6 +461,7 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
             loads: vec![(at + 8) as u32],
         })
         .collect();
+    let machine = options.worker_code == WorkerCode::Machine;
     let artifact = Artifact {
         profile: profile.name.clone(),
         columns,
@@ -427,8 +479,11 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
         }],
         tile_images: images,
         pdis,
-        device_loadable: false,
-        not_loadable_reason: Some(NOT_LOADABLE.to_string()),
+        // Every image is machine code that passed both checkers (compile
+        // refuses any other), or none is.
+        device_loadable: machine,
+        not_loadable_reason: (!machine).then(|| NOT_LOADABLE.to_string()),
+        caveat: machine.then(|| UNVERIFIED.to_string()),
     };
     let report = report(profile, &tiles, command_stream, &txn, &artifact);
     Ok(Built {
@@ -437,6 +492,36 @@ pub fn emit(module: MlirOperation, root: &str) -> Result<Built, Diagnostic> {
         artifact,
         report,
     })
+}
+
+/// The image of a worker as Low IR: a module of its own, the worker and
+/// its core context, so a device can parse it alone.
+fn low_ir_image(symbols: &BTreeMap<String, MlirOperation>, worker: MlirOperation) -> Vec<u8> {
+    let mut text = String::new();
+    let context = symbol_ref(worker, "target").and_then(|t| symbols.get(&t).copied());
+    for op in context.into_iter().chain([worker]) {
+        text.push_str(&op_text(op));
+        text.push_str("\n\n");
+    }
+    text.into_bytes()
+}
+
+/// The BLOCKWRITE of `code` into the program memory of tile `at` (the
+/// last word padded with zeros, past the final `done`).
+fn program_writes(profile: &DeviceProfile, at: Tile, code: &[u8]) -> Vec<TxnOp> {
+    let words = code
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect();
+    let offset = profile.core_tile.program_memory_offset as u32;
+    vec![TxnOp::BlockWrite {
+        address: profile.tile_address(at.column, at.row, offset) as u32,
+        words,
+    }]
 }
 
 impl Built {

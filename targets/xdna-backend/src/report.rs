@@ -23,6 +23,16 @@ pub(crate) struct TileUse {
     pub s2mm: Vec<i64>,
     pub mm2s: Vec<i64>,
     pub image: Option<(String, usize)>,
+    /// The worker's machine code, when it was compiled to it.
+    pub machine: Option<MachineCode>,
+}
+
+/// What the report says of a worker's machine code.
+pub(crate) struct MachineCode {
+    pub bytes: usize,
+    pub bundles: usize,
+    pub nop_bundles: usize,
+    pub frame_bytes: u32,
 }
 
 /// Record an `aie2p.tile.buffer` in its tile's storage (once per range).
@@ -74,15 +84,35 @@ pub(crate) fn report(
                 "buffer_descriptors": {"used": distinct(&usage.bds), "available": budget.bds},
                 "dma_channels": {"s2mm_used": distinct(&usage.s2mm), "s2mm_available": budget.s2mm, "mm2s_used": distinct(&usage.mm2s), "mm2s_available": budget.mm2s},
             });
-            if let Some((image, low_ir_bytes)) = &usage.image {
-                tile["worker_image"] = json!({
-                    "symbol": format!("@{image}"),
-                    "low_ir_bytes": low_ir_bytes,
-                    "machine_code_bytes": Value::Null,
-                    "program_memory_budget_bytes": profile.core_tile.program_memory_bytes,
-                    "fits_budget": Value::Null,
-                    "why_unknown": "no AIE2P code generator yet: the image holds Low aie2p IR",
-                });
+            match (&usage.image, &usage.machine) {
+                (Some((image, elf_bytes)), Some(m)) => {
+                    let budget = profile.core_tile.program_memory_bytes;
+                    tile["worker_image"] = json!({
+                        "symbol": format!("@{image}"),
+                        "form": "machine code (core ELF)",
+                        "elf_bytes": elf_bytes,
+                        "machine_code_bytes": m.bytes,
+                        "program_memory_budget_bytes": budget,
+                        "fits_budget": m.bytes as u64 <= budget,
+                        "bundles": m.bundles,
+                        "nop_bundles": m.nop_bundles,
+                        "nop_bundle_share": if m.bundles == 0 { 0.0 } else { m.nop_bundles as f64 / m.bundles as f64 },
+                        "spill_frame_bytes": m.frame_bytes,
+                        "hardware": crate::emit::UNVERIFIED,
+                    });
+                }
+                (Some((image, low_ir_bytes)), None) => {
+                    tile["worker_image"] = json!({
+                        "symbol": format!("@{image}"),
+                        "form": "Low aie2p IR",
+                        "low_ir_bytes": low_ir_bytes,
+                        "machine_code_bytes": Value::Null,
+                        "program_memory_budget_bytes": profile.core_tile.program_memory_bytes,
+                        "fits_budget": Value::Null,
+                        "why_unknown": "compiled with --worker-code=lowir: the image holds Low aie2p IR",
+                    });
+                }
+                _ => {}
             }
             tile
         })
@@ -93,6 +123,7 @@ pub(crate) fn report(
             "admitted": true,
             "device_loadable": artifact.device_loadable,
             "reason": artifact.not_loadable_reason,
+            "hardware": artifact.caveat,
         },
         "tiles": per_tile,
         "command_stream": command_stream,

@@ -30,6 +30,16 @@ enum OutputFormat {
     TxnText,
 }
 
+/// The form of the worker tile images in the .xdna.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum WorkerCode {
+    /// Low aie2p IR, for the simulated devices (not device-loadable).
+    Lowir,
+    /// AIE2P machine code: each worker image is its core ELF, written into
+    /// the core's program memory by the control code.
+    Machine,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ReportLevel {
     /// Passes, timings and the final module's op counts.
@@ -64,6 +74,11 @@ struct Args {
     /// Output form.
     #[arg(long, value_enum, default_value = "loom")]
     format: OutputFormat,
+    /// Worker tile images: Low IR, or AIE2P machine code. The default stays
+    /// lowir until every program in test/sim and examples selects to machine
+    /// code (an op without a selection pattern is an error).
+    #[arg(long = "worker-code", value_enum, default_value = "lowir")]
+    worker_code: WorkerCode,
     /// Output file (`-` for stdout).
     #[arg(short = 'o', long, default_value = "-")]
     output: String,
@@ -287,9 +302,15 @@ fn run(args: &Args) -> Result<(), Failure> {
     })?;
     // The artifact and the report's target section come from the native
     // realization alone.
+    let options = loom_xdna_backend::Options {
+        worker_code: match args.worker_code {
+            WorkerCode::Lowir => loom_xdna_backend::WorkerCode::LowIr,
+            WorkerCode::Machine => loom_xdna_backend::WorkerCode::Machine,
+        },
+    };
     let built = if compile::is_native(&source.module) {
         Some(
-            loom_xdna_backend::emit(source.module.as_operation().to_raw(), &args.root)
+            loom_xdna_backend::emit(source.module.as_operation().to_raw(), &args.root, &options)
                 .map_err(Failure::from)?,
         )
     } else {

@@ -76,6 +76,7 @@ fn artifact(loadable: bool) -> Artifact {
         pdis: vec![],
         device_loadable: loadable,
         not_loadable_reason: (!loadable).then(|| "untested encodings".to_string()),
+        caveat: None,
     }
 }
 

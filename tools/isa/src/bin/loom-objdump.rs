@@ -1,7 +1,8 @@
 //! loom-objdump: what an `.xdna` holds, as llvm-objdump shows an object:
 //! `-d` disassembles its TXN control code with the register names of its
 //! device profile (what `loom-compile --format=txn-text` prints), and lists
-//! its tile images and PDIs. On an AIE2P core ELF (EM_AIE), `-d`
+//! its tile images and PDIs, disassembling each worker image that is a core
+//! ELF (machine code). On an AIE2P core ELF (EM_AIE), `-d`
 //! disassembles its program with addresses and bytes, as `llvm-objdump -d`
 //! prints a core's code, and lists its data segments; `--raw` does the same
 //! for a file of bare bundles.
@@ -104,9 +105,10 @@ fn xdna(name: &str, bytes: &[u8], disassemble: bool) -> Result<String, Failure> 
         artifact.columns,
         if artifact.columns == 1 { "" } else { "s" }
     );
-    let loadable = match &artifact.not_loadable_reason {
-        None => "device-loadable".to_string(),
-        Some(reason) => format!("not device-loadable: {reason}"),
+    let loadable = match (&artifact.not_loadable_reason, &artifact.caveat) {
+        (None, None) => "device-loadable".to_string(),
+        (None, Some(caveat)) => format!("device-loadable ({caveat})"),
+        (Some(reason), _) => format!("not device-loadable: {reason}"),
     };
     let _ = writeln!(out, "{loadable}\n");
     if disassemble {
@@ -119,14 +121,24 @@ fn xdna(name: &str, bytes: &[u8], disassemble: bool) -> Result<String, Failure> 
         );
     }
     for image in &artifact.tile_images {
+        let section = elf::tile_section_name(image);
+        let form = if image.is_core_elf() {
+            "AIE2P core ELF"
+        } else {
+            "Low aie2p IR, not machine code"
+        };
         let _ = writeln!(
             out,
-            "Section {}: tile [{}, {}] image, {} bytes (Low aie2p IR, not machine code)",
-            elf::tile_section_name(image),
+            "Section {section}: tile [{}, {}] image, {} bytes ({form})",
             image.column,
             image.row,
             image.bytes.len()
         );
+        if disassemble && image.is_core_elf() {
+            // Each worker's program, as `loom-objdump -d` shows a core ELF.
+            let shown = core(&format!("{name}, {section}"), &image.bytes, true)?;
+            let _ = writeln!(out, "{shown}");
+        }
     }
     for pdi in &artifact.pdis {
         let _ = writeln!(

@@ -1,0 +1,68 @@
+//! Control flow: `cfg.br` and `cfg.cond_br` with their block arguments
+//! become the machine layer's terminators (the layout picks `j`, `jnz`,
+//! `jz` or a fall-through); `func.return` is the worker's `done`.
+
+use super::{fail, Selector};
+use loom_aie2p_codegen::{Terminator, VReg};
+use loom_diagnostic::Diagnostic;
+use loom_dialects::ir::*;
+use loom_dialects::names::{cfg, func};
+use mlir_sys::{MlirOperation, MlirValue};
+
+fn registers(
+    s: &mut Selector,
+    op: MlirOperation,
+    values: &[MlirValue],
+) -> Result<Vec<VReg>, Diagnostic> {
+    values.iter().map(|&v| s.scalar(op, v)).collect()
+}
+
+fn end(s: &mut Selector, op: MlirOperation, terminator: Terminator) -> Result<(), Diagnostic> {
+    let (b, block, at) = s.builder();
+    let r = b.terminate(block, terminator, at);
+    s.built(op, r)
+}
+
+pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
+    match name {
+        cfg::BR => {
+            let args = registers(s, op, &operands(op))?;
+            let target = s.target(successors(op)[0]);
+            end(s, op, Terminator::Jump { target, args })?;
+        }
+        cfg::COND_BR => {
+            let ins = operands(op);
+            let Some(sizes) = attribute(op, "operandSegmentSizes") else {
+                return Err(fail(
+                    op,
+                    "internal compiler error: `cfg.cond_br` has no operand segments",
+                ));
+            };
+            let taken_count = dense_i32_element(sizes, 1) as usize;
+            let condition = s.scalar(op, ins[0])?;
+            let taken_args = registers(s, op, &ins[1..1 + taken_count])?;
+            let otherwise_args = registers(s, op, &ins[1 + taken_count..])?;
+            let targets = successors(op);
+            let (taken, otherwise) = (s.target(targets[0]), s.target(targets[1]));
+            end(
+                s,
+                op,
+                Terminator::Branch {
+                    condition,
+                    taken,
+                    taken_args,
+                    otherwise,
+                    otherwise_args,
+                },
+            )?;
+        }
+        func::RETURN => {
+            if !operands(op).is_empty() {
+                return Err(fail(op, "a worker returns no values"));
+            }
+            end(s, op, Terminator::Done)?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}

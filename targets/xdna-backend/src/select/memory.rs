@@ -1,0 +1,240 @@
+//! Memory: tile buffers are addresses in one of the core's four data views
+//! (south 0x40000, west 0x50000, north 0x60000, own 0x70000, 64 KiB each),
+//! `buffer.view` adds its byte offset, and `view.load`/`view.store` of a
+//! scalar compute the element's address (row-major) into a pointer and
+//! access it with `lda`/`st`. Addresses known when compiling stay symbolic
+//! until an access needs them in a pointer.
+
+use super::locks::{side, Side};
+use super::{fail, Selector, Val};
+use crate::attributes::{int, tile};
+use loom_aie2p_codegen::MachineOperand::{Imm, VReg as V};
+use loom_aie2p_codegen::{RegClass, VReg};
+use loom_diagnostic::Diagnostic;
+use loom_dialects::ir::*;
+use loom_dialects::names::{aie2p, buffer, view};
+use mlir_sys::{MlirOperation, MlirValue};
+
+/// A data view spans 64 KiB.
+const VIEW_BYTES: i64 = 0x1_0000;
+
+fn view_base(side: Side) -> u32 {
+    match side {
+        Side::South => 0x4_0000,
+        Side::West => 0x5_0000,
+        Side::North => 0x6_0000,
+        Side::Own => 0x7_0000,
+    }
+}
+
+/// An element type's bytes in memory and the bytes a register holds of it.
+fn element_bytes(element: &str) -> Option<u32> {
+    match element {
+        "f32" | "i32" => Some(4),
+        // 64-bit in memory; computed in 32 bits (see the module doc of select).
+        "index" | "i64" => Some(8),
+        "bf16" | "i16" => Some(2),
+        _ => None,
+    }
+}
+
+/// The view's row-major shape with every dimension known.
+fn shape(s: &Selector, op: MlirOperation, v: MlirValue) -> Result<(Vec<i64>, String), Diagnostic> {
+    let ty = value_type(v);
+    let Some((dims, element)) = view_type_shape(ty) else {
+        return Err(fail(op, format!("`{}` is not a view type", type_text(ty))));
+    };
+    let mut dynamic = value_dims(v).unwrap_or_default().into_iter();
+    let mut out = Vec::new();
+    for d in dims {
+        let n = match d {
+            Some(n) => n as i64,
+            None => match dynamic.next().map(|d| s.val(op, d)).transpose()? {
+                Some(Val::Const(n)) => n,
+                _ => {
+                    return Err(fail(
+                        op,
+                        format!(
+                            "the view `{}` has a dimension not known when compiling; \
+                             AIE2P selection needs every dimension but the first constant",
+                            type_text(ty)
+                        ),
+                    ))
+                }
+            },
+        };
+        out.push(n);
+    }
+    Ok((out, element))
+}
+
+/// A pointer to the element at `indices` of the view `v`.
+fn element_pointer(
+    s: &mut Selector,
+    op: MlirOperation,
+    v: MlirValue,
+    dynamic: &[MlirValue],
+    static_indices: &[i64],
+) -> Result<(VReg, String), Diagnostic> {
+    let (dims, element) = shape(s, op, v)?;
+    let Some(size) = element_bytes(&element) else {
+        return Err(fail(
+            op,
+            format!(
+                "`{}` of `{element}` elements has no AIE2P pattern",
+                op_name(op)
+            ),
+        ));
+    };
+    let Val::Addr { base, offset } = s.val(op, v)? else {
+        return Err(fail(
+            op,
+            "internal compiler error: a view without an address",
+        ));
+    };
+    let mut constant = i64::from(base);
+    let mut sum = offset;
+    let mut next = dynamic.iter();
+    for (position, &index) in static_indices.iter().enumerate() {
+        let stride: i64 = dims[position + 1..].iter().product::<i64>() * i64::from(size);
+        let value = if index == i64::MIN {
+            match next.next() {
+                Some(&d) => s.val(op, d)?,
+                None => return Err(fail(op, "internal compiler error: too few indices")),
+            }
+        } else {
+            Val::Const(index)
+        };
+        match value {
+            Val::Const(c) => constant += c * stride,
+            other => {
+                let r = s.materialize(op, other)?;
+                let scaled = if stride == 1 {
+                    r
+                } else {
+                    let k = s.constant(op, stride)?;
+                    s.binary(op, "MUL", r, k)?
+                };
+                sum = Some(match sum {
+                    None => scaled,
+                    Some(t) => s.binary(op, "ADD_alu_r_rr", t, scaled)?,
+                });
+            }
+        }
+    }
+    let p = s.vreg(RegClass::Pointer);
+    match sum {
+        None => s.inst(op, "MOVXM", &[V(p), Imm(constant)])?,
+        Some(t) => {
+            let address = s.add_constant(op, t, constant)?;
+            s.inst(op, "MOV_alu_mv_mv_mv_scl", &[V(p), V(address)])?;
+        }
+    }
+    Ok((p, element))
+}
+
+/// The index operands and static positions of a view access whose view is
+/// operand `view_at` (its segments: [value,] view, indices, type dims).
+fn access(op: MlirOperation, view_at: usize) -> (MlirValue, Vec<MlirValue>, Vec<i64>) {
+    let ins = operands(op);
+    let count = attribute(op, "operandSegmentSizes")
+        .map_or(0, |a| dense_i32_element(a, view_at as isize + 1) as usize);
+    let positions = attribute(op, "static_indices")
+        .map(dense_i64_values)
+        .unwrap_or_default();
+    (
+        ins[view_at],
+        ins[view_at + 1..view_at + 1 + count].to_vec(),
+        positions,
+    )
+}
+
+pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
+    match name {
+        aie2p::TILE_BUFFER => {
+            let at = tile(op, "tile");
+            let core = s.core();
+            let Some(side) = side(core, at) else {
+                return Err(fail(
+                    op,
+                    format!("the core of tile {core} addresses the data memory of its own tile and its south, west and north neighbours, not tile {at}"),
+                ));
+            };
+            let (offset, size) = (int(op, "offset"), int(op, "size"));
+            if offset < 0 || size < 0 || offset + size > VIEW_BYTES {
+                return Err(fail(
+                    op,
+                    format!(
+                        "bytes [{offset}, {}) are outside the tile's 64 KiB data memory",
+                        offset + size
+                    ),
+                ));
+            }
+            let base = view_base(side) + offset as u32;
+            if string_attribute(op, "role").as_deref() == Some("stack") && side == Side::Own {
+                s.set_stack(base, size as u32);
+            }
+            s.define(results(op)[0], Val::Addr { base, offset: None });
+        }
+        buffer::VIEW => {
+            let ins = operands(op);
+            let Val::Addr { base, offset } = s.val(op, ins[0])? else {
+                return Err(fail(
+                    op,
+                    "internal compiler error: a buffer without an address",
+                ));
+            };
+            let out = match s.val(op, ins[1])? {
+                Val::Const(c) => match u32::try_from(i64::from(base) + c) {
+                    Ok(base) => Val::Addr { base, offset },
+                    Err(_) => {
+                        return Err(fail(
+                            op,
+                            format!("offset {c} is outside the core's addresses"),
+                        ))
+                    }
+                },
+                other => {
+                    let r = s.materialize(op, other)?;
+                    let offset = Some(match offset {
+                        None => r,
+                        Some(t) => s.binary(op, "ADD_alu_r_rr", t, r)?,
+                    });
+                    Val::Addr { base, offset }
+                }
+            };
+            s.define(results(op)[0], out);
+        }
+        view::LOAD => {
+            let (v, dynamic, positions) = access(op, 0);
+            let (p, element) = element_pointer(s, op, v, &dynamic, &positions)?;
+            let d = s.vreg(RegClass::Scalar);
+            let opcode = match element.as_str() {
+                "bf16" | "i16" => "LDA_u16_idx_imm",
+                // The low word of a 64-bit index.
+                _ => "LDA_dms_lda_idx_imm",
+            };
+            s.inst(op, opcode, &[V(d), V(p), Imm(0)])?;
+            s.define(results(op)[0], Val::Reg(d));
+        }
+        view::STORE => {
+            let (v, dynamic, positions) = access(op, 1);
+            let value = s.scalar(op, operands(op)[0])?;
+            let (p, element) = element_pointer(s, op, v, &dynamic, &positions)?;
+            match element.as_str() {
+                "bf16" | "i16" => s.inst(op, "ST_s16_idx_imm", &[V(value), V(p), Imm(0)])?,
+                "index" | "i64" => {
+                    // The sign extension in the high word: -(value < 0).
+                    let zero = s.constant(op, 0)?;
+                    let negative = s.binary(op, "LT", value, zero)?;
+                    let high = s.binary(op, "SUB", zero, negative)?;
+                    s.inst(op, "ST_dms_sts_idx_imm", &[V(value), V(p), Imm(0)])?;
+                    s.inst(op, "ST_dms_sts_idx_imm", &[V(high), V(p), Imm(4)])?;
+                }
+                _ => s.inst(op, "ST_dms_sts_idx_imm", &[V(value), V(p), Imm(0)])?,
+            }
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}

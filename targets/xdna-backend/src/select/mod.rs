@@ -1,0 +1,380 @@
+//! Instruction selection: a worker function of the native realization (Low
+//! aie2p IR) becomes a machine function of `loom-aie2p-codegen`, which
+//! allocates, schedules and emits it. Each op family has its file:
+//! `scalar` (index and scalar arithmetic, compares, selects, constants),
+//! `control` (`cfg.br`, `cfg.cond_br`, `func.return`), `memory`
+//! (`aie2p.tile.buffer`, `buffer.view`, `view.load`, `view.store`) and
+//! `locks` (`aie2p.lock.acquire`, `aie2p.lock.release`). An op without a
+//! pattern is an error at its location naming it, never a fallback.
+//!
+//! Values are selected lazily where that saves registers: constants and
+//! addresses known when compiling stay symbolic (`Val::Const`,
+//! `Val::Addr`) and are materialized in the block that uses them.
+//!
+//! `index` is 64 bits in Loom's semantics; the core computes it in its
+//! 32-bit scalar registers. That is exact while every index value fits in
+//! 32 bits (a view's element in memory still takes 8 bytes: a store writes
+//! the sign-extended value, a load reads the low word). docs/code-generator.md
+//! says so.
+
+mod control;
+mod locks;
+mod memory;
+mod scalar;
+
+use loom_aie2p_codegen::{
+    BlockId, BuildError, FunctionBuilder, MachineFunction, MachineOperand, RegClass,
+    SourceLocation, VReg,
+};
+use loom_diagnostic::Diagnostic;
+use loom_dialects::ir::*;
+use loom_targets::Tile;
+use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A selected value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Val {
+    /// In a register of its class.
+    Reg(VReg),
+    /// An integer (or a float's bits) known when compiling.
+    Const(i64),
+    /// A core address: `base` plus a byte offset in a scalar, if any.
+    Addr { base: u32, offset: Option<VReg> },
+}
+
+/// What the selection of a worker gives the code generator.
+pub(crate) struct Selected {
+    pub function: MachineFunction,
+    /// The worker's stack, `[base, base + size)` in the core's addresses.
+    pub stack: Option<(u32, u32)>,
+}
+
+pub(crate) struct Selector {
+    b: FunctionBuilder,
+    /// The core that runs the worker.
+    core: Tile,
+    values: BTreeMap<usize, Val>,
+    blocks: BTreeMap<usize, BlockId>,
+    /// The block being selected and the location of the op in hand.
+    block: BlockId,
+    at: Option<SourceLocation>,
+    stack: Option<(u32, u32)>,
+}
+
+fn key(v: MlirValue) -> usize {
+    v.ptr as usize
+}
+
+fn block_key(b: MlirBlock) -> usize {
+    b.ptr as usize
+}
+
+/// `file:line:col` as the line table's location.
+fn source_location(op: MlirOperation) -> Option<SourceLocation> {
+    let text = location_text(location(op));
+    let mut parts = text.rsplitn(3, ':');
+    let column = parts.next()?.parse().ok()?;
+    let line = parts.next()?.parse().ok()?;
+    let file = parts.next()?;
+    Some(SourceLocation::new(file, line, column))
+}
+
+pub(crate) fn fail(op: MlirOperation, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(location_text(location(op)), message.into())
+}
+
+/// The register class that holds a value of type `text`, if any.
+fn class_of(text: &str) -> Option<RegClass> {
+    match text {
+        "index" | "offset" | "i1" | "i32" | "f32" | "bf16" => Some(RegClass::Scalar),
+        _ => None,
+    }
+}
+
+impl Selector {
+    /// An internal error: selection built an instruction the machine layer
+    /// refuses (a missing or wrong pattern here, not the user's program).
+    fn built(&self, op: MlirOperation, result: Result<(), BuildError>) -> Result<(), Diagnostic> {
+        result.map_err(|e| {
+            fail(
+                op,
+                format!("internal compiler error selecting `{}`: {e}", op_name(op)),
+            )
+        })
+    }
+
+    pub(crate) fn inst(
+        &mut self,
+        op: MlirOperation,
+        opcode: &str,
+        operands: &[MachineOperand],
+    ) -> Result<(), Diagnostic> {
+        let r = self.b.inst(self.block, opcode, operands, self.at.clone());
+        self.built(op, r)
+    }
+
+    pub(crate) fn vreg(&mut self, class: RegClass) -> VReg {
+        self.b.vreg(class)
+    }
+
+    pub(crate) fn define(&mut self, value: MlirValue, val: Val) {
+        self.values.insert(key(value), val);
+    }
+
+    pub(crate) fn val(&self, op: MlirOperation, value: MlirValue) -> Result<Val, Diagnostic> {
+        self.values.get(&key(value)).copied().ok_or_else(|| {
+            fail(
+                op,
+                format!(
+                    "internal compiler error: `{}` uses a value selection has not defined",
+                    op_name(op)
+                ),
+            )
+        })
+    }
+
+    /// A scalar register holding `c`.
+    pub(crate) fn constant(&mut self, op: MlirOperation, c: i64) -> Result<VReg, Diagnostic> {
+        let Ok(c) = i32::try_from(c).or_else(|_| u32::try_from(c).map(|u| u as i32)) else {
+            return Err(fail(
+                op,
+                format!("the constant {c} does not fit in the core's 32-bit scalar registers"),
+            ));
+        };
+        let r = self.vreg(RegClass::Scalar);
+        // `mov` takes 11 signed bits; `movxm` any 32.
+        let opcode = if (-1024..1024).contains(&c) {
+            "MOV_alu_mv_mv_mv_cg"
+        } else {
+            "MOVXM"
+        };
+        self.inst(
+            op,
+            opcode,
+            &[MachineOperand::VReg(r), MachineOperand::Imm(c.into())],
+        )?;
+        Ok(r)
+    }
+
+    /// `value` in a scalar register, materialized here if it is symbolic.
+    pub(crate) fn scalar(
+        &mut self,
+        op: MlirOperation,
+        value: MlirValue,
+    ) -> Result<VReg, Diagnostic> {
+        let val = self.val(op, value)?;
+        self.materialize(op, val)
+    }
+
+    pub(crate) fn materialize(&mut self, op: MlirOperation, val: Val) -> Result<VReg, Diagnostic> {
+        match val {
+            Val::Reg(r) => Ok(r),
+            Val::Const(c) => self.constant(op, c),
+            Val::Addr { base, offset } => {
+                let b = self.constant(op, base.into())?;
+                match offset {
+                    None => Ok(b),
+                    Some(o) => self.binary(op, "ADD_alu_r_rr", b, o),
+                }
+            }
+        }
+    }
+
+    /// `d = opcode s0, s1` into a new scalar.
+    pub(crate) fn binary(
+        &mut self,
+        op: MlirOperation,
+        opcode: &str,
+        s0: VReg,
+        s1: VReg,
+    ) -> Result<VReg, Diagnostic> {
+        use MachineOperand::VReg as V;
+        let d = self.vreg(RegClass::Scalar);
+        self.inst(op, opcode, &[V(d), V(s0), V(s1)])?;
+        Ok(d)
+    }
+
+    /// `s + c` into a new scalar (`add` with an immediate when it fits).
+    pub(crate) fn add_constant(
+        &mut self,
+        op: MlirOperation,
+        s: VReg,
+        c: i64,
+    ) -> Result<VReg, Diagnostic> {
+        if c == 0 {
+            return Ok(s);
+        }
+        if (-64..64).contains(&c) {
+            let d = self.vreg(RegClass::Scalar);
+            self.inst(
+                op,
+                "ADD_add_r_ri",
+                &[
+                    MachineOperand::VReg(d),
+                    MachineOperand::VReg(s),
+                    MachineOperand::Imm(c),
+                ],
+            )?;
+            return Ok(d);
+        }
+        let k = self.constant(op, c)?;
+        self.binary(op, "ADD_alu_r_rr", s, k)
+    }
+
+    fn select_block(&mut self, block: MlirBlock) -> Result<(), Diagnostic> {
+        self.block = self.blocks[&block_key(block)];
+        for op in ops_of(block) {
+            self.at = source_location(op);
+            let name = op_name(op);
+            let selected = scalar::select(self, op, &name)?
+                || control::select(self, op, &name)?
+                || memory::select(self, op, &name)?
+                || locks::select(self, op, &name)?;
+            if !selected {
+                return Err(fail(
+                    op,
+                    format!(
+                        "`{name}` has no AIE2P instruction selection pattern yet; \
+                         compile with --worker-code=lowir to carry the worker as Low aie2p IR"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn target(&self, block: MlirBlock) -> BlockId {
+        self.blocks[&block_key(block)]
+    }
+
+    pub(crate) fn core(&self) -> Tile {
+        self.core
+    }
+
+    pub(crate) fn set_stack(&mut self, base: u32, size: u32) {
+        self.stack = Some((base, size));
+    }
+
+    pub(crate) fn builder(&mut self) -> (&mut FunctionBuilder, BlockId, Option<SourceLocation>) {
+        (&mut self.b, self.block, self.at.clone())
+    }
+}
+
+/// The blocks reachable from the entry, in reverse post-order, so every
+/// value is selected before its uses (definitions dominate them).
+fn reverse_post_order(entry: MlirBlock) -> Vec<MlirBlock> {
+    let mut seen = BTreeSet::new();
+    let mut order = Vec::new();
+    // (block, whether its successors are done)
+    let mut stack = vec![(entry, false)];
+    while let Some((block, done)) = stack.pop() {
+        if done {
+            order.push(block);
+            continue;
+        }
+        if !seen.insert(block_key(block)) {
+            continue;
+        }
+        stack.push((block, true));
+        let successors = terminator(block).map(successors).unwrap_or_default();
+        for s in successors.into_iter().rev() {
+            if !seen.contains(&block_key(s)) {
+                stack.push((s, false));
+            }
+        }
+    }
+    order.reverse();
+    order
+}
+
+/// Select `worker`, which runs on `core`.
+pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diagnostic> {
+    let name = symbol_name(worker).unwrap_or_default();
+    let Some(entry) = first_block(worker, 0) else {
+        return Err(fail(worker, format!("@{name} has no body to compile")));
+    };
+    let order = reverse_post_order(entry);
+    let mut b = FunctionBuilder::new(name);
+    let ids: Vec<BlockId> = order.iter().map(|_| b.block()).collect();
+    let mut s = Selector {
+        b,
+        core,
+        values: BTreeMap::new(),
+        blocks: order
+            .iter()
+            .map(|&k| block_key(k))
+            .zip(ids.iter().copied())
+            .collect(),
+        block: ids[0],
+        at: source_location(worker),
+        stack: None,
+    };
+    for (&block, &id) in order.iter().zip(&ids) {
+        for argument in arguments(block) {
+            let ty = type_text(value_type(argument));
+            let Some(class) = class_of(&ty) else {
+                // Block arguments have no location of their own: the
+                // block's first op stands for it.
+                let at = ops_of(block).first().copied().unwrap_or(worker);
+                return Err(fail(
+                    at,
+                    format!("a block argument of type `{ty}` (this block's) has no AIE2P register class in instruction selection yet; compile with --worker-code=lowir to carry the worker as Low aie2p IR"),
+                ));
+            };
+            let r = s.b.param(id, class);
+            let r = r.map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
+            s.define(argument, Val::Reg(r));
+        }
+    }
+    for &block in &order {
+        s.select_block(block)?;
+    }
+    let function =
+        s.b.finish()
+            .map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
+    Ok(Selected {
+        function,
+        stack: s.stack,
+    })
+}
+
+/// An op whose only result aliases `operand` (no code).
+pub(crate) fn alias(s: &mut Selector, op: MlirOperation, operand: usize) -> Result<(), Diagnostic> {
+    let v = s.val(op, operands(op)[operand])?;
+    s.define(results(op)[0], v);
+    Ok(())
+}
+
+/// The type text of `op`'s result `i`.
+pub(crate) fn result_type(op: MlirOperation, i: usize) -> String {
+    type_text(value_type(results(op)[i]))
+}
+
+/// `worker`'s machine code for the core of `core`: selected, then
+/// allocated, scheduled, emitted and checked by the machine layer.
+pub(crate) fn compile(
+    worker: MlirOperation,
+    core: Tile,
+) -> Result<loom_aie2p_codegen::Program, Diagnostic> {
+    let selected = select(worker, core)?;
+    let Some((base, size)) = selected.stack else {
+        return Err(fail(
+            worker,
+            "the worker has no stack in its own tile (aie2p.tile.buffer<stack>)",
+        ));
+    };
+    let options = loom_aie2p_codegen::Options {
+        stack: loom_aie2p_codegen::StackRegion { base, size },
+        registers_per_class: None,
+    };
+    loom_aie2p_codegen::compile(&selected.function, &options).map_err(|e| {
+        fail(
+            worker,
+            format!(
+                "compiling @{} to AIE2P machine code: {e}",
+                symbol_name(worker).unwrap_or_default()
+            ),
+        )
+    })
+}
