@@ -217,6 +217,9 @@ struct TileState {
     core_enabled: bool,
     /// Core tiles: the control code's progress towards a runnable program.
     bring_up: BringUp,
+    /// Core tiles: the program memory as the control code wrote it (empty
+    /// until a write), which the instruction-level core executes.
+    program_memory: Vec<u8>,
 }
 
 impl TileState {
@@ -282,6 +285,7 @@ impl Array {
                             mm2s: channels(budget.mm2s),
                             core_enabled: false,
                             bring_up: BringUp::default(),
+                            program_memory: Vec::new(),
                         },
                     );
                 }
@@ -567,6 +571,14 @@ impl Array {
 
     fn state(&self, tile: Tile) -> Option<&TileState> {
         self.tiles.get(&tile)
+    }
+
+    /// The program memory of the core at `tile` as the control code wrote
+    /// it, or `None` if it wrote none.
+    pub fn program_memory(&self, tile: Tile) -> Option<&[u8]> {
+        self.state(tile)
+            .map(|state| state.program_memory.as_slice())
+            .filter(|memory| !memory.is_empty())
     }
 }
 

@@ -179,10 +179,27 @@ impl Array {
                 state.registers.insert(offset, merged);
             }
             Register::CoreStatus => return Err(fail("core status is read-only".into())),
-            Register::ProgramMemory(_) | Register::DataMemory(_) => {
+            // The core's program, as BLOCKWRITEs during bring-up carry it
+            // (mlir-aie's order): the instruction-level core runs these bytes.
+            Register::ProgramMemory(at) => {
+                if mask != u32::MAX {
+                    return Err(fail("a masked write of program memory".into()));
+                }
+                let bytes = profile.core_tile.program_memory_bytes as usize;
+                let memory = &mut state.program_memory;
+                memory.resize(bytes, 0);
+                let at = at as usize;
+                if at % 4 != 0 || at + 4 > bytes {
+                    return Err(fail(
+                        "a program memory word out of line or out of range".into(),
+                    ));
+                }
+                memory[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            }
+            Register::DataMemory(_) => {
                 return Err(fail(
-                    "the control code writes tile memory, which the array model does not \
-                     load (the simulator loads worker images itself)"
+                    "the control code writes data memory, which the array model does not \
+                     load (the simulator loads the tile images' data itself)"
                         .into(),
                 ))
             }
@@ -359,7 +376,29 @@ mod tests {
         };
         assert_eq!(array.apply(5, &outside, &[]).unwrap_err().tile, None);
         let error = array.apply(6, &write(0x100), &[]).unwrap_err();
-        assert!(error.message.contains("writes tile memory"), "{error}");
+        assert!(error.message.contains("writes data memory"), "{error}");
+    }
+
+    /// The program BLOCKWRITEs of bring-up are kept for the core, word by
+    /// word at their offsets; a stray half-word offset is refused.
+    #[test]
+    fn program_memory_writes_are_kept_for_the_core() {
+        let mut array = array();
+        assert!(array.program_memory(CORE).is_none());
+        let program = TxnOp::BlockWrite {
+            address: address(CORE, 0x20000) as u32,
+            words: vec![0x1023_f818, 0x1008_0018],
+        };
+        array.apply(0, &program, &[]).unwrap();
+        let memory = array.program_memory(CORE).unwrap();
+        assert_eq!(memory.len(), 16384);
+        assert_eq!(memory[..8], [0x18, 0xf8, 0x23, 0x10, 0x18, 0x00, 0x08, 0x10]);
+        let odd = TxnOp::Write {
+            address: address(CORE, 0x20002) as u32,
+            value: 0,
+        };
+        let error = array.apply(1, &odd, &[]).unwrap_err();
+        assert!(error.message.contains("out of line"), "{error}");
     }
 
     #[test]

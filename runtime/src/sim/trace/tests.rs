@@ -120,6 +120,7 @@ fn artifact() -> Artifact {
         }],
         device_loadable: false,
         not_loadable_reason: None,
+        caveat: None,
     }
 }
 

@@ -17,6 +17,18 @@ use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+/// Where a core's program comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramSource {
+    /// The program memory the artifact's control code wrote (BLOCKWRITEs
+    /// at 0x20000 during bring-up): the bytes silicon would run. A core
+    /// enabled before its program was written is an error.
+    ControlCode,
+    /// The tile image's PT_LOAD, as a loader would copy it: for tests that
+    /// run cores without control code.
+    TileImage,
+}
+
 /// A read before its write landed: the read's cycle, the write, and the
 /// reading instruction's text.
 type EarlyRead = (u64, Early, String);
@@ -29,6 +41,8 @@ pub const DELAY_SLOTS: u32 = 5;
 pub struct Options {
     /// A core that runs more cycles than this ends the run (a runaway).
     pub max_cycles: u64,
+    /// Where a core's program comes from.
+    pub program: ProgramSource,
     /// Report reads before their write lands, two writes landing in one
     /// cycle, and the silicon rules (docs/aie2p-isa.md) broken at run time.
     pub hazards: bool,
@@ -39,6 +53,7 @@ impl Default for Options {
         Options {
             // Far above any test program (they run thousands of cycles).
             max_cycles: 100_000_000,
+            program: ProgramSource::ControlCode,
             hazards: true,
         }
     }
@@ -99,6 +114,8 @@ pub struct Core {
     pub stalls: BTreeMap<String, u64>,
     /// Each lock wait, oldest first, when a trace asked for them.
     pub stall_log: Option<Vec<LockStall>>,
+    /// Whether its program came from the control code's writes yet.
+    pub program_taken: bool,
 }
 
 /// The name reports give a core lock.
@@ -139,6 +156,7 @@ impl Core {
             status: Status::Running,
             stalls: BTreeMap::new(),
             stall_log: None,
+            program_taken: false,
         }
     }
 
@@ -218,6 +236,13 @@ impl Core {
             ran = true;
         }
         Ok(ran)
+    }
+
+    /// Run `program` (the control code's program memory) instead of the
+    /// tile image's.
+    pub fn set_program(&mut self, program: Vec<u8>) {
+        self.decoded = vec![None; program.len()];
+        self.program = program;
     }
 
     /// Execute every slot of `decoded` at the current cycle into `effects`

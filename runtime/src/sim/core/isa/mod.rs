@@ -36,6 +36,7 @@ use crate::sim::array::Array;
 use loom_diagnostic::Diagnostic;
 use loom_targets::xdna::elf::TileImage;
 use loom_targets::{DeviceProfile, Tile};
+pub use machine::ProgramSource;
 use machine::{lock_name, Core, Fault, Status};
 use std::collections::{BTreeMap, HashMap};
 
@@ -168,6 +169,22 @@ impl Cores for IsaCores {
         let mut ran = false;
         for k in 0..self.cores.len() {
             let core = &mut self.cores[k];
+            if self.options.program == ProgramSource::ControlCode && !core.program_taken {
+                // The core runs what the control code put in its program
+                // memory, as on silicon, not what the tile image says.
+                let Some(program) = array.program_memory(core.tile) else {
+                    return Err(Diagnostic::error(
+                        "",
+                        format!(
+                            "core {} (tile image `{}`) was enabled, but the control code never \
+                             wrote its program memory (BLOCKWRITE at {:#x})",
+                            core.tile, core.image, self.profile.core_tile.program_memory_offset
+                        ),
+                    ));
+                };
+                core.set_program(program.to_vec());
+                core.program_taken = true;
+            }
             match core.run(array, &mut self.memories, &self.options) {
                 Ok(r) => ran |= r,
                 Err(fault) => return Err(self.failure(&self.cores[k], fault)),

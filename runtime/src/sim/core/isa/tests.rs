@@ -1,7 +1,7 @@
 //! The isa core on small programs written as llvm-objdump text, packed by
 //! `loom_aie2p_isa`, written as core ELFs and run on an `Array`.
 
-use super::{IsaCores, Options};
+use super::{IsaCores, Options, ProgramSource};
 use crate::sim::array::testing::{
     array, bring_up, controller_id, core_enable, load_pdi, lock_init, shim_to_core,
     shim_token_route, strix, tile_bd, CORE, SHIM,
@@ -18,6 +18,15 @@ use loom_targets::xdna::regs::Direction;
 use loom_targets::xdna::txn::{Txn, TxnOp};
 use loom_targets::Tile;
 use std::collections::BTreeMap;
+
+/// These tests start cores without control code: each runs its tile
+/// image's program as a loader would copy it.
+pub(super) fn options() -> Options {
+    Options {
+        program: ProgramSource::TileImage,
+        ..Options::default()
+    }
+}
 
 /// The bytes of `lines`: one bundle per line (slots joined by `;`); a line
 /// `name:` puts a label at the next bundle, `@name` in a line is that
@@ -142,7 +151,7 @@ fn a_counted_loop_computes_a_known_value() {
         "jnz r0, #@loop",
     ];
     let lines = with_delay(&lines, &["done"]);
-    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    let (cores, _, result) = run_alone(&lines, vec![], options());
     result.unwrap();
     let expected: u32 = (1..=10).map(|i| i * 3).sum();
     assert_eq!(register(&cores, CORE, "r1"), expected);
@@ -176,7 +185,7 @@ fn delay_slots_execute_before_the_jump_takes_effect() {
         "add r1, r1, #10",
         "done",
     ];
-    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    let (cores, _, result) = run_alone(&lines, vec![], options());
     result.unwrap();
     assert_eq!(register(&cores, CORE, "r1"), 15);
 }
@@ -236,7 +245,7 @@ fn loads_reach_a_neighbour_through_its_view_in_every_addressing_mode() {
         bytes: bytes.clone(),
         zeroed: 8,
     }];
-    let (mut cores, _, result) = run_at(core, &lines, data, Options::default());
+    let (mut cores, _, result) = run_at(core, &lines, data, options());
     result.unwrap();
     let expect = |name: &str, value: u32| assert_eq!(register(&cores, core, name), value, "{name}");
     expect("r1", 0xFFFF_FFF0);
@@ -266,7 +275,7 @@ fn jl_links_the_address_after_its_delay_slots() {
         "mov r5, lr",
         "done",
     ];
-    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    let (cores, _, result) = run_alone(&lines, vec![], options());
     result.unwrap();
     assert_eq!(register(&cores, CORE, "r5"), 16);
 }
@@ -274,7 +283,7 @@ fn jl_links_the_address_after_its_delay_slots() {
 #[test]
 fn a_read_inside_a_latency_window_is_flagged() {
     let (lines, data) = early_read_program();
-    let (_, _, result) = run_alone(&lines, data, Options::default());
+    let (_, _, result) = run_alone(&lines, data, options());
     let error = message(result);
     assert!(
         error.contains("`add\tr2, r1, #0` reads r1 at cycle 4, but `lda\tr1, [p0, #0]`")
@@ -288,8 +297,9 @@ fn a_read_inside_a_latency_window_is_flagged() {
 fn with_the_checker_off_an_early_read_sees_the_old_value() {
     let (lines, data) = early_read_program();
     let options = Options {
+        program: ProgramSource::TileImage,
         hazards: false,
-        ..Options::default()
+        ..options()
     };
     let (cores, _, result) = run_alone(&lines, data, options);
     result.unwrap();
@@ -311,7 +321,7 @@ fn two_writes_landing_in_one_cycle_are_flagged() {
         "mova r1, #3", // issued 6 later, lands at issue + 1: the same cycle
         "done",
     ];
-    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    let error = message(run_alone(&lines, vec![], options()).2);
     assert!(
         error.contains("`mova\tr1, #3` writes r1 at cycle 8, the cycle `lda\tr1, [p0, #0]`"),
         "{error}"
@@ -322,8 +332,9 @@ fn two_writes_landing_in_one_cycle_are_flagged() {
 fn a_loop_that_never_ends_hits_max_cycles() {
     let lines = with_delay(&[".align", "spin:", "j #@spin"], &[]);
     let options = Options {
+        program: ProgramSource::TileImage,
         max_cycles: 1000,
-        ..Options::default()
+        ..options()
     };
     let error = message(run_alone(&lines, vec![], options).2);
     assert!(
@@ -343,7 +354,7 @@ fn a_corrupted_instruction_word_is_reported_with_its_address() {
     let second = bundle("movx r0, #1").len();
     program[second..second + 4].copy_from_slice(&[0x1e, 0xff, 0xff, 0xff]);
     let images = [image("worker", CORE, core_elf(program, vec![]))];
-    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let mut cores = IsaCores::new(strix(), &images, options());
     let mut array = array();
     cores.start("worker", CORE, 0).unwrap();
     let error = cores.run(&mut array).unwrap_err().to_string();
@@ -355,7 +366,7 @@ fn a_corrupted_instruction_word_is_reported_with_its_address() {
 
 #[test]
 fn instructions_without_semantics_are_refused() {
-    let error = message(run_alone(&["abs r1, r2", "done"], vec![], Options::default()).2);
+    let error = message(run_alone(&["abs r1, r2", "done"], vec![], options()).2);
     assert!(
         error.contains("`abs\tr1, r2` (ABS, Alu slot) is not modelled by the isa core"),
         "{error}"
@@ -377,7 +388,7 @@ fn a_stored_result_lands_in_memory() {
         "jnz r0, #@loop",
     ];
     let lines = with_delay(&lines, &["st r1, [p0, #4]", "done"]);
-    let (mut cores, _, result) = run_alone(&lines, vec![], Options::default());
+    let (mut cores, _, result) = run_alone(&lines, vec![], options());
     result.unwrap();
     let expected: u32 = (1..=10).sum();
     assert_eq!(register(&cores, CORE, "r1"), expected, "the loop ran");
@@ -388,7 +399,7 @@ fn a_stored_result_lands_in_memory() {
 #[test]
 fn a_tile_image_that_is_not_machine_code_is_refused() {
     let images = [image("worker", CORE, b"func.func @worker() {}".to_vec())];
-    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let mut cores = IsaCores::new(strix(), &images, options());
     let error = cores.start("worker", CORE, 0).unwrap_err().to_string();
     assert!(
         error.contains("is not a core ELF (it holds Low aie2p IR)")
@@ -401,14 +412,14 @@ fn a_tile_image_that_is_not_machine_code_is_refused() {
 fn silicon_rules_are_checked_at_run_time() {
     // Lock requests 2 bundles apart (acquire-equal 0 of own lock 2: granted).
     let lines = ["movx r0, #0", "acq #50, r0", "nop", "acq #50, r0", "done"];
-    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    let error = message(run_alone(&lines, vec![], options()).2);
     assert!(
         error.contains("a lock request 2 bundle(s) after the previous one"),
         "{error}"
     );
     // `done` in a delay slot.
     let lines = [".align", "top:", "j #@top", "nop", "done"];
-    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    let error = message(run_alone(&lines, vec![], options()).2);
     assert!(
         error.contains("`done` in delay slot 2 of the transfer at 0x0000"),
         "{error}"
@@ -417,17 +428,10 @@ fn silicon_rules_are_checked_at_run_time() {
     let mut lines = vec!["movx r0, #0", "j #@late"];
     lines.extend(DELAY);
     lines.extend(["movx r1, #1", "late:", "done"]);
-    let error = message(run_alone(&lines, vec![], Options::default()).2);
+    let error = message(run_alone(&lines, vec![], options()).2);
     assert!(error.contains("neither starts a 16-byte line"), "{error}");
     // A zero-overhead loop register.
-    let error = message(
-        run_alone(
-            &["movx r0, #4", "mov lc, r0", "done"],
-            vec![],
-            Options::default(),
-        )
-        .2,
-    );
+    let error = message(run_alone(&["movx r0, #4", "mov lc, r0", "done"], vec![], options()).2);
     assert!(
         error.contains("`mov\tlc, r0` writes lc, a zero-overhead loop register"),
         "{error}"
@@ -452,6 +456,7 @@ fn artifact(ops: Vec<TxnOp>, images: Vec<TileImage>) -> Artifact {
         }],
         device_loadable: false,
         not_loadable_reason: None,
+        caveat: None,
     }
 }
 
@@ -488,7 +493,7 @@ fn an_acquire_stalls_until_a_dma_release() {
     ops.extend(transfer);
     let images = vec![image("worker", CORE, core_elf(assemble(&CONSUMER), vec![]))];
     let artifact = artifact(ops, images.clone());
-    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let mut cores = IsaCores::new(strix(), &images, options());
     let outcome = run_with(&artifact, &mut cores, vec![data.clone()]).unwrap();
     let first = u32::from_le_bytes(data[..4].try_into().unwrap());
     assert_eq!(register(&cores, CORE, "r1"), first);
@@ -508,7 +513,7 @@ fn a_missing_release_ends_in_the_hang_report() {
     ops.extend([lock_init(CORE, 1, 0), core_enable(CORE, true)]);
     let images = vec![image("worker", CORE, core_elf(assemble(&CONSUMER), vec![]))];
     let artifact = artifact(ops, images.clone());
-    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let mut cores = IsaCores::new(strix(), &images, options());
     // A line table, as the code generator is to give: the wait names the
     // source line of the acquire's address.
     let lines = [(0, "worker.loom:3:5"), (10, "worker.loom:7:9")];
@@ -549,7 +554,7 @@ fn bundles_per_second() {
     ];
     let lines = with_delay(&lines, &["done"]);
     let start = std::time::Instant::now();
-    let (cores, _, result) = run_alone(&lines, vec![], Options::default());
+    let (cores, _, result) = run_alone(&lines, vec![], options());
     result.unwrap();
     let bundles = cores.figures()[0].bundles;
     let seconds = start.elapsed().as_secs_f64();
@@ -590,7 +595,7 @@ fn a_core_takes_its_south_neighbours_lock_and_reads_its_memory() {
     ];
     let images = vec![image("reader", north, core_elf(assemble(&lines), vec![]))];
     let artifact = artifact(ops, images.clone());
-    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let mut cores = IsaCores::new(strix(), &images, options());
     run_with(&artifact, &mut cores, vec![data.clone()]).unwrap();
     let last = u32::from_le_bytes(data[28..32].try_into().unwrap());
     assert_eq!(register(&cores, north, "r1"), last);
@@ -628,7 +633,7 @@ fn a_release_from_another_core_ends_an_acquire_stall() {
         ),
         image("consumer", CORE, core_elf(assemble(&CONSUMER), vec![])),
     ];
-    let mut cores = IsaCores::new(strix(), &images, Options::default());
+    let mut cores = IsaCores::new(strix(), &images, options());
     cores.record_stalls();
     let mut array = array();
     let result = cores

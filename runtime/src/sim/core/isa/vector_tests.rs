@@ -1,7 +1,7 @@
 //! The vector instructions on small programs, each result checked against
 //! a plain Rust computation of the same lanes (assumptions.rs A1-A10).
 
-use super::tests::{message, register, run_alone};
+use super::tests::{message, options, register, run_alone};
 use super::{IsaCores, Options};
 use crate::numerics::{bf16_to_f32, f32_to_bf16};
 use crate::sim::array::testing::CORE;
@@ -26,7 +26,7 @@ fn spaced(lines: &[&str]) -> Vec<String> {
 fn run(lines: &[&str], data: Vec<DataSegment>) -> (IsaCores, Result<(), String>) {
     let lines = spaced(lines);
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let (cores, _, result) = run_alone(&refs, data, Options::default());
+    let (cores, _, result) = run_alone(&refs, data, options());
     (cores, result.map_err(|e| e.to_string()))
 }
 
@@ -261,7 +261,7 @@ fn an_unmodelled_mode_word_is_refused() {
                 .map(String::as_str)
                 .collect::<Vec<_>>(),
             vec![],
-            Options::default(),
+            options(),
         )
         .2,
     );
@@ -285,14 +285,14 @@ fn back_to_back_macs_on_one_accumulator_are_three_bundles_apart() {
     };
     let early = program(2);
     let refs: Vec<&str> = early.iter().map(String::as_str).collect();
-    let error = message(run_alone(&refs, vec![], Options::default()).2);
+    let error = message(run_alone(&refs, vec![], options()).2);
     assert!(
         error.contains("reads bmll0") && error.contains("hazard"),
         "{error}"
     );
     let on_time = program(3);
     let refs: Vec<&str> = on_time.iter().map(String::as_str).collect();
-    run_alone(&refs, vec![], Options::default()).2.unwrap();
+    run_alone(&refs, vec![], options()).2.unwrap();
 }
 
 /// A vector load issued at t writes x through QEY_WA_PORT at t + 6 (its
@@ -316,7 +316,7 @@ fn two_instructions_holding_one_unit_in_one_cycle_are_refused() {
     };
     let clash = program(5);
     let refs: Vec<&str> = clash.iter().map(String::as_str).collect();
-    let error = message(run_alone(&refs, vec![], Options::default()).2);
+    let error = message(run_alone(&refs, vec![], options()).2);
     assert!(
         error.contains("needs functional unit QEY_WA_PORT")
             && error.contains("`vlda\tx0, [p0, #0]`")
@@ -325,10 +325,10 @@ fn two_instructions_holding_one_unit_in_one_cycle_are_refused() {
     );
     let apart = program(6);
     let refs: Vec<&str> = apart.iter().map(String::as_str).collect();
-    run_alone(&refs, vec![], Options::default()).2.unwrap();
+    run_alone(&refs, vec![], options()).2.unwrap();
     let unchecked = Options {
         hazards: false,
-        ..Options::default()
+        ..options()
     };
     run_alone(&refs[..], vec![], unchecked).2.unwrap();
     let refs: Vec<&str> = clash.iter().map(String::as_str).collect();
