@@ -189,7 +189,7 @@ impl Array {
                 let memory = &mut state.program_memory;
                 memory.resize(bytes, 0);
                 let at = at as usize;
-                if at % 4 != 0 || at + 4 > bytes {
+                if !at.is_multiple_of(4) || at + 4 > bytes {
                     return Err(fail(
                         "a program memory word out of line or out of range".into(),
                     ));
@@ -386,7 +386,7 @@ mod tests {
         let mut array = array();
         assert!(array.program_memory(CORE).is_none());
         let program = TxnOp::BlockWrite {
-            address: address(CORE, 0x20000) as u32,
+            address: address(CORE, 0x20000),
             words: vec![0x1023_f818, 0x1008_0018],
         };
         array.apply(0, &program, &[]).unwrap();
@@ -394,7 +394,7 @@ mod tests {
         assert_eq!(memory.len(), 16384);
         assert_eq!(memory[..8], [0x18, 0xf8, 0x23, 0x10, 0x18, 0x00, 0x08, 0x10]);
         let odd = TxnOp::Write {
-            address: address(CORE, 0x20002) as u32,
+            address: address(CORE, 0x20002),
             value: 0,
         };
         let error = array.apply(1, &odd, &[]).unwrap_err();
