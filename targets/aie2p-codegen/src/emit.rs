@@ -315,9 +315,21 @@ impl Program {
         }
     }
 
-    /// The core ELF.
+    /// The core ELF, with the line table in `.loom.lines`.
     pub fn elf(&self) -> Result<Vec<u8>, CodegenError> {
-        elf::write(&self.core_image()).map_err(|e| CodegenError::Elf(e.to_string()))
+        let lines: Vec<elf::LineRecord> = self
+            .line_table
+            .iter()
+            .map(|l| elf::LineRecord {
+                address: l.address,
+                location: format!(
+                    "{}:{}:{}",
+                    l.location.file, l.location.line, l.location.column
+                ),
+            })
+            .collect();
+        elf::write_with_lines(&self.core_image(), &lines)
+            .map_err(|e| CodegenError::Elf(e.to_string()))
     }
 
     /// The bundles of the block whose symbol is `label` (none when no

@@ -5,11 +5,14 @@
 //! p_paddr), else into data memory, p_paddr / 64 KiB naming the view (4
 //! south, 5 west, 6 north, 7 the core's own tile); p_memsz beyond p_filesz
 //! is zero-filled (.bss). e_flags for AIE2P are not in a public source;
-//! Loom writes 0 (unverified on hardware).
+//! Loom writes 0 (unverified on hardware). A non-allocated `.loom.lines`
+//! section may carry the line table (`write_with_lines`, `lines`): per
+//! entry a u32 program address, a u32 byte count and the location text
+//! `file:line:col`; a loader skips sections no segment covers.
 
 use object::elf;
 use object::endian::{Endianness, LittleEndian};
-use object::read::elf::{FileHeader as _, ProgramHeader as _};
+use object::read::elf::{FileHeader as _, ProgramHeader as _, SectionHeader as _};
 use object::write::elf::{FileHeader, ProgramHeader, SectionHeader, Writer};
 use std::fmt;
 
@@ -96,7 +99,65 @@ fn validate(image: &CoreImage) -> Result<(), CoreElfError> {
 
 /// The ELF bytes of `image`.
 pub fn write(image: &CoreImage) -> Result<Vec<u8>, CoreElfError> {
+    write_with_lines(image, &[])
+}
+
+/// The source location of the program from `address` on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineRecord {
+    pub address: u32,
+    /// `file:line:col`.
+    pub location: String,
+}
+
+const LINES_SECTION: &[u8] = b".loom.lines";
+
+fn encode_lines(lines: &[LineRecord]) -> Result<Vec<u8>, CoreElfError> {
+    let mut out = Vec::new();
+    for l in lines {
+        let len = u32::try_from(l.location.len())
+            .map_err(|_| CoreElfError::Invalid("a location is over 4 GiB".into()))?;
+        out.extend_from_slice(&l.address.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(l.location.as_bytes());
+        out.resize(out.len().next_multiple_of(4), 0);
+    }
+    Ok(out)
+}
+
+/// The line table a core ELF carries in `.loom.lines` (none without it).
+pub fn lines(bytes: &[u8]) -> Result<Vec<LineRecord>, CoreElfError> {
+    read(bytes)?;
+    let header = Header::parse(bytes).map_err(malformed)?;
+    let sections = header.sections(LE, bytes).map_err(malformed)?;
+    let Some((_, section)) = sections.section_by_name(LE, LINES_SECTION) else {
+        return Ok(Vec::new());
+    };
+    let data = section.data(LE, bytes).map_err(malformed)?;
+    let mut out = Vec::new();
+    let mut at = 0;
+    let word = |at: usize| {
+        data.get(at..at + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .ok_or_else(|| malformed(".loom.lines ends inside an entry"))
+    };
+    while at < data.len() {
+        let (address, len) = (word(at)?, word(at + 4)? as usize);
+        let text = data
+            .get(at + 8..at + 8 + len)
+            .ok_or_else(|| malformed(".loom.lines ends inside a location"))?;
+        let location = String::from_utf8(text.to_vec())
+            .map_err(|_| malformed(".loom.lines holds a location that is not UTF-8"))?;
+        out.push(LineRecord { address, location });
+        at = (at + 8 + len).next_multiple_of(4);
+    }
+    Ok(out)
+}
+
+/// `write`, with the line table in `.loom.lines` when there is one.
+pub fn write_with_lines(image: &CoreImage, lines: &[LineRecord]) -> Result<Vec<u8>, CoreElfError> {
     validate(image)?;
+    let line_bytes = encode_lines(lines)?;
     let encode = |e: object::write::Error| CoreElfError::Invalid(e.to_string());
     let data_section_names: Vec<String> = (0..image.data.len())
         .map(|i| format!(".data.{i}"))
@@ -115,6 +176,11 @@ pub fn write(image: &CoreImage) -> Result<Vec<u8>, CoreElfError> {
             name
         })
         .collect();
+    let lines_name = (!line_bytes.is_empty()).then(|| {
+        let name = w.add_section_name(LINES_SECTION);
+        w.reserve_section_index();
+        name
+    });
     w.reserve_shstrtab_section_index();
     let text_offset = w.reserve(image.program.len() as u64, 16);
     let data_offsets: Vec<u64> = image
@@ -122,6 +188,7 @@ pub fn write(image: &CoreImage) -> Result<Vec<u8>, CoreElfError> {
         .iter()
         .map(|d| w.reserve(d.bytes.len() as u64, 4))
         .collect();
+    let lines_offset = w.reserve(line_bytes.len() as u64, 4);
     w.reserve_shstrtab().map_err(encode)?;
     w.reserve_section_headers();
 
@@ -165,6 +232,8 @@ pub fn write(image: &CoreImage) -> Result<Vec<u8>, CoreElfError> {
         w.pad_until(offset);
         w.write(&d.bytes);
     }
+    w.pad_until(lines_offset);
+    w.write(&line_bytes);
     w.write_shstrtab();
     w.write_null_section_header();
     w.write_section_header(&SectionHeader {
@@ -184,6 +253,16 @@ pub fn write(image: &CoreImage) -> Result<Vec<u8>, CoreElfError> {
             sh_addr: d.address.into(),
             sh_offset: offset,
             sh_size: d.bytes.len() as u64,
+            sh_addralign: 4,
+            ..SectionHeader::default()
+        });
+    }
+    if let Some(name) = lines_name {
+        w.write_section_header(&SectionHeader {
+            sh_name: w.section_name_offset(Some(name)),
+            sh_type: elf::SHT_PROGBITS,
+            sh_offset: lines_offset,
+            sh_size: line_bytes.len() as u64,
             sh_addralign: 4,
             ..SectionHeader::default()
         });
@@ -287,6 +366,25 @@ mod tests {
             }],
             entry: 0,
         }
+    }
+
+    #[test]
+    fn a_line_table_rides_along_and_changes_nothing_loaded() {
+        let lines = vec![
+            LineRecord {
+                address: 0,
+                location: "worker.loom:3:5".into(),
+            },
+            LineRecord {
+                address: 4,
+                location: "w.loom:10:1".into(),
+            },
+        ];
+        let bytes = write_with_lines(&sample(), &lines).unwrap();
+        assert_eq!(read(&bytes), Ok(sample()));
+        assert_eq!(super::lines(&bytes), Ok(lines));
+        let plain = write(&sample()).unwrap();
+        assert_eq!(super::lines(&plain), Ok(vec![]));
     }
 
     #[test]

@@ -98,7 +98,7 @@ pub(crate) fn report(
                         "nop_bundles": m.nop_bundles,
                         "nop_bundle_share": if m.bundles == 0 { 0.0 } else { m.nop_bundles as f64 / m.bundles as f64 },
                         "spill_frame_bytes": m.frame_bytes,
-                        "hardware": crate::emit::UNVERIFIED,
+                        "hardware": artifact.caveat,
                     });
                 }
                 (Some((image, low_ir_bytes)), None) => {

@@ -4,7 +4,7 @@
 //! its tile images and PDIs, disassembling each worker image that is a core
 //! ELF (machine code). On an AIE2P core ELF (EM_AIE), `-d`
 //! disassembles its program with addresses and bytes, as `llvm-objdump -d`
-//! prints a core's code, and lists its data segments; `--raw` does the same
+//! prints a core's code (with the source lines of its line table between), and lists its data segments; `--raw` does the same
 //! for a file of bare bundles.
 
 use clap::Parser;
@@ -32,7 +32,7 @@ struct Cli {
 
 fn raw(name: &str, bytes: &[u8]) -> Result<String, Failure> {
     let mut out = format!("{name}:\tfile format aie2p bundles\n\nDisassembly:\n\n");
-    out.push_str(&bundles(name, bytes)?);
+    out.push_str(&bundles(name, bytes, &[])?);
     Ok(out)
 }
 
@@ -54,17 +54,45 @@ fn core(name: &str, bytes: &[u8], disassemble: bool) -> Result<String, Failure> 
         );
     }
     if disassemble {
+        let lines = loom_aie2p_isa::elf::lines(bytes).map_err(|e| error(format!("{name}: {e}")))?;
         let _ = writeln!(out, "\nDisassembly of the program:\n");
-        out.push_str(&bundles(name, &image.program)?);
+        out.push_str(&bundles(name, &image.program, &lines)?);
     }
     Ok(out)
 }
 
-/// One line per bundle: address, bytes, text.
-fn bundles(name: &str, bytes: &[u8]) -> Result<String, Failure> {
+/// The source line a location names, when its file can be read (as
+/// `llvm-objdump -S` shows source beside code).
+fn source_line(location: &str) -> Option<String> {
+    let mut parts = location.rsplitn(3, ':');
+    let (_, line, file) = (parts.next()?, parts.next()?, parts.next()?);
+    let line: usize = line.parse().ok()?;
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines()
+        .nth(line.checked_sub(1)?)
+        .map(|l| l.trim().to_string())
+}
+
+/// One line per bundle: address, bytes, text; where the line table starts
+/// a source location, the location and its source line above.
+fn bundles(
+    name: &str,
+    bytes: &[u8],
+    lines: &[loom_aie2p_isa::elf::LineRecord],
+) -> Result<String, Failure> {
     let mut out = String::new();
     let mut at = 0;
     while at < bytes.len() {
+        for l in lines.iter().filter(|l| l.address as usize == at) {
+            match source_line(&l.location) {
+                Some(text) => {
+                    let _ = writeln!(out, "; {}: {text}", l.location);
+                }
+                None => {
+                    let _ = writeln!(out, "; {}", l.location);
+                }
+            }
+        }
         let (bundle, size) =
             decode_one(&bytes[at..], at).map_err(|e| error(format!("{name}: {e}")))?;
         let hex: Vec<String> = bytes[at..at + size]
