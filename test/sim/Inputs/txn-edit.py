@@ -5,6 +5,9 @@ size, for the array simulator's fault-injection tests:
       the first WRITE or MASKWRITE of ADDRESS (full address) writes VALUE
   python3 txn-edit.py IN.xdna OUT.xdna swap I
       ops I and I + 1 trade places
+  python3 txn-edit.py IN.xdna OUT.xdna program BYTE VALUE
+      the word at program-memory byte offset BYTE of the first core's
+      program BLOCKWRITE (tile offset 0x20000) becomes VALUE
 
 Op sizes (targets/src/xdna/txn.rs): WRITE 24 bytes (value in word 4),
 MASKWRITE 28 (value in word 4), BLOCKWRITE its word 3, LOADPDI 16, SYNC 16,
@@ -42,6 +45,15 @@ elif command == "swap":
     i = int(sys.argv[4])
     (a, la), (b, lb) = ops[i], ops[i + 1]
     data[a:b + lb] = data[b:b + lb] + data[a:a + la]
+elif command == "program":
+    byte, value = int(sys.argv[4], 0), int(sys.argv[5], 0)
+    for at, _ in ops:
+        # BLOCKWRITE: opcode, 0, address, size, then the words.
+        if data[at] == 0x01 and struct.unpack_from("<I", data, at + 8)[0] & 0xFFFFF == 0x20000:
+            struct.pack_into("<I", data, at + 16 + byte, value)
+            break
+    else:
+        sys.exit("no BLOCKWRITE of a core's program memory")
 else:
     sys.exit(f"unknown command {command}")
 open(dst, "wb").write(data)

@@ -148,6 +148,14 @@ impl Cores for IsaCores {
         })?;
         let program =
             load::load(self.profile, image, bytes, tile, &mut self.memories).map_err(fail)?;
+        // The code generator's line table, when the image has one, names the
+        // source line of a fault or a wait (unless a caller set one).
+        if !self.lines.contains_key(image) {
+            let lines = loom_aie2p_isa::elf::lines(bytes)
+                .map_err(|e| fail(format!("tile image `{image}`: {e}")))?;
+            let table = lines.into_iter().map(|l| (l.address, l.location)).collect();
+            self.lines.insert(image.to_string(), table);
+        }
         self.cores.retain(|c| c.tile != tile);
         self.cores.push(Core::new(
             self.profile,
