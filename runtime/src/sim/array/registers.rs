@@ -392,7 +392,10 @@ mod tests {
         array.apply(0, &program, &[]).unwrap();
         let memory = array.program_memory(CORE).unwrap();
         assert_eq!(memory.len(), 16384);
-        assert_eq!(memory[..8], [0x18, 0xf8, 0x23, 0x10, 0x18, 0x00, 0x08, 0x10]);
+        assert_eq!(
+            memory[..8],
+            [0x18, 0xf8, 0x23, 0x10, 0x18, 0x00, 0x08, 0x10]
+        );
         let odd = TxnOp::Write {
             address: address(CORE, 0x20002),
             value: 0,
