@@ -5,7 +5,10 @@
 //! in the same run (the bench first checks that both give the same bytes).
 //! Issue 17 aims at 10^7 bundles per host second.
 //!
-//! cargo bench -p loom-runtime --bench isa_core [-- SECONDS]
+//! cargo bench -p loom-runtime --bench isa_core [-- SECONDS] [NAME]
+//!
+//! (SECONDS per measurement, default 1; NAME runs only the programs whose
+//! name contains it, e.g. to profile one.)
 
 use loom_aie2p_isa::elf::{self, CoreImage, DataSegment, OWN_DATA_VIEW};
 use loom_aie2p_isa::{parse_bundle, Bundle};
@@ -324,12 +327,12 @@ fn simulate(program: &Program) -> (u64, Vec<u8>) {
 }
 
 fn main() {
-    let budget = Duration::from_secs_f64(
-        std::env::args()
-            .skip(1)
-            .find_map(|a| a.parse().ok())
-            .unwrap_or(1.0),
-    );
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let budget = Duration::from_secs_f64(args.iter().find_map(|a| a.parse().ok()).unwrap_or(1.0));
+    // Cargo passes `--bench`; a word that is no number picks programs.
+    let only = args
+        .iter()
+        .find(|a| !a.starts_with("--") && a.parse::<f64>().is_err());
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "hazard checker on; load average at start: {}",
@@ -344,15 +347,19 @@ fn main() {
     );
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     let mut slowest = f64::INFINITY;
-    for program in [scalar(), loads_and_stores(), dot_product()] {
-        let (bundles, got) = simulate(&program);
+    let programs = [scalar(), loads_and_stores(), dot_product()];
+    for program in programs
+        .iter()
+        .filter(|p| only.is_none_or(|o| p.name.contains(o.as_str())))
+    {
+        let (bundles, got) = simulate(program);
         assert_eq!(
             got,
             (program.plain)(),
             "{}: the isa core and plain Rust",
             program.name
         );
-        let (core, core_cpu) = time(budget, || simulate(&program));
+        let (core, core_cpu) = time(budget, || simulate(program));
         let (plain, _) = time(budget, program.plain);
         let per_second = bundles as f64 / core;
         slowest = slowest.min(per_second);

@@ -1,7 +1,7 @@
 //! A bundle as the core executes it: decoded once per address, with each
 //! non-NOP slot's text, itinerary and semantics looked up.
 
-use super::operands::{resolve, Resolved};
+use super::operands::{resolve, Operands};
 use super::semantics::{self, Semantics};
 use super::structural::{holds, Hold};
 use loom_aie2p_isa::{decode_one, print_bundle, print_instruction, Instruction, Itinerary};
@@ -12,7 +12,7 @@ pub(super) struct Slot {
     pub(super) text: String,
     pub(super) itinerary: Option<&'static Itinerary>,
     pub(super) semantics: Option<Semantics>,
-    pub(super) operands: Vec<(String, Resolved)>,
+    pub(super) operands: Operands,
     /// The functional units its stages hold (or why they cannot be
     /// checked).
     pub(super) holds: Result<Vec<Hold>, String>,

@@ -5,10 +5,9 @@
 //! every slot has read its operands.
 
 use super::neighbours::{neighbour, view_of};
-use super::operands::Resolved;
+use super::operands::{Name, Operands, Resolved};
 use super::registers::{Bits, Early, Pending, RegisterFile};
 use super::timing::Bypass;
-use loom_aie2p_isa::Instruction;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -72,13 +71,13 @@ pub struct Exec<'a> {
     pub tile: Tile,
     pub regs: &'a RegisterFile,
     pub memories: &'a BTreeMap<Tile, Vec<u8>>,
-    /// The bundle's issue cycle and address, the instruction's text.
+    /// The bundle's issue cycle and address.
     pub cycle: u64,
     pub address: u32,
-    /// The instruction and its slot's index among the bundle's non-NOPs.
+    /// The instruction's slot index among the bundle's non-NOPs, and its
+    /// operands.
     pub slot: usize,
-    pub instruction: &'a Instruction,
-    pub operands: &'a [(String, Resolved)],
+    pub operands: &'a Operands,
     /// The address after the delay slots of a control transfer in this
     /// bundle (a `jl`'s return address), when it could be decoded.
     pub after_delay_slots: &'a Result<u32, String>,
@@ -87,19 +86,23 @@ pub struct Exec<'a> {
     pub early: &'a mut Vec<(u64, Early)>,
 }
 
-impl Exec<'_> {
-    fn operand(&self, name: &str) -> Result<&Resolved, String> {
-        self.operands
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, r)| r)
-            .ok_or_else(|| format!("the instruction has no operand `{name}`"))
+impl<'a> Exec<'a> {
+    fn operand(&self, name: Name) -> Result<&'a Resolved, String> {
+        // The operands outlive this borrow of `self` (they are the bundle's).
+        let operands: &'a Operands = self.operands;
+        operands
+            .get(name)
+            .ok_or_else(|| format!("the instruction has no operand `{}`", name.text()))
     }
 
     /// An input operand's value (or an implicit register's, by its record
     /// name): a register as read at its use cycle, or an immediate.
-    pub fn read(&mut self, name: &str) -> Result<u32, String> {
-        match self.operand(name)? {
+    pub fn read(&mut self, name: Name) -> Result<u32, String> {
+        self.read_resolved(self.operand(name)?, name.text())
+    }
+
+    fn read_resolved(&mut self, operand: &Resolved, name: &str) -> Result<u32, String> {
+        match operand {
             Resolved::Immediate(v) => Ok(*v),
             Resolved::Unusable(why) => Err(why.clone()),
             Resolved::Wide { words, .. } => Err(format!(
@@ -130,7 +133,7 @@ impl Exec<'_> {
         }
     }
 
-    pub fn read_implicit(&mut self, record: &str) -> Result<u32, String> {
+    pub fn read_implicit(&mut self, record: Name) -> Result<u32, String> {
         self.read(record)
     }
 
@@ -146,8 +149,12 @@ impl Exec<'_> {
     }
 
     /// Write an output operand (or an implicit register) at its def cycle.
-    pub fn write(&mut self, name: &str, value: u32) -> Result<(), String> {
-        match self.operand(name)? {
+    pub fn write(&mut self, name: Name, value: u32) -> Result<(), String> {
+        self.write_resolved(self.operand(name)?, name.text(), value)
+    }
+
+    fn write_resolved(&mut self, operand: &Resolved, name: &str, value: u32) -> Result<(), String> {
+        match operand {
             &Resolved::Register {
                 leaf,
                 cycle,
@@ -166,22 +173,15 @@ impl Exec<'_> {
         }
     }
 
-    pub fn write_implicit(&mut self, record: &str, value: u32) -> Result<(), String> {
+    pub fn write_implicit(&mut self, record: Name, value: u32) -> Result<(), String> {
         self.write(record, value)
     }
 
     /// A register operand of any width as 32-bit words, lowest first (a
     /// vector's element 0 in the low bits of word 0, as LLVM's
     /// little-endian vector layout puts it), read at its use cycle.
-    pub fn read_words(&mut self, name: &str) -> Result<Vec<u32>, String> {
-        // The operands outlive this borrow of `self` (they are the bundle's).
-        let operands: &[(String, Resolved)] = self.operands;
-        let found = operands
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, r)| r)
-            .ok_or_else(|| format!("the instruction has no operand `{name}`"))?;
-        let (leaves, cycle, bypass): (&[usize], u32, Bypass) = match found {
+    pub fn read_words(&mut self, name: Name) -> Result<Vec<u32>, String> {
+        let (leaves, cycle, bypass): (&[usize], u32, Bypass) = match self.operand(name)? {
             Resolved::Register {
                 leaf,
                 cycle,
@@ -193,7 +193,9 @@ impl Exec<'_> {
                 bypass,
                 ..
             } => (leaves, *cycle, *bypass),
-            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
+            Resolved::Immediate(_) => {
+                return Err(format!("operand `{}` is an immediate", name.text()))
+            }
             Resolved::Unusable(why) => return Err(why.clone()),
         };
         let at = self.cycle + u64::from(cycle);
@@ -217,7 +219,7 @@ impl Exec<'_> {
 
     /// Write a register operand of any width from its words, lowest first,
     /// at its def cycle; `words` must be exactly its width.
-    pub fn write_words(&mut self, name: &str, words: &[u32]) -> Result<(), String> {
+    pub fn write_words(&mut self, name: Name, words: &[u32]) -> Result<(), String> {
         let (leaves, cycle, bypass): (Box<[usize]>, u32, Bypass) = match self.operand(name)? {
             Resolved::Register {
                 leaf,
@@ -230,13 +232,16 @@ impl Exec<'_> {
                 bypass,
                 ..
             } => (leaves.clone(), *cycle, *bypass),
-            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
+            Resolved::Immediate(_) => {
+                return Err(format!("operand `{}` is an immediate", name.text()))
+            }
             Resolved::Unusable(why) => return Err(why.clone()),
         };
         let width: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
         if width != words.len() {
             return Err(format!(
-                "operand `{name}` is {} bits wide, the result {} bits",
+                "operand `{}` is {} bits wide, the result {} bits",
+                name.text(),
                 32 * width,
                 32 * words.len()
             ));
@@ -256,11 +261,11 @@ impl Exec<'_> {
     }
 
     /// The width of a register operand in 32-bit words.
-    pub fn width(&self, name: &str) -> Result<usize, String> {
+    pub fn width(&self, name: Name) -> Result<usize, String> {
         match self.operand(name)? {
             Resolved::Register { .. } => Ok(1),
             Resolved::Wide { words, .. } => Ok(*words),
-            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
+            Resolved::Immediate(_) => Err(format!("operand `{}` is an immediate", name.text())),
             Resolved::Unusable(why) => Err(why.clone()),
         }
     }
@@ -269,16 +274,18 @@ impl Exec<'_> {
     /// without a value the model gives it (e.g. `pe2_ads`, a marker llvm-aie
     /// uses for the partial-word store port): their timing still counts.
     pub fn keep_implicit(&mut self) -> Result<(), String> {
-        let opcode = self.instruction.opcode;
-        for record in &opcode.implicit_uses {
-            self.read_implicit(record)?;
+        let operands: &'a Operands = self.operands;
+        for &k in &operands.implicit_uses {
+            let (record, operand) = &operands.list[k];
+            self.read_resolved(operand, record)?;
         }
-        for record in &opcode.implicit_defs {
-            let Resolved::Register { leaf, .. } = *self.operand(record)? else {
+        for &k in &operands.implicit_defs {
+            let (record, operand) = &operands.list[k];
+            let &Resolved::Register { leaf, .. } = operand else {
                 return Err(format!("implicit {record} is no register"));
             };
             let value = self.regs.read(leaf, u64::MAX, None).0;
-            self.write_implicit(record, value)?;
+            self.write_resolved(operand, record, value)?;
         }
         Ok(())
     }

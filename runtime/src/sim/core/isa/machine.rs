@@ -246,7 +246,6 @@ impl Core {
                 cycle: self.cycle,
                 address: self.pc,
                 slot: index,
-                instruction: &slot.instruction,
                 operands: &slot.operands,
                 after_delay_slots: after,
                 effects,
