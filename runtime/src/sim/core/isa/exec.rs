@@ -10,6 +10,7 @@ use super::registers::{Bits, Early, Pending, RegisterFile};
 use super::timing::Bypass;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::rc::Rc;
 
 /// What an instruction does when it executes (`semantics::of`).
@@ -30,8 +31,11 @@ pub struct LockRequest {
 #[derive(Debug, Default)]
 pub struct Effects {
     pub writes: Vec<Pending>,
-    /// (tile, byte offset, bytes).
-    pub stores: Vec<(Tile, usize, Vec<u8>)>,
+    /// (tile, byte offset, its bytes' range in `stored`).
+    pub stores: Vec<(Tile, usize, Range<usize>)>,
+    /// The bytes of every store, one after the other (one buffer, so a
+    /// store allocates nothing).
+    pub stored: Vec<u8>,
     pub lock: Option<LockRequest>,
     /// A control transfer: its target, or None for one not taken.
     pub transfer: Option<Option<u32>>,
@@ -47,6 +51,7 @@ impl Effects {
     pub fn clear(&mut self) {
         self.writes.clear();
         self.stores.clear();
+        self.stored.clear();
         self.lock = None;
         self.transfer = None;
         self.done = false;
@@ -331,16 +336,16 @@ impl<'a> Exec<'a> {
     }
 
     /// Store `data` at a data address aligned to its length.
-    pub fn store_bytes(&mut self, address: u32, data: Vec<u8>) -> Result<(), String> {
+    pub fn store_bytes(&mut self, address: u32, data: &[u8]) -> Result<(), String> {
         let (tile, offset) = self.place(address, data.len() as u32)?;
-        self.effects.stores.push((tile, offset, data));
+        let start = self.effects.stored.len();
+        self.effects.stored.extend_from_slice(data);
+        let end = self.effects.stored.len();
+        self.effects.stores.push((tile, offset, start..end));
         Ok(())
     }
 
     pub fn store(&mut self, address: u32, bytes: u32, value: u32) -> Result<(), String> {
-        let (tile, offset) = self.place(address, bytes)?;
-        let data = value.to_le_bytes()[..bytes as usize].to_vec();
-        self.effects.stores.push((tile, offset, data));
-        Ok(())
+        self.store_bytes(address, &value.to_le_bytes()[..bytes as usize])
     }
 }

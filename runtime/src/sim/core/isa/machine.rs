@@ -91,14 +91,22 @@ pub struct Core {
     late_reads: Vec<LateRead>,
     /// The functional units held in the cycles ahead.
     units: Scoreboard,
-    /// Scratch buffers of `execute`, kept to reuse their allocations.
-    effects: Effects,
-    early: Vec<EarlyRead>,
+    /// Scratch buffers of `execute`, kept to reuse their allocations; boxed
+    /// so that a bundle takes and puts back a pointer, not the buffers.
+    scratch: Option<Box<Scratch>>,
     pub status: Status,
     /// Cycles stalled, per lock (its name).
     pub stalls: BTreeMap<String, u64>,
     /// Each lock wait, oldest first, when a trace asked for them.
     pub stall_log: Option<Vec<LockStall>>,
+}
+
+/// What executing a bundle fills: its effects and its reads that came too
+/// early.
+#[derive(Default)]
+struct Scratch {
+    effects: Effects,
+    early: Vec<EarlyRead>,
 }
 
 /// The name reports give a core lock.
@@ -134,8 +142,7 @@ impl Core {
             last_lock: None,
             late_reads: Vec::new(),
             units: Scoreboard::default(),
-            effects: Effects::default(),
-            early: Vec::new(),
+            scratch: None,
             status: Status::Running,
             stalls: BTreeMap::new(),
             stall_log: None,
@@ -287,9 +294,9 @@ impl Core {
         } else {
             Err(String::new()) // no control transfer, no return address
         };
-        let mut effects = std::mem::take(&mut self.effects);
-        let mut early = std::mem::take(&mut self.early);
-        self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
+        let mut scratch = self.scratch.take().unwrap_or_default();
+        let Scratch { effects, early } = &mut *scratch;
+        self.execute(&decoded, memories, &after, effects, early)?;
         if let Some(request) = effects.lock.clone() {
             let apart = self.last_lock.map(|last| self.bundles - last);
             checks::lock_spacing(apart, options.hazards).map_err(|why| fail(self, why))?;
@@ -302,7 +309,7 @@ impl Core {
                         request,
                         text: decoded.text.clone(),
                     };
-                    (self.effects, self.early) = (effects, early);
+                    self.scratch = Some(scratch);
                     return Ok(false);
                 };
                 self.status = Status::Running;
@@ -321,7 +328,7 @@ impl Core {
                     // The bundle issues once the lock is granted: its reads
                     // and writes count from then.
                     self.regs.settle(self.cycle);
-                    self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
+                    self.execute(&decoded, memories, &after, effects, early)?;
                 }
             }
             self.last_lock = Some(self.bundles);
@@ -332,8 +339,8 @@ impl Core {
                 return Err(fail(self, why));
             }
         }
-        self.commit(array, memories, &decoded, &mut effects, options)?;
-        (self.effects, self.early) = (effects, early);
+        self.commit(array, memories, &decoded, effects, options)?;
+        self.scratch = Some(scratch);
         Ok(true)
     }
 
@@ -433,7 +440,8 @@ impl Core {
         for write in effects.writes.drain(..) {
             self.regs.write(write);
         }
-        for (tile, offset, bytes) in effects.stores.drain(..) {
+        for (tile, offset, range) in effects.stores.drain(..) {
+            let bytes = &effects.stored[range];
             let size = crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize;
             let memory = memories.entry(tile).or_insert_with(|| vec![0; size]);
             let Some(window) = memory.get_mut(offset..offset + bytes.len()) else {
@@ -443,7 +451,7 @@ impl Core {
                     format!("a store to byte {offset:#x} is outside tile {tile}'s memory"),
                 ));
             };
-            window.copy_from_slice(&bytes);
+            window.copy_from_slice(bytes);
         }
         if let Some(r) = effects.lock.take().filter(|r| !r.acquire) {
             let value = u32::try_from(r.value).map_err(|_| {

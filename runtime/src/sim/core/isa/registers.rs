@@ -182,6 +182,11 @@ pub struct RegisterFile {
     values: Vec<u32>,
     /// Writes in flight, in issue order.
     pending: Vec<Pending>,
+    /// The earliest cycle a write in flight lands at (u64::MAX: none), so a
+    /// cycle in which nothing lands costs one comparison.
+    next_landing: u64,
+    /// `settle`'s list of the writes landing, kept for its allocation.
+    landing: Vec<usize>,
 }
 
 impl Default for RegisterFile {
@@ -195,6 +200,8 @@ impl RegisterFile {
         RegisterFile {
             values: vec![0; layout().words],
             pending: Vec::new(),
+            next_landing: u64::MAX,
+            landing: Vec::new(),
         }
     }
 
@@ -282,6 +289,7 @@ impl RegisterFile {
         if let Bits::Word(v) = &mut write.value {
             *v &= layout().leaves[write.leaf].mask;
         }
+        self.next_landing = self.next_landing.min(write.at);
         self.pending.push(write);
     }
 
@@ -299,25 +307,22 @@ impl RegisterFile {
     /// Land every write whose cycle is before `now`: reads from `now` on
     /// see them whatever their bypass.
     pub fn settle(&mut self, now: u64) {
-        if self.pending.iter().all(|p| p.at >= now) {
+        if self.next_landing >= now {
             return;
         }
         // Of the landed writes to a leaf, the last to land (among equal
-        // cycles the later issued) gives its value.
-        let landed = |p: &Pending| p.at < now;
-        for k in 0..self.pending.len() {
-            let p = &self.pending[k];
-            let superseded = self.pending[k + 1..]
-                .iter()
-                .any(|q| landed(q) && q.leaf == p.leaf && q.at >= p.at)
-                || self.pending[..k]
-                    .iter()
-                    .any(|q| landed(q) && q.leaf == p.leaf && q.at > p.at);
-            if landed(p) && !superseded {
-                self.land(k);
-            }
+        // cycles the later issued) gives its value: land them in that
+        // order (a stable sort of issue order by cycle).
+        let mut landing = std::mem::take(&mut self.landing);
+        landing.clear();
+        landing.extend((0..self.pending.len()).filter(|&k| self.pending[k].at < now));
+        landing.sort_by_key(|&k| self.pending[k].at);
+        for &k in &landing {
+            self.land(k);
         }
-        self.pending.retain(|p| !landed(p));
+        self.landing = landing;
+        self.pending.retain(|p| p.at >= now);
+        self.next_landing = self.pending.iter().map(|p| p.at).min().unwrap_or(u64::MAX);
     }
 
     /// The committed value of a register's first leaf word (tests and

@@ -156,7 +156,7 @@ fn load(x: &mut Exec, how: Address) -> Result<(), String> {
 fn store(x: &mut Exec, how: Address) -> Result<(), String> {
     let value = x.read_words(Name::Src)?;
     let at = address(x, &how)?;
-    x.store_bytes(at, to_bytes(&value))?;
+    x.store_bytes(at, &to_bytes(&value))?;
     x.keep_implicit()
 }
 
