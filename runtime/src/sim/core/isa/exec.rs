@@ -289,7 +289,7 @@ impl<'a> Exec<'a> {
             let &Resolved::Register { leaf, .. } = operand else {
                 return Err(format!("implicit {record} is no register"));
             };
-            let value = self.regs.read(leaf, u64::MAX, None).0;
+            let value = self.regs.read(leaf, u64::MAX, Bypass::NONE).0;
             self.write_resolved(operand, record, value)?;
         }
         Ok(())

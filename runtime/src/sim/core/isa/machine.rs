@@ -285,18 +285,19 @@ impl Core {
         checks::modelled(&decoded).map_err(|why| fail(self, why))?;
         let branch = self.branch.map(|b| (b.from, DELAY_SLOTS - b.left + 1));
         checks::delay_slots(&decoded, branch, options.hazards).map_err(|why| fail(self, why))?;
-        let transfers = decoded
-            .slots
-            .iter()
-            .any(|s| s.instruction.opcode.has_delay_slot);
-        let after = if transfers {
-            self.after_delay_slots(pc, decoded.size)
+        let none = Err(String::new()); // no control transfer, no return address
+        let after = if decoded.transfers {
+            if decoded.after_delay_slots.get().is_none() {
+                let after = self.after_delay_slots(pc, decoded.size);
+                decoded.after_delay_slots.get_or_init(|| after);
+            }
+            decoded.after_delay_slots.get().unwrap_or(&none)
         } else {
-            Err(String::new()) // no control transfer, no return address
+            &none
         };
         let mut scratch = self.scratch.take().unwrap_or_default();
         let Scratch { effects, early } = &mut *scratch;
-        self.execute(&decoded, memories, &after, effects, early)?;
+        self.execute(&decoded, memories, after, effects, early)?;
         if let Some(request) = effects.lock.clone() {
             let apart = self.last_lock.map(|last| self.bundles - last);
             checks::lock_spacing(apart, options.hazards).map_err(|why| fail(self, why))?;
@@ -328,7 +329,7 @@ impl Core {
                     // The bundle issues once the lock is granted: its reads
                     // and writes count from then.
                     self.regs.settle(self.cycle);
-                    self.execute(&decoded, memories, &after, effects, early)?;
+                    self.execute(&decoded, memories, after, effects, early)?;
                 }
             }
             self.last_lock = Some(self.bundles);

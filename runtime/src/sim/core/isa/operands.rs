@@ -198,7 +198,7 @@ fn register_operand(
                 itinerary.name
             )
         })?;
-        let bypass = itinerary.bypass(name);
+        let bypass = Bypass::named(itinerary.bypass(name));
         Ok(match leaves {
             [leaf] if RegisterFile::is_word(*leaf) => Resolved::Register {
                 leaf: *leaf,

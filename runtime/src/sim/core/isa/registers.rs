@@ -182,6 +182,9 @@ pub struct RegisterFile {
     values: Vec<u32>,
     /// Writes in flight, in issue order.
     pending: Vec<Pending>,
+    /// Per leaf, its writes in flight: most reads find none and need not
+    /// look through `pending`.
+    in_flight: Vec<u16>,
     /// The earliest cycle a write in flight lands at (u64::MAX: none), so a
     /// cycle in which nothing lands costs one comparison.
     next_landing: u64,
@@ -200,6 +203,7 @@ impl RegisterFile {
         RegisterFile {
             values: vec![0; layout().words],
             pending: Vec::new(),
+            in_flight: vec![0; layout().leaves.len()],
             next_landing: u64::MAX,
             landing: Vec::new(),
         }
@@ -231,6 +235,9 @@ impl RegisterFile {
     /// The write a read at cycle `at` (with `bypass`) sees, if any (else
     /// the committed value), and the first write that had not landed.
     fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<Early>) {
+        if self.in_flight[leaf] == 0 {
+            return (None, None);
+        }
         let mut seen: Option<&Pending> = None;
         let mut early = None;
         for p in self.pending.iter().filter(|p| p.leaf == leaf) {
@@ -282,6 +289,9 @@ impl RegisterFile {
 
     /// A write already in flight to `leaf` landing at the same cycle.
     pub fn same_cycle(&self, leaf: usize, at: u64) -> Option<&Pending> {
+        if self.in_flight[leaf] == 0 {
+            return None;
+        }
         self.pending.iter().find(|p| p.leaf == leaf && p.at == at)
     }
 
@@ -290,6 +300,7 @@ impl RegisterFile {
             *v &= layout().leaves[write.leaf].mask;
         }
         self.next_landing = self.next_landing.min(write.at);
+        self.in_flight[write.leaf] += 1;
         self.pending.push(write);
     }
 
@@ -321,7 +332,14 @@ impl RegisterFile {
             self.land(k);
         }
         self.landing = landing;
-        self.pending.retain(|p| p.at >= now);
+        let in_flight = &mut self.in_flight;
+        self.pending.retain(|p| {
+            let keep = p.at >= now;
+            if !keep {
+                in_flight[p.leaf] -= 1;
+            }
+            keep
+        });
         self.next_landing = self.pending.iter().map(|p| p.at).min().unwrap_or(u64::MAX);
     }
 
@@ -343,7 +361,7 @@ mod tests {
             at,
             leaf,
             value: Bits::Word(value),
-            bypass: None,
+            bypass: Bypass::NONE,
             writer: 0,
             slot: 0,
         }
@@ -371,12 +389,12 @@ mod tests {
         regs.write(write(r0, 5, 2));
         regs.write(write(r0, 9, 3));
         assert_eq!(
-            regs.read(r0, 6, None).0,
+            regs.read(r0, 6, Bypass::NONE).0,
             2,
             "only the write at 5 has landed"
         );
         assert!(
-            regs.read(r0, 6, None).1.is_some(),
+            regs.read(r0, 6, Bypass::NONE).1.is_some(),
             "the writes at 9 are early"
         );
         regs.settle(100);
