@@ -281,6 +281,14 @@ impl Core {
         self.regs.settle(self.cycle);
         let pc = self.pc;
         let decoded = self.decode(pc)?;
+        if decoded.nops_only {
+            // NOPs read, write, hold and check nothing: the bundle only
+            // issues. (The late reads it would drop as past, the next bundle
+            // with writes drops.)
+            self.bundles += 1;
+            self.cycle += 1;
+            return self.advance(pc + decoded.size, None, options).map(|()| true);
+        }
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
         checks::modelled(&decoded).map_err(|why| fail(self, why))?;
         let branch = self.branch.map(|b| (b.from, DELAY_SLOTS - b.left + 1));
@@ -479,12 +487,24 @@ impl Core {
         self.events += effects.events;
         self.bundles += 1;
         self.cycle += 1;
-        let next = pc + decoded.size;
         if effects.done {
             self.status = Status::Done;
             return Ok(());
         }
-        if let Some(target) = effects.transfer {
+        self.advance(pc + decoded.size, effects.transfer, options)
+    }
+
+    /// Move the PC past the bundle just issued at it (`next` follows it):
+    /// start the delay slots of its control transfer, if any, or count down
+    /// those of an earlier one and take its jump after the last.
+    fn advance(
+        &mut self,
+        next: u32,
+        transfer: Option<Option<u32>>,
+        options: &Options,
+    ) -> Result<(), Fault> {
+        let pc = self.pc;
+        if let Some(target) = transfer {
             self.branch = Some(Branch {
                 target,
                 left: DELAY_SLOTS,
