@@ -186,25 +186,9 @@ impl<'a> Exec<'a> {
     /// vector's element 0 in the low bits of word 0, as LLVM's
     /// little-endian vector layout puts it), read at its use cycle.
     pub fn read_words(&mut self, name: Name) -> Result<Vec<u32>, String> {
-        let (leaves, cycle, bypass): (&[usize], u32, Bypass) = match self.operand(name)? {
-            Resolved::Register {
-                leaf,
-                cycle,
-                bypass,
-            } => (std::slice::from_ref(leaf), *cycle, *bypass),
-            Resolved::Wide {
-                leaves,
-                cycle,
-                bypass,
-                ..
-            } => (leaves, *cycle, *bypass),
-            Resolved::Immediate(_) => {
-                return Err(format!("operand `{}` is an immediate", name.text()))
-            }
-            Resolved::Unusable(why) => return Err(why.clone()),
-        };
+        let (leaves, words, cycle, bypass) = self.leaves(name)?;
         let at = self.cycle + u64::from(cycle);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(words);
         for &leaf in leaves {
             if cycle > 1 {
                 self.effects.late_reads.push(LateRead {
@@ -222,27 +206,30 @@ impl<'a> Exec<'a> {
         Ok(out)
     }
 
-    /// Write a register operand of any width from its words, lowest first,
-    /// at its def cycle; `words` must be exactly its width.
-    pub fn write_words(&mut self, name: Name, words: &[u32]) -> Result<(), String> {
-        let (leaves, cycle, bypass): (Box<[usize]>, u32, Bypass) = match self.operand(name)? {
+    /// A register operand's leaves (borrowed from the bundle's operands),
+    /// its width in words, its cycle and bypass.
+    fn leaves(&self, name: Name) -> Result<(&'a [usize], usize, u32, Bypass), String> {
+        match self.operand(name)? {
             Resolved::Register {
                 leaf,
                 cycle,
                 bypass,
-            } => (Box::new([*leaf]), *cycle, *bypass),
+            } => Ok((std::slice::from_ref(leaf), 1, *cycle, *bypass)),
             Resolved::Wide {
                 leaves,
+                words,
                 cycle,
                 bypass,
-                ..
-            } => (leaves.clone(), *cycle, *bypass),
-            Resolved::Immediate(_) => {
-                return Err(format!("operand `{}` is an immediate", name.text()))
-            }
-            Resolved::Unusable(why) => return Err(why.clone()),
-        };
-        let width: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
+            } => Ok((leaves, *words, *cycle, *bypass)),
+            Resolved::Immediate(_) => Err(format!("operand `{}` is an immediate", name.text())),
+            Resolved::Unusable(why) => Err(why.clone()),
+        }
+    }
+
+    /// Write a register operand of any width from its words, lowest first,
+    /// at its def cycle; `words` must be exactly its width.
+    pub fn write_words(&mut self, name: Name, words: &[u32]) -> Result<(), String> {
+        let (leaves, width, cycle, bypass) = self.leaves(name)?;
         if width != words.len() {
             return Err(format!(
                 "operand `{}` is {} bits wide, the result {} bits",
@@ -253,7 +240,7 @@ impl<'a> Exec<'a> {
         }
         let at = self.cycle + u64::from(cycle);
         let mut rest = words;
-        for &leaf in leaves.iter() {
+        for &leaf in leaves {
             let (these, after) = rest.split_at(RegisterFile::words(leaf));
             rest = after;
             let bits = match these {
@@ -323,16 +310,21 @@ impl<'a> Exec<'a> {
         Ok(bytes.iter().rev().fold(0u32, |v, &b| v << 8 | u32::from(b)))
     }
 
-    /// `bytes` bytes at a data address aligned to `bytes` (a vector load).
-    pub fn load_bytes(&self, address: u32, bytes: u32) -> Result<Vec<u8>, String> {
-        let (tile, offset) = self.place(address, bytes)?;
+    /// `words` little-endian words at a data address aligned to their
+    /// size (a vector load).
+    pub fn load_words(&self, address: u32, words: usize) -> Result<Vec<u32>, String> {
+        let bytes = 4 * words;
+        let (tile, offset) = self.place(address, bytes as u32)?;
         let Some(memory) = self.memories.get(&tile) else {
-            return Ok(vec![0; bytes as usize]);
+            return Ok(vec![0; words]);
         };
-        memory
-            .get(offset..offset + bytes as usize)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))
+        let data = memory
+            .get(offset..offset + bytes)
+            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))?;
+        Ok(data
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
     }
 
     /// Store `data` at a data address aligned to its length.
@@ -340,6 +332,18 @@ impl<'a> Exec<'a> {
         let (tile, offset) = self.place(address, data.len() as u32)?;
         let start = self.effects.stored.len();
         self.effects.stored.extend_from_slice(data);
+        let end = self.effects.stored.len();
+        self.effects.stores.push((tile, offset, start..end));
+        Ok(())
+    }
+
+    /// Store `words` little-endian at a data address aligned to their size.
+    pub fn store_words(&mut self, address: u32, words: &[u32]) -> Result<(), String> {
+        let (tile, offset) = self.place(address, 4 * words.len() as u32)?;
+        let start = self.effects.stored.len();
+        self.effects
+            .stored
+            .extend(words.iter().flat_map(|w| w.to_le_bytes()));
         let end = self.effects.stored.len();
         self.effects.stores.push((tile, offset, start..end));
         Ok(())

@@ -287,7 +287,9 @@ impl Core {
             // with writes drops.)
             self.bundles += 1;
             self.cycle += 1;
-            return self.advance(pc + decoded.size, None, options).map(|()| true);
+            return self
+                .advance(pc + decoded.size, None, options)
+                .map(|()| true);
         }
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
         checks::modelled(&decoded).map_err(|why| fail(self, why))?;

@@ -127,17 +127,6 @@ pub fn of(name: &str) -> Option<Semantics> {
     Some(f)
 }
 
-fn to_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-fn to_words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
-
 /// The bf16 elements of words, element 0 first (A1).
 fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
     words
@@ -146,17 +135,17 @@ fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
 }
 
 fn load(x: &mut Exec, how: Address) -> Result<(), String> {
-    let bytes = 4 * x.width(Name::Dst)? as u32;
+    let words = x.width(Name::Dst)?;
     let at = address(x, &how)?;
-    let data = x.load_bytes(at, bytes)?;
-    x.write_words(Name::Dst, &to_words(&data))?;
+    let data = x.load_words(at, words)?;
+    x.write_words(Name::Dst, &data)?;
     x.keep_implicit()
 }
 
 fn store(x: &mut Exec, how: Address) -> Result<(), String> {
     let value = x.read_words(Name::Src)?;
     let at = address(x, &how)?;
-    x.store_bytes(at, &to_bytes(&value))?;
+    x.store_words(at, &value)?;
     x.keep_implicit()
 }
 
