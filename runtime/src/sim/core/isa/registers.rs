@@ -327,20 +327,23 @@ impl RegisterFile {
         let mut landing = std::mem::take(&mut self.landing);
         landing.clear();
         landing.extend((0..self.pending.len()).filter(|&k| self.pending[k].at < now));
-        landing.sort_by_key(|&k| self.pending[k].at);
+        if landing.len() > 1 {
+            landing.sort_by_key(|&k| self.pending[k].at);
+        }
         for &k in &landing {
             self.land(k);
         }
         self.landing = landing;
-        let in_flight = &mut self.in_flight;
+        let (in_flight, mut next) = (&mut self.in_flight, u64::MAX);
         self.pending.retain(|p| {
-            let keep = p.at >= now;
-            if !keep {
+            if p.at < now {
                 in_flight[p.leaf] -= 1;
+                return false;
             }
-            keep
+            next = next.min(p.at);
+            true
         });
-        self.next_landing = self.pending.iter().map(|p| p.at).min().unwrap_or(u64::MAX);
+        self.next_landing = next;
     }
 
     /// The committed value of a register's first leaf word (tests and
