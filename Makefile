@@ -59,6 +59,7 @@ bench:
 	cargo bench -p loom-tools --bench sim
 	cargo bench -p loom-aie2p-isa --bench isa
 	cargo bench -p loom-aie2p-codegen --bench codegen
+	cargo bench -p loom-runtime --bench isa_core
 	cargo bench -p loom-tools --bench progress
 
 # A 10-minute fuzzing campaign over parse + verify + print (docs/fuzzing.md).

@@ -1,10 +1,11 @@
 //! A bundle as the core executes it: decoded once per address, with each
 //! non-NOP slot's text, itinerary and semantics looked up.
 
-use super::operands::{resolve, Resolved};
+use super::operands::{resolve, Operands};
 use super::semantics::{self, Semantics};
 use super::structural::{holds, Hold};
 use loom_aie2p_isa::{decode_one, print_bundle, print_instruction, Instruction, Itinerary};
+use std::cell::OnceCell;
 
 /// One slot's instruction, decoded with what executing it needs.
 pub(super) struct Slot {
@@ -12,7 +13,7 @@ pub(super) struct Slot {
     pub(super) text: String,
     pub(super) itinerary: Option<&'static Itinerary>,
     pub(super) semantics: Option<Semantics>,
-    pub(super) operands: Vec<(String, Resolved)>,
+    pub(super) operands: Operands,
     /// The functional units its stages hold (or why they cannot be
     /// checked).
     pub(super) holds: Result<Vec<Hold>, String>,
@@ -23,6 +24,11 @@ pub(super) struct Decoded {
     pub(super) size: u32,
     pub(super) text: String,
     pub(super) nops_only: bool,
+    /// Whether a slot is a control transfer (has delay slots).
+    pub(super) transfers: bool,
+    /// For a transfer, the address after its delay slots (a `jl`'s return
+    /// address) or why it is unknown, found at its first issue.
+    pub(super) after_delay_slots: OnceCell<Result<u32, String>>,
     pub(super) slots: Vec<Slot>,
 }
 
@@ -55,6 +61,8 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
         size: size as u32,
         text: print_bundle(&bundle),
         nops_only: slots.is_empty(),
+        transfers: slots.iter().any(|s| s.instruction.opcode.has_delay_slot),
+        after_delay_slots: OnceCell::new(),
         slots,
     })
 }

@@ -5,12 +5,12 @@
 //! every slot has read its operands.
 
 use super::neighbours::{neighbour, view_of};
-use super::operands::Resolved;
+use super::operands::{Name, Operands, Resolved};
 use super::registers::{Bits, Early, Pending, RegisterFile};
 use super::timing::Bypass;
-use loom_aie2p_isa::Instruction;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::rc::Rc;
 
 /// What an instruction does when it executes (`semantics::of`).
@@ -31,8 +31,11 @@ pub struct LockRequest {
 #[derive(Debug, Default)]
 pub struct Effects {
     pub writes: Vec<Pending>,
-    /// (tile, byte offset, bytes).
-    pub stores: Vec<(Tile, usize, Vec<u8>)>,
+    /// (tile, byte offset, its bytes' range in `stored`).
+    pub stores: Vec<(Tile, usize, Range<usize>)>,
+    /// The bytes of every store, one after the other (one buffer, so a
+    /// store allocates nothing).
+    pub stored: Vec<u8>,
     pub lock: Option<LockRequest>,
     /// A control transfer: its target, or None for one not taken.
     pub transfer: Option<Option<u32>>,
@@ -48,6 +51,7 @@ impl Effects {
     pub fn clear(&mut self) {
         self.writes.clear();
         self.stores.clear();
+        self.stored.clear();
         self.lock = None;
         self.transfer = None;
         self.done = false;
@@ -72,13 +76,13 @@ pub struct Exec<'a> {
     pub tile: Tile,
     pub regs: &'a RegisterFile,
     pub memories: &'a BTreeMap<Tile, Vec<u8>>,
-    /// The bundle's issue cycle and address, the instruction's text.
+    /// The bundle's issue cycle and address.
     pub cycle: u64,
     pub address: u32,
-    /// The instruction and its slot's index among the bundle's non-NOPs.
+    /// The instruction's slot index among the bundle's non-NOPs, and its
+    /// operands.
     pub slot: usize,
-    pub instruction: &'a Instruction,
-    pub operands: &'a [(String, Resolved)],
+    pub operands: &'a Operands,
     /// The address after the delay slots of a control transfer in this
     /// bundle (a `jl`'s return address), when it could be decoded.
     pub after_delay_slots: &'a Result<u32, String>,
@@ -87,19 +91,23 @@ pub struct Exec<'a> {
     pub early: &'a mut Vec<(u64, Early)>,
 }
 
-impl Exec<'_> {
-    fn operand(&self, name: &str) -> Result<&Resolved, String> {
-        self.operands
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, r)| r)
-            .ok_or_else(|| format!("the instruction has no operand `{name}`"))
+impl<'a> Exec<'a> {
+    fn operand(&self, name: Name) -> Result<&'a Resolved, String> {
+        // The operands outlive this borrow of `self` (they are the bundle's).
+        let operands: &'a Operands = self.operands;
+        operands
+            .get(name)
+            .ok_or_else(|| format!("the instruction has no operand `{}`", name.text()))
     }
 
     /// An input operand's value (or an implicit register's, by its record
     /// name): a register as read at its use cycle, or an immediate.
-    pub fn read(&mut self, name: &str) -> Result<u32, String> {
-        match self.operand(name)? {
+    pub fn read(&mut self, name: Name) -> Result<u32, String> {
+        self.read_resolved(self.operand(name)?, name.text())
+    }
+
+    fn read_resolved(&mut self, operand: &Resolved, name: &str) -> Result<u32, String> {
+        match operand {
             Resolved::Immediate(v) => Ok(*v),
             Resolved::Unusable(why) => Err(why.clone()),
             Resolved::Wide { words, .. } => Err(format!(
@@ -130,7 +138,7 @@ impl Exec<'_> {
         }
     }
 
-    pub fn read_implicit(&mut self, record: &str) -> Result<u32, String> {
+    pub fn read_implicit(&mut self, record: Name) -> Result<u32, String> {
         self.read(record)
     }
 
@@ -146,8 +154,12 @@ impl Exec<'_> {
     }
 
     /// Write an output operand (or an implicit register) at its def cycle.
-    pub fn write(&mut self, name: &str, value: u32) -> Result<(), String> {
-        match self.operand(name)? {
+    pub fn write(&mut self, name: Name, value: u32) -> Result<(), String> {
+        self.write_resolved(self.operand(name)?, name.text(), value)
+    }
+
+    fn write_resolved(&mut self, operand: &Resolved, name: &str, value: u32) -> Result<(), String> {
+        match operand {
             &Resolved::Register {
                 leaf,
                 cycle,
@@ -166,38 +178,17 @@ impl Exec<'_> {
         }
     }
 
-    pub fn write_implicit(&mut self, record: &str, value: u32) -> Result<(), String> {
+    pub fn write_implicit(&mut self, record: Name, value: u32) -> Result<(), String> {
         self.write(record, value)
     }
 
     /// A register operand of any width as 32-bit words, lowest first (a
     /// vector's element 0 in the low bits of word 0, as LLVM's
     /// little-endian vector layout puts it), read at its use cycle.
-    pub fn read_words(&mut self, name: &str) -> Result<Vec<u32>, String> {
-        // The operands outlive this borrow of `self` (they are the bundle's).
-        let operands: &[(String, Resolved)] = self.operands;
-        let found = operands
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, r)| r)
-            .ok_or_else(|| format!("the instruction has no operand `{name}`"))?;
-        let (leaves, cycle, bypass): (&[usize], u32, Bypass) = match found {
-            Resolved::Register {
-                leaf,
-                cycle,
-                bypass,
-            } => (std::slice::from_ref(leaf), *cycle, *bypass),
-            Resolved::Wide {
-                leaves,
-                cycle,
-                bypass,
-                ..
-            } => (leaves, *cycle, *bypass),
-            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
-            Resolved::Unusable(why) => return Err(why.clone()),
-        };
+    pub fn read_words(&mut self, name: Name) -> Result<Vec<u32>, String> {
+        let (leaves, words, cycle, bypass) = self.leaves(name)?;
         let at = self.cycle + u64::from(cycle);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(words);
         for &leaf in leaves {
             if cycle > 1 {
                 self.effects.late_reads.push(LateRead {
@@ -215,35 +206,41 @@ impl Exec<'_> {
         Ok(out)
     }
 
-    /// Write a register operand of any width from its words, lowest first,
-    /// at its def cycle; `words` must be exactly its width.
-    pub fn write_words(&mut self, name: &str, words: &[u32]) -> Result<(), String> {
-        let (leaves, cycle, bypass): (Box<[usize]>, u32, Bypass) = match self.operand(name)? {
+    /// A register operand's leaves (borrowed from the bundle's operands),
+    /// its width in words, its cycle and bypass.
+    fn leaves(&self, name: Name) -> Result<(&'a [usize], usize, u32, Bypass), String> {
+        match self.operand(name)? {
             Resolved::Register {
                 leaf,
                 cycle,
                 bypass,
-            } => (Box::new([*leaf]), *cycle, *bypass),
+            } => Ok((std::slice::from_ref(leaf), 1, *cycle, *bypass)),
             Resolved::Wide {
                 leaves,
+                words,
                 cycle,
                 bypass,
-                ..
-            } => (leaves.clone(), *cycle, *bypass),
-            Resolved::Immediate(_) => return Err(format!("operand `{name}` is an immediate")),
-            Resolved::Unusable(why) => return Err(why.clone()),
-        };
-        let width: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
+            } => Ok((leaves, *words, *cycle, *bypass)),
+            Resolved::Immediate(_) => Err(format!("operand `{}` is an immediate", name.text())),
+            Resolved::Unusable(why) => Err(why.clone()),
+        }
+    }
+
+    /// Write a register operand of any width from its words, lowest first,
+    /// at its def cycle; `words` must be exactly its width.
+    pub fn write_words(&mut self, name: Name, words: &[u32]) -> Result<(), String> {
+        let (leaves, width, cycle, bypass) = self.leaves(name)?;
         if width != words.len() {
             return Err(format!(
-                "operand `{name}` is {} bits wide, the result {} bits",
+                "operand `{}` is {} bits wide, the result {} bits",
+                name.text(),
                 32 * width,
                 32 * words.len()
             ));
         }
         let at = self.cycle + u64::from(cycle);
         let mut rest = words;
-        for &leaf in leaves.iter() {
+        for &leaf in leaves {
             let (these, after) = rest.split_at(RegisterFile::words(leaf));
             rest = after;
             let bits = match these {
@@ -256,11 +253,11 @@ impl Exec<'_> {
     }
 
     /// The width of a register operand in 32-bit words.
-    pub fn width(&self, name: &str) -> Result<usize, String> {
+    pub fn width(&self, name: Name) -> Result<usize, String> {
         match self.operand(name)? {
             Resolved::Register { .. } => Ok(1),
             Resolved::Wide { words, .. } => Ok(*words),
-            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
+            Resolved::Immediate(_) => Err(format!("operand `{}` is an immediate", name.text())),
             Resolved::Unusable(why) => Err(why.clone()),
         }
     }
@@ -269,16 +266,18 @@ impl Exec<'_> {
     /// without a value the model gives it (e.g. `pe2_ads`, a marker llvm-aie
     /// uses for the partial-word store port): their timing still counts.
     pub fn keep_implicit(&mut self) -> Result<(), String> {
-        let opcode = self.instruction.opcode;
-        for record in &opcode.implicit_uses {
-            self.read_implicit(record)?;
+        let operands: &'a Operands = self.operands;
+        for &k in &operands.implicit_uses {
+            let (record, operand) = &operands.list[k];
+            self.read_resolved(operand, record)?;
         }
-        for record in &opcode.implicit_defs {
-            let Resolved::Register { leaf, .. } = *self.operand(record)? else {
+        for &k in &operands.implicit_defs {
+            let (record, operand) = &operands.list[k];
+            let &Resolved::Register { leaf, .. } = operand else {
                 return Err(format!("implicit {record} is no register"));
             };
-            let value = self.regs.read(leaf, u64::MAX, None).0;
-            self.write_implicit(record, value)?;
+            let value = self.regs.read(leaf, u64::MAX, Bypass::NONE).0;
+            self.write_resolved(operand, record, value)?;
         }
         Ok(())
     }
@@ -311,29 +310,46 @@ impl Exec<'_> {
         Ok(bytes.iter().rev().fold(0u32, |v, &b| v << 8 | u32::from(b)))
     }
 
-    /// `bytes` bytes at a data address aligned to `bytes` (a vector load).
-    pub fn load_bytes(&self, address: u32, bytes: u32) -> Result<Vec<u8>, String> {
-        let (tile, offset) = self.place(address, bytes)?;
+    /// `words` little-endian words at a data address aligned to their
+    /// size (a vector load).
+    pub fn load_words(&self, address: u32, words: usize) -> Result<Vec<u32>, String> {
+        let bytes = 4 * words;
+        let (tile, offset) = self.place(address, bytes as u32)?;
         let Some(memory) = self.memories.get(&tile) else {
-            return Ok(vec![0; bytes as usize]);
+            return Ok(vec![0; words]);
         };
-        memory
-            .get(offset..offset + bytes as usize)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))
+        let data = memory
+            .get(offset..offset + bytes)
+            .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))?;
+        Ok(data
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
     }
 
     /// Store `data` at a data address aligned to its length.
-    pub fn store_bytes(&mut self, address: u32, data: Vec<u8>) -> Result<(), String> {
+    pub fn store_bytes(&mut self, address: u32, data: &[u8]) -> Result<(), String> {
         let (tile, offset) = self.place(address, data.len() as u32)?;
-        self.effects.stores.push((tile, offset, data));
+        let start = self.effects.stored.len();
+        self.effects.stored.extend_from_slice(data);
+        let end = self.effects.stored.len();
+        self.effects.stores.push((tile, offset, start..end));
+        Ok(())
+    }
+
+    /// Store `words` little-endian at a data address aligned to their size.
+    pub fn store_words(&mut self, address: u32, words: &[u32]) -> Result<(), String> {
+        let (tile, offset) = self.place(address, 4 * words.len() as u32)?;
+        let start = self.effects.stored.len();
+        self.effects
+            .stored
+            .extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        let end = self.effects.stored.len();
+        self.effects.stores.push((tile, offset, start..end));
         Ok(())
     }
 
     pub fn store(&mut self, address: u32, bytes: u32, value: u32) -> Result<(), String> {
-        let (tile, offset) = self.place(address, bytes)?;
-        let data = value.to_le_bytes()[..bytes as usize].to_vec();
-        self.effects.stores.push((tile, offset, data));
-        Ok(())
+        self.store_bytes(address, &value.to_le_bytes()[..bytes as usize])
     }
 }

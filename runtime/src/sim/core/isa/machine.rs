@@ -106,9 +106,9 @@ pub struct Core {
     late_reads: Vec<LateRead>,
     /// The functional units held in the cycles ahead.
     units: Scoreboard,
-    /// Scratch buffers of `execute`, kept to reuse their allocations.
-    effects: Effects,
-    early: Vec<EarlyRead>,
+    /// Scratch buffers of `execute`, kept to reuse their allocations; boxed
+    /// so that a bundle takes and puts back a pointer, not the buffers.
+    scratch: Option<Box<Scratch>>,
     pub status: Status,
     /// Cycles stalled, per lock (its name).
     pub stalls: BTreeMap<String, u64>,
@@ -116,6 +116,14 @@ pub struct Core {
     pub stall_log: Option<Vec<LockStall>>,
     /// Whether its program came from the control code's writes yet.
     pub program_taken: bool,
+}
+
+/// What executing a bundle fills: its effects and its reads that came too
+/// early.
+#[derive(Default)]
+struct Scratch {
+    effects: Effects,
+    early: Vec<EarlyRead>,
 }
 
 /// The name reports give a core lock.
@@ -151,8 +159,7 @@ impl Core {
             last_lock: None,
             late_reads: Vec::new(),
             units: Scoreboard::default(),
-            effects: Effects::default(),
-            early: Vec::new(),
+            scratch: None,
             status: Status::Running,
             stalls: BTreeMap::new(),
             stall_log: None,
@@ -271,7 +278,6 @@ impl Core {
                 cycle: self.cycle,
                 address: self.pc,
                 slot: index,
-                instruction: &slot.instruction,
                 operands: &slot.operands,
                 after_delay_slots: after,
                 effects,
@@ -300,22 +306,33 @@ impl Core {
         self.regs.settle(self.cycle);
         let pc = self.pc;
         let decoded = self.decode(pc)?;
+        if decoded.nops_only {
+            // NOPs read, write, hold and check nothing: the bundle only
+            // issues. (The late reads it would drop as past, the next bundle
+            // with writes drops.)
+            self.bundles += 1;
+            self.cycle += 1;
+            return self
+                .advance(pc + decoded.size, None, options)
+                .map(|()| true);
+        }
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
         checks::modelled(&decoded).map_err(|why| fail(self, why))?;
         let branch = self.branch.map(|b| (b.from, DELAY_SLOTS - b.left + 1));
         checks::delay_slots(&decoded, branch, options.hazards).map_err(|why| fail(self, why))?;
-        let transfers = decoded
-            .slots
-            .iter()
-            .any(|s| s.instruction.opcode.has_delay_slot);
-        let after = if transfers {
-            self.after_delay_slots(pc, decoded.size)
+        let none = Err(String::new()); // no control transfer, no return address
+        let after = if decoded.transfers {
+            if decoded.after_delay_slots.get().is_none() {
+                let after = self.after_delay_slots(pc, decoded.size);
+                decoded.after_delay_slots.get_or_init(|| after);
+            }
+            decoded.after_delay_slots.get().unwrap_or(&none)
         } else {
-            Err(String::new()) // no control transfer, no return address
+            &none
         };
-        let mut effects = std::mem::take(&mut self.effects);
-        let mut early = std::mem::take(&mut self.early);
-        self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
+        let mut scratch = self.scratch.take().unwrap_or_default();
+        let Scratch { effects, early } = &mut *scratch;
+        self.execute(&decoded, memories, after, effects, early)?;
         if let Some(request) = effects.lock.clone() {
             let apart = self.last_lock.map(|last| self.bundles - last);
             checks::lock_spacing(apart, options.hazards).map_err(|why| fail(self, why))?;
@@ -328,7 +345,7 @@ impl Core {
                         request,
                         text: decoded.text.clone(),
                     };
-                    (self.effects, self.early) = (effects, early);
+                    self.scratch = Some(scratch);
                     return Ok(false);
                 };
                 self.status = Status::Running;
@@ -347,7 +364,7 @@ impl Core {
                     // The bundle issues once the lock is granted: its reads
                     // and writes count from then.
                     self.regs.settle(self.cycle);
-                    self.execute(&decoded, memories, &after, &mut effects, &mut early)?;
+                    self.execute(&decoded, memories, after, effects, early)?;
                 }
             }
             self.last_lock = Some(self.bundles);
@@ -358,8 +375,8 @@ impl Core {
                 return Err(fail(self, why));
             }
         }
-        self.commit(array, memories, &decoded, &mut effects, options)?;
-        (self.effects, self.early) = (effects, early);
+        self.commit(array, memories, &decoded, effects, options)?;
+        self.scratch = Some(scratch);
         Ok(true)
     }
 
@@ -459,7 +476,8 @@ impl Core {
         for write in effects.writes.drain(..) {
             self.regs.write(write);
         }
-        for (tile, offset, bytes) in effects.stores.drain(..) {
+        for (tile, offset, range) in effects.stores.drain(..) {
+            let bytes = &effects.stored[range];
             let size = crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize;
             let memory = memories.entry(tile).or_insert_with(|| vec![0; size]);
             let Some(window) = memory.get_mut(offset..offset + bytes.len()) else {
@@ -469,7 +487,7 @@ impl Core {
                     format!("a store to byte {offset:#x} is outside tile {tile}'s memory"),
                 ));
             };
-            window.copy_from_slice(&bytes);
+            window.copy_from_slice(bytes);
         }
         if let Some(r) = effects.lock.take().filter(|r| !r.acquire) {
             let value = u32::try_from(r.value).map_err(|_| {
@@ -496,12 +514,24 @@ impl Core {
         self.events += effects.events;
         self.bundles += 1;
         self.cycle += 1;
-        let next = pc + decoded.size;
         if effects.done {
             self.status = Status::Done;
             return Ok(());
         }
-        if let Some(target) = effects.transfer {
+        self.advance(pc + decoded.size, effects.transfer, options)
+    }
+
+    /// Move the PC past the bundle just issued at it (`next` follows it):
+    /// start the delay slots of its control transfer, if any, or count down
+    /// those of an earlier one and take its jump after the last.
+    fn advance(
+        &mut self,
+        next: u32,
+        transfer: Option<Option<u32>>,
+        options: &Options,
+    ) -> Result<(), Fault> {
+        let pc = self.pc;
+        if let Some(target) = transfer {
             self.branch = Some(Branch {
                 target,
                 left: DELAY_SLOTS,

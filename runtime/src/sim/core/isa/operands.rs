@@ -1,7 +1,8 @@
 //! An instruction's operands as executing uses them, resolved once at
 //! decode: each register operand (and implicit register) to its one-word
 //! leaf with the cycle its itinerary reads or writes it at, each immediate
-//! to its value.
+//! to its value; and each name the semantics ask for (`Name`) to its
+//! operand's index, so executing looks nothing up by text.
 
 use super::registers::RegisterFile;
 use super::timing::Bypass;
@@ -29,6 +30,137 @@ pub(super) enum Resolved {
     /// Why executing cannot use it (a register the tables do not name, no
     /// cycle in the itinerary).
     Unusable(String),
+}
+
+/// The operand names the semantics use (llvm-aie's operand and implicit
+/// register names), each found in an instruction's operands once at decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Name {
+    A,
+    Acc,
+    Acc1,
+    Acc2,
+    CrRnd,
+    D0,
+    Dj,
+    Dst,
+    I,
+    Id,
+    Idx,
+    Imm,
+    Lr,
+    Mod,
+    Ptr,
+    PtrOut,
+    S0,
+    S1,
+    S2,
+    Sp,
+    Src,
+    SrCarry,
+}
+
+impl Name {
+    const ALL: [Name; 22] = [
+        Name::A,
+        Name::Acc,
+        Name::Acc1,
+        Name::Acc2,
+        Name::CrRnd,
+        Name::D0,
+        Name::Dj,
+        Name::Dst,
+        Name::I,
+        Name::Id,
+        Name::Idx,
+        Name::Imm,
+        Name::Lr,
+        Name::Mod,
+        Name::Ptr,
+        Name::PtrOut,
+        Name::S0,
+        Name::S1,
+        Name::S2,
+        Name::Sp,
+        Name::Src,
+        Name::SrCarry,
+    ];
+
+    /// The name as the instruction tables spell it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Name::A => "a",
+            Name::Acc => "acc",
+            Name::Acc1 => "acc1",
+            Name::Acc2 => "acc2",
+            Name::CrRnd => "crRnd",
+            Name::D0 => "d0",
+            Name::Dj => "dj",
+            Name::Dst => "dst",
+            Name::I => "i",
+            Name::Id => "id",
+            Name::Idx => "idx",
+            Name::Imm => "imm",
+            Name::Lr => "lr",
+            Name::Mod => "mod",
+            Name::Ptr => "ptr",
+            Name::PtrOut => "ptr_out",
+            Name::S0 => "s0",
+            Name::S1 => "s1",
+            Name::S2 => "s2",
+            Name::Sp => "sp",
+            Name::Src => "src",
+            Name::SrCarry => "srCarry",
+        }
+    }
+}
+
+/// No operand has the name.
+const ABSENT: u8 = u8::MAX;
+
+/// An instruction's resolved operands: explicit ones in the opcode's
+/// order, then its implicit defs and uses (by record name).
+#[derive(Debug, Clone)]
+pub(super) struct Operands {
+    pub(super) list: Vec<(String, Resolved)>,
+    /// Per `Name`, the index of the first operand so named, or `ABSENT`.
+    by_name: [u8; Name::ALL.len()],
+    /// Per implicit use and def, the first operand named as its record
+    /// (what a lookup by the record's name finds).
+    pub(super) implicit_uses: Vec<usize>,
+    pub(super) implicit_defs: Vec<usize>,
+}
+
+impl Operands {
+    fn new(list: Vec<(String, Resolved)>, instruction: &Instruction) -> Operands {
+        let first = |name: &str| list.iter().position(|(n, _)| n == name);
+        let mut by_name = [ABSENT; Name::ALL.len()];
+        for name in Name::ALL {
+            if let Some(k) = first(name.text()) {
+                by_name[name as usize] = u8::try_from(k).unwrap_or(ABSENT);
+            }
+        }
+        let opcode = instruction.opcode;
+        let (implicit_uses, implicit_defs) = if list.is_empty() {
+            (Vec::new(), Vec::new()) // refused before it executes
+        } else {
+            let index = |records: &[String]| records.iter().filter_map(|r| first(r)).collect();
+            (index(&opcode.implicit_uses), index(&opcode.implicit_defs))
+        };
+        Operands {
+            by_name,
+            implicit_uses,
+            implicit_defs,
+            list,
+        }
+    }
+
+    /// The operand called `name`, if the instruction has one.
+    pub(super) fn get(&self, name: Name) -> Option<&Resolved> {
+        self.list
+            .get(usize::from(self.by_name[name as usize]))
+            .map(|(_, r)| r)
+    }
 }
 
 /// The register an operand names: its field's value, or the only member
@@ -66,7 +198,7 @@ fn register_operand(
                 itinerary.name
             )
         })?;
-        let bypass = itinerary.bypass(name);
+        let bypass = Bypass::named(itinerary.bypass(name));
         Ok(match leaves {
             [leaf] if RegisterFile::is_word(*leaf) => Resolved::Register {
                 leaf: *leaf,
@@ -84,13 +216,13 @@ fn register_operand(
     resolved.unwrap_or_else(Resolved::Unusable)
 }
 
-/// Every operand and implicit register of `instruction`, by name.
+/// Every operand and implicit register of `instruction`.
 pub(super) fn resolve(
     instruction: &Instruction,
     itinerary: Option<&'static Itinerary>,
-) -> Vec<(String, Resolved)> {
+) -> Operands {
     let Some(itinerary) = itinerary else {
-        return Vec::new(); // refused before it executes
+        return Operands::new(Vec::new(), instruction); // refused before it executes
     };
     let opcode = instruction.opcode;
     let explicit = opcode.operands.iter().map(|op| {
@@ -112,5 +244,5 @@ pub(super) fn resolve(
             let resolved = register_operand(Ok(record.clone()), record, itinerary);
             (record.clone(), resolved)
         });
-    explicit.chain(implicit).collect()
+    Operands::new(explicit.chain(implicit).collect(), instruction)
 }

@@ -182,6 +182,14 @@ pub struct RegisterFile {
     values: Vec<u32>,
     /// Writes in flight, in issue order.
     pending: Vec<Pending>,
+    /// Per leaf, its writes in flight: most reads find none and need not
+    /// look through `pending`.
+    in_flight: Vec<u16>,
+    /// The earliest cycle a write in flight lands at (u64::MAX: none), so a
+    /// cycle in which nothing lands costs one comparison.
+    next_landing: u64,
+    /// `settle`'s list of the writes landing, kept for its allocation.
+    landing: Vec<usize>,
 }
 
 impl Default for RegisterFile {
@@ -195,6 +203,9 @@ impl RegisterFile {
         RegisterFile {
             values: vec![0; layout().words],
             pending: Vec::new(),
+            in_flight: vec![0; layout().leaves.len()],
+            next_landing: u64::MAX,
+            landing: Vec::new(),
         }
     }
 
@@ -224,6 +235,9 @@ impl RegisterFile {
     /// The write a read at cycle `at` (with `bypass`) sees, if any (else
     /// the committed value), and the first write that had not landed.
     fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<Early>) {
+        if self.in_flight[leaf] == 0 {
+            return (None, None);
+        }
         let mut seen: Option<&Pending> = None;
         let mut early = None;
         for p in self.pending.iter().filter(|p| p.leaf == leaf) {
@@ -275,6 +289,9 @@ impl RegisterFile {
 
     /// A write already in flight to `leaf` landing at the same cycle.
     pub fn same_cycle(&self, leaf: usize, at: u64) -> Option<&Pending> {
+        if self.in_flight[leaf] == 0 {
+            return None;
+        }
         self.pending.iter().find(|p| p.leaf == leaf && p.at == at)
     }
 
@@ -282,6 +299,8 @@ impl RegisterFile {
         if let Bits::Word(v) = &mut write.value {
             *v &= layout().leaves[write.leaf].mask;
         }
+        self.next_landing = self.next_landing.min(write.at);
+        self.in_flight[write.leaf] += 1;
         self.pending.push(write);
     }
 
@@ -299,25 +318,32 @@ impl RegisterFile {
     /// Land every write whose cycle is before `now`: reads from `now` on
     /// see them whatever their bypass.
     pub fn settle(&mut self, now: u64) {
-        if self.pending.iter().all(|p| p.at >= now) {
+        if self.next_landing >= now {
             return;
         }
         // Of the landed writes to a leaf, the last to land (among equal
-        // cycles the later issued) gives its value.
-        let landed = |p: &Pending| p.at < now;
-        for k in 0..self.pending.len() {
-            let p = &self.pending[k];
-            let superseded = self.pending[k + 1..]
-                .iter()
-                .any(|q| landed(q) && q.leaf == p.leaf && q.at >= p.at)
-                || self.pending[..k]
-                    .iter()
-                    .any(|q| landed(q) && q.leaf == p.leaf && q.at > p.at);
-            if landed(p) && !superseded {
-                self.land(k);
-            }
+        // cycles the later issued) gives its value: land them in that
+        // order (a stable sort of issue order by cycle).
+        let mut landing = std::mem::take(&mut self.landing);
+        landing.clear();
+        landing.extend((0..self.pending.len()).filter(|&k| self.pending[k].at < now));
+        if landing.len() > 1 {
+            landing.sort_by_key(|&k| self.pending[k].at);
         }
-        self.pending.retain(|p| !landed(p));
+        for &k in &landing {
+            self.land(k);
+        }
+        self.landing = landing;
+        let (in_flight, mut next) = (&mut self.in_flight, u64::MAX);
+        self.pending.retain(|p| {
+            if p.at < now {
+                in_flight[p.leaf] -= 1;
+                return false;
+            }
+            next = next.min(p.at);
+            true
+        });
+        self.next_landing = next;
     }
 
     /// The committed value of a register's first leaf word (tests and
@@ -338,7 +364,7 @@ mod tests {
             at,
             leaf,
             value: Bits::Word(value),
-            bypass: None,
+            bypass: Bypass::NONE,
             writer: 0,
             slot: 0,
         }
@@ -366,12 +392,12 @@ mod tests {
         regs.write(write(r0, 5, 2));
         regs.write(write(r0, 9, 3));
         assert_eq!(
-            regs.read(r0, 6, None).0,
+            regs.read(r0, 6, Bypass::NONE).0,
             2,
             "only the write at 5 has landed"
         );
         assert!(
-            regs.read(r0, 6, None).1.is_some(),
+            regs.read(r0, 6, Bypass::NONE).1.is_some(),
             "the writes at 9 are early"
         );
         regs.settle(100);

@@ -33,6 +33,7 @@
 use super::addressing::{address, Address, POINTER_MASK};
 use super::exec::{Exec, LockRequest};
 use super::neighbours::lock_of;
+use super::operands::Name;
 
 pub use super::exec::Semantics;
 
@@ -40,19 +41,19 @@ pub use super::exec::Semantics;
 pub fn of(name: &str) -> Option<Semantics> {
     let f: Semantics = match name {
         "MOV_alu_mv_mv_mv_scl" | "MOVX_mvx_cr_r" | "MOVS" => |x| {
-            let v = x.read("src")?;
-            x.write("dst", v)
+            let v = x.read(Name::Src)?;
+            x.write(Name::Dst, v)
         },
         "MOV_alu_mv_mv_mv_cg" | "MOVX_alu_cg" | "MOVXM" | "MOVA" => |x| {
-            let v = x.read("i")?;
-            x.write("dst", v)
+            let v = x.read(Name::I)?;
+            x.write(Name::Dst, v)
         },
         "MOVX_mvx_cr_imm" => |x| {
-            let v = x.read("src")?;
-            x.write("dst", v)
+            let v = x.read(Name::Src)?;
+            x.write(Name::Dst, v)
         },
-        "ADD_add_r_ri" => |x| add(x, "imm"),
-        "ADD_alu_r_rr" => |x| add(x, "s1"),
+        "ADD_add_r_ri" => |x| add(x, Name::Imm),
+        "ADD_alu_r_rr" => |x| add(x, Name::S1),
         "SUB" => |x| binary(x, u32::wrapping_sub),
         "MUL" => |x| binary(x, u32::wrapping_mul),
         "AND" => |x| binary(x, |a, b| a & b),
@@ -65,79 +66,77 @@ pub fn of(name: &str) -> Option<Semantics> {
         "GE" => |x| binary(x, |a, b| u32::from((a as i32) >= (b as i32))),
         "GEU" => |x| binary(x, |a, b| u32::from(a >= b)),
         "EQZ" => |x| {
-            let a = x.read("s0")?;
-            x.write("d0", u32::from(a == 0))
+            let a = x.read(Name::S0)?;
+            x.write(Name::D0, u32::from(a == 0))
         },
         "NEZ" => |x| {
-            let a = x.read("s0")?;
-            x.write("d0", u32::from(a != 0))
+            let a = x.read(Name::S0)?;
+            x.write(Name::D0, u32::from(a != 0))
         },
         "SEL_NEZ" => |x| select(x, true),
         "SEL_EQZ" => |x| select(x, false),
         "LSHL" => |x| shift(x, false),
         "ASHL" => |x| shift(x, true),
         // Scalar word loads and stores, then the part-word forms.
-        "LDA_dms_lda_idx_imm" => |x| load(x, Address::Offset("imm"), 4, false),
-        "LDA_dms_lda_idx" => |x| load(x, Address::Offset("dj"), 4, false),
-        "LDA_dms_lda_pstm_nrm_imm" => |x| load(x, Address::Post("imm"), 4, false),
-        "LDA_dms_lda_pstm_nrm" => |x| load(x, Address::Post("mod"), 4, false),
+        "LDA_dms_lda_idx_imm" => |x| load(x, Address::Offset(Name::Imm), 4, false),
+        "LDA_dms_lda_idx" => |x| load(x, Address::Offset(Name::Dj), 4, false),
+        "LDA_dms_lda_pstm_nrm_imm" => |x| load(x, Address::Post(Name::Imm), 4, false),
+        "LDA_dms_lda_pstm_nrm" => |x| load(x, Address::Post(Name::Mod), 4, false),
         "LDA_dms_lda_spill" => |x| load(x, Address::Stack, 4, false),
-        "LDA_s16_idx_imm" => |x| load(x, Address::Offset("imm"), 2, true),
-        "LDA_s16_idx" => |x| load(x, Address::Offset("dj"), 2, true),
-        "LDA_s16_pstm_nrm_imm" => |x| load(x, Address::Post("imm"), 2, true),
-        "LDA_s16_pstm_nrm" => |x| load(x, Address::Post("mod"), 2, true),
-        "LDA_u16_idx_imm" => |x| load(x, Address::Offset("imm"), 2, false),
-        "LDA_u16_idx" => |x| load(x, Address::Offset("dj"), 2, false),
-        "LDA_u16_pstm_nrm_imm" => |x| load(x, Address::Post("imm"), 2, false),
-        "LDA_u16_pstm_nrm" => |x| load(x, Address::Post("mod"), 2, false),
-        "LDA_s8_idx_imm" => |x| load(x, Address::Offset("imm"), 1, true),
-        "LDA_s8_idx" => |x| load(x, Address::Offset("dj"), 1, true),
-        "LDA_s8_pstm_nrm_imm" => |x| load(x, Address::Post("imm"), 1, true),
-        "LDA_s8_pstm_nrm" => |x| load(x, Address::Post("mod"), 1, true),
-        "LDA_u8_idx_imm" => |x| load(x, Address::Offset("imm"), 1, false),
-        "LDA_u8_idx" => |x| load(x, Address::Offset("dj"), 1, false),
-        "LDA_u8_pstm_nrm_imm" => |x| load(x, Address::Post("imm"), 1, false),
-        "LDA_u8_pstm_nrm" => |x| load(x, Address::Post("mod"), 1, false),
-        "ST_dms_sts_idx_imm" => |x| store(x, Address::Offset("imm"), 4),
-        "ST_dms_sts_idx" => |x| store(x, Address::Offset("dj"), 4),
-        "ST_dms_sts_pstm_nrm_imm" => |x| store(x, Address::Post("imm"), 4),
-        "ST_dms_sts_pstm_nrm" => |x| store(x, Address::Post("mod"), 4),
+        "LDA_s16_idx_imm" => |x| load(x, Address::Offset(Name::Imm), 2, true),
+        "LDA_s16_idx" => |x| load(x, Address::Offset(Name::Dj), 2, true),
+        "LDA_s16_pstm_nrm_imm" => |x| load(x, Address::Post(Name::Imm), 2, true),
+        "LDA_s16_pstm_nrm" => |x| load(x, Address::Post(Name::Mod), 2, true),
+        "LDA_u16_idx_imm" => |x| load(x, Address::Offset(Name::Imm), 2, false),
+        "LDA_u16_idx" => |x| load(x, Address::Offset(Name::Dj), 2, false),
+        "LDA_u16_pstm_nrm_imm" => |x| load(x, Address::Post(Name::Imm), 2, false),
+        "LDA_u16_pstm_nrm" => |x| load(x, Address::Post(Name::Mod), 2, false),
+        "LDA_s8_idx_imm" => |x| load(x, Address::Offset(Name::Imm), 1, true),
+        "LDA_s8_idx" => |x| load(x, Address::Offset(Name::Dj), 1, true),
+        "LDA_s8_pstm_nrm_imm" => |x| load(x, Address::Post(Name::Imm), 1, true),
+        "LDA_s8_pstm_nrm" => |x| load(x, Address::Post(Name::Mod), 1, true),
+        "LDA_u8_idx_imm" => |x| load(x, Address::Offset(Name::Imm), 1, false),
+        "LDA_u8_idx" => |x| load(x, Address::Offset(Name::Dj), 1, false),
+        "LDA_u8_pstm_nrm_imm" => |x| load(x, Address::Post(Name::Imm), 1, false),
+        "LDA_u8_pstm_nrm" => |x| load(x, Address::Post(Name::Mod), 1, false),
+        "ST_dms_sts_idx_imm" => |x| store(x, Address::Offset(Name::Imm), 4),
+        "ST_dms_sts_idx" => |x| store(x, Address::Offset(Name::Dj), 4),
+        "ST_dms_sts_pstm_nrm_imm" => |x| store(x, Address::Post(Name::Imm), 4),
+        "ST_dms_sts_pstm_nrm" => |x| store(x, Address::Post(Name::Mod), 4),
         "ST_dms_sts_spill" => |x| store(x, Address::Stack, 4),
-        "ST_s16_idx_imm" => |x| store(x, Address::Offset("imm"), 2),
-        "ST_s16_idx" => |x| store(x, Address::Offset("dj"), 2),
-        "ST_s16_pstm_nrm_imm" => |x| store(x, Address::Post("imm"), 2),
-        "ST_s16_pstm_nrm" => |x| store(x, Address::Post("mod"), 2),
-        "ST_s8_idx_imm" => |x| store(x, Address::Offset("imm"), 1),
-        "ST_s8_idx" => |x| store(x, Address::Offset("dj"), 1),
-        "ST_s8_pstm_nrm_imm" => |x| store(x, Address::Post("imm"), 1),
-        "ST_s8_pstm_nrm" => |x| store(x, Address::Post("mod"), 1),
-        "PADDA_pstm_nrm_imm" | "PADDB_pstm_nrm_imm" | "PADDS_pstm_nrm_imm" => |x| padd(x, "imm"),
-        "PADDA_pstm_nrm" | "PADDB_pstm_nrm" | "PADDS_pstm_nrm" => |x| padd(x, "mod"),
+        "ST_s16_idx_imm" => |x| store(x, Address::Offset(Name::Imm), 2),
+        "ST_s16_idx" => |x| store(x, Address::Offset(Name::Dj), 2),
+        "ST_s16_pstm_nrm_imm" => |x| store(x, Address::Post(Name::Imm), 2),
+        "ST_s16_pstm_nrm" => |x| store(x, Address::Post(Name::Mod), 2),
+        "ST_s8_idx_imm" => |x| store(x, Address::Offset(Name::Imm), 1),
+        "ST_s8_idx" => |x| store(x, Address::Offset(Name::Dj), 1),
+        "ST_s8_pstm_nrm_imm" => |x| store(x, Address::Post(Name::Imm), 1),
+        "ST_s8_pstm_nrm" => |x| store(x, Address::Post(Name::Mod), 1),
+        "PADDA_pstm_nrm_imm" | "PADDB_pstm_nrm_imm" | "PADDS_pstm_nrm_imm" => {
+            |x| padd(x, Name::Imm)
+        }
+        "PADDA_pstm_nrm" | "PADDB_pstm_nrm" | "PADDS_pstm_nrm" => |x| padd(x, Name::Mod),
         // Control transfers: the target takes effect after the delay slots.
         "J_lng" => |x| {
-            let target = x.read("i")?;
+            let target = x.read(Name::I)?;
             transfer(x, Some(target))
         },
         "J_alumv_or" => |x| {
-            let target = x.read("a")?;
+            let target = x.read(Name::A)?;
             transfer(x, Some(target))
         },
-        "JZ" | "JNZ" => |x| {
-            let value = x.read("s0")?;
-            let target = x.read("i")?;
-            let taken = (value == 0) == (x.instruction.opcode.name == "JZ");
-            transfer(x, taken.then_some(target))
-        },
+        "JZ" => |x| branch(x, true),
+        "JNZ" => |x| branch(x, false),
         "JL_lng" => |x| {
-            let target = x.read("i")?;
+            let target = x.read(Name::I)?;
             link(x, target)
         },
         "JL_alumv_or" => |x| {
-            let target = x.read("a")?;
+            let target = x.read(Name::A)?;
             link(x, target)
         },
         "RET" => |x| {
-            let target = x.read_implicit("lr")?;
+            let target = x.read_implicit(Name::Lr)?;
             transfer(x, Some(target))
         },
         "ACQ_mLockId_imm" | "ACQ_mLockId_reg" => |x| lock(x, true),
@@ -158,28 +157,28 @@ pub fn of(name: &str) -> Option<Semantics> {
     Some(f)
 }
 
-fn add(x: &mut Exec, other: &str) -> Result<(), String> {
-    let (a, b) = (x.read("s0")?, x.read(other)?);
+fn add(x: &mut Exec, other: Name) -> Result<(), String> {
+    let (a, b) = (x.read(Name::S0)?, x.read(other)?);
     let (sum, carry) = a.overflowing_add(b);
-    x.write("d0", sum)?;
-    x.write_implicit("srCarry", u32::from(carry))
+    x.write(Name::D0, sum)?;
+    x.write_implicit(Name::SrCarry, u32::from(carry))
 }
 
 fn binary(x: &mut Exec, f: fn(u32, u32) -> u32) -> Result<(), String> {
-    let (a, b) = (x.read("s0")?, x.read("s1")?);
-    x.write("d0", f(a, b))?;
+    let (a, b) = (x.read(Name::S0)?, x.read(Name::S1)?);
+    x.write(Name::D0, f(a, b))?;
     // sub's srCarry: its value is in no public source, so it is kept.
     x.keep_implicit()
 }
 
 fn select(x: &mut Exec, when_nonzero: bool) -> Result<(), String> {
-    let (a, b, c) = (x.read("s0")?, x.read("s1")?, x.read("s2")?);
+    let (a, b, c) = (x.read(Name::S0)?, x.read(Name::S1)?, x.read(Name::S2)?);
     let pick_a = (c != 0) == when_nonzero;
-    x.write("d0", if pick_a { a } else { b })
+    x.write(Name::D0, if pick_a { a } else { b })
 }
 
 fn shift(x: &mut Exec, arithmetic: bool) -> Result<(), String> {
-    let (a, n) = (x.read("s0")?, x.read("s1")? as i32);
+    let (a, n) = (x.read(Name::S0)?, x.read(Name::S1)? as i32);
     if !(-31..=31).contains(&n) {
         return Err(format!(
             "shift amount {n} is outside -31..=31, the amounts llvm-aie's shift patterns use; \
@@ -191,7 +190,7 @@ fn shift(x: &mut Exec, arithmetic: bool) -> Result<(), String> {
         (false, false) => a >> -n,
         (false, true) => ((a as i32) >> -n) as u32,
     };
-    x.write("d0", value)
+    x.write(Name::D0, value)
 }
 
 fn load(x: &mut Exec, how: Address, bytes: u32, signed: bool) -> Result<(), String> {
@@ -203,20 +202,20 @@ fn load(x: &mut Exec, how: Address, bytes: u32, signed: bool) -> Result<(), Stri
     } else {
         raw
     };
-    x.write("dst", value)?;
+    x.write(Name::Dst, value)?;
     x.keep_implicit()
 }
 
 fn store(x: &mut Exec, how: Address, bytes: u32) -> Result<(), String> {
-    let value = x.read("src")?;
+    let value = x.read(Name::Src)?;
     let at = address(x, &how)?;
     x.store(at, bytes, value)?;
     x.keep_implicit()
 }
 
-fn padd(x: &mut Exec, by: &str) -> Result<(), String> {
-    let (p, d) = (x.read("ptr")?, x.read(by)?);
-    x.write("ptr_out", p.wrapping_add(d) & POINTER_MASK)
+fn padd(x: &mut Exec, by: Name) -> Result<(), String> {
+    let (p, d) = (x.read(Name::Ptr)?, x.read(by)?);
+    x.write(Name::PtrOut, p.wrapping_add(d) & POINTER_MASK)
 }
 
 fn transfer(x: &mut Exec, target: Option<u32>) -> Result<(), String> {
@@ -224,15 +223,23 @@ fn transfer(x: &mut Exec, target: Option<u32>) -> Result<(), String> {
     Ok(())
 }
 
+/// `jz` (when zero) or `jnz`.
+fn branch(x: &mut Exec, when_zero: bool) -> Result<(), String> {
+    let value = x.read(Name::S0)?;
+    let target = x.read(Name::I)?;
+    let taken = (value == 0) == when_zero;
+    transfer(x, taken.then_some(target))
+}
+
 fn link(x: &mut Exec, target: u32) -> Result<(), String> {
     let back = x.after_delay_slots.clone()?;
-    x.write_implicit("lr", back)?;
+    x.write_implicit(Name::Lr, back)?;
     transfer(x, Some(target))
 }
 
 fn lock(x: &mut Exec, acquire: bool) -> Result<(), String> {
-    let id = x.read("id")?;
-    let value = x.read("s1")? as i32;
+    let id = x.read(Name::Id)?;
+    let value = x.read(Name::S1)? as i32;
     let (tile, lock) = lock_of(x.profile, x.tile, id)?;
     x.effects.lock = Some(LockRequest {
         acquire,

@@ -538,32 +538,6 @@ fn a_missing_release_ends_in_the_hang_report() {
     );
 }
 
-/// Simulated bundles per host second on a scalar loop (run with
-/// `--release -- --ignored --nocapture`; issue 17 aims at 10^7).
-#[test]
-#[ignore]
-fn bundles_per_second() {
-    let lines = [
-        "movxm r0, #200000",
-        "movx r1, #0",
-        ".align",
-        "loop:",
-        "add r1, r1, r0",
-        "add r0, r0, #-1",
-        "jnz r0, #@loop",
-    ];
-    let lines = with_delay(&lines, &["done"]);
-    let start = std::time::Instant::now();
-    let (cores, _, result) = run_alone(&lines, vec![], options());
-    result.unwrap();
-    let bundles = cores.figures()[0].bundles;
-    let seconds = start.elapsed().as_secs_f64();
-    eprintln!(
-        "{bundles} bundles in {seconds:.3} s: {:.0} bundles/s",
-        bundles as f64 / seconds
-    );
-}
-
 #[test]
 fn a_core_takes_its_south_neighbours_lock_and_reads_its_memory() {
     // DMA fills [0, 3]'s memory at 0x400 and releases its lock 1; the core

@@ -13,14 +13,38 @@
 //! the write's (`>=` with a shared bypass). Earlier, the hardware's read
 //! still sees the old value, and so does the model.
 
-/// A bypass (forwarding path) an operand names, if any (`MV_Bypass`,
-/// `VEC_Bypass`; NoBypass is `None`).
-pub type Bypass = Option<&'static str>;
+use std::sync::{Mutex, PoisonError};
+
+/// A bypass (forwarding path) an operand names (`MV_Bypass`,
+/// `VEC_Bypass`; NoBypass is `Bypass::NONE`), interned when an operand is
+/// resolved so that every read and write compares numbers, not names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bypass(u16);
+
+impl Bypass {
+    pub const NONE: Bypass = Bypass(0);
+
+    /// The bypass called `name` (None: no bypass).
+    pub fn named(name: Option<&str>) -> Bypass {
+        // Decode-time only: the names the itineraries use, in first use
+        // order.
+        static NAMES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let Some(name) = name else {
+            return Bypass::NONE;
+        };
+        let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+        let k = names.iter().position(|n| n == name).unwrap_or_else(|| {
+            names.push(name.to_string());
+            names.len() - 1
+        });
+        Bypass(u16::try_from(k + 1).expect("fewer than 65535 bypasses"))
+    }
+}
 
 /// Whether a write landing at cycle `write` (its issue + D) is visible to
 /// a read at cycle `read` (its issue + U).
 pub fn visible(write: u64, write_bypass: Bypass, read: u64, read_bypass: Bypass) -> bool {
-    let forwarded = write_bypass.is_some() && write_bypass == read_bypass;
+    let forwarded = write_bypass != Bypass::NONE && write_bypass == read_bypass;
     if forwarded {
         read >= write
     } else {
@@ -38,14 +62,17 @@ mod tests {
     #[test]
     fn latency_is_def_minus_use_plus_one() {
         let (t, u) = (10, 1);
-        assert!(!visible(t + 1, None, t + u, None), "same bundle: old value");
-        assert!(visible(t + 1, None, t + 1 + u, None), "next bundle");
-        assert!(!visible(t + 7, None, t + 6 + u, None), "lda: 6 later");
-        assert!(visible(t + 7, None, t + 7 + u, None), "lda: 7 later");
+        let none = Bypass::NONE;
+        assert!(!visible(t + 1, none, t + u, none), "same bundle: old value");
+        assert!(visible(t + 1, none, t + 1 + u, none), "next bundle");
+        assert!(!visible(t + 7, none, t + 6 + u, none), "lda: 6 later");
+        assert!(visible(t + 7, none, t + 7 + u, none), "lda: 7 later");
         // A shared bypass gains one cycle; different ones do not.
-        let mv = Some("MV_Bypass");
+        let mv = Bypass::named(Some("MV_Bypass"));
+        assert_eq!(mv, Bypass::named(Some("MV_Bypass")));
+        let vec = Bypass::named(Some("VEC_Bypass"));
         assert!(visible(t + 2, mv, t + 1 + u, mv));
-        assert!(!visible(t + 2, mv, t + 1 + u, Some("VEC_Bypass")));
-        assert!(!visible(t + 2, mv, t + 1 + u, None));
+        assert!(!visible(t + 2, mv, t + 1 + u, vec));
+        assert!(!visible(t + 2, mv, t + 1 + u, none));
     }
 }

@@ -29,6 +29,7 @@
 use super::addressing::{address, Address};
 use super::assumptions::{self as a, accumulate, bf16_product};
 use super::exec::{Exec, Semantics};
+use super::operands::Name;
 
 /// The semantics of vector instruction `name`, if modelled.
 pub fn of(name: &str) -> Option<Semantics> {
@@ -37,36 +38,36 @@ pub fn of(name: &str) -> Option<Semantics> {
         | "VLDA_dmx_lda_bm_idx_imm"
         | "VLDA_dmw_lda_w_idx_imm"
         | "VLDB_dmx_ldb_x_idx_imm"
-        | "VLDB_dmw_ldb_idx_imm" => |x| load(x, Address::Offset("imm")),
+        | "VLDB_dmw_ldb_idx_imm" => |x| load(x, Address::Offset(Name::Imm)),
         "VLDA_dmx_lda_x_idx"
         | "VLDA_dmx_lda_bm_idx"
         | "VLDA_dmw_lda_w_idx"
         | "VLDB_dmx_ldb_x_idx"
-        | "VLDB_dmw_ldb_idx" => |x| load(x, Address::Offset("dj")),
+        | "VLDB_dmw_ldb_idx" => |x| load(x, Address::Offset(Name::Dj)),
         "VLDA_dmx_lda_x_pstm_nrm_imm"
         | "VLDA_dmx_lda_bm_pstm_nrm_imm"
         | "VLDA_dmw_lda_w_pstm_nrm_imm"
         | "VLDB_dmx_ldb_x_pstm_nrm_imm"
-        | "VLDB_dmw_ldb_pstm_nrm_imm" => |x| load(x, Address::Post("imm")),
+        | "VLDB_dmw_ldb_pstm_nrm_imm" => |x| load(x, Address::Post(Name::Imm)),
         "VLDA_dmx_lda_x_pstm_nrm"
         | "VLDA_dmx_lda_bm_pstm_nrm"
         | "VLDA_dmw_lda_w_pstm_nrm"
         | "VLDB_dmx_ldb_x_pstm_nrm"
-        | "VLDB_dmw_ldb_pstm_nrm" => |x| load(x, Address::Post("mod")),
+        | "VLDB_dmw_ldb_pstm_nrm" => |x| load(x, Address::Post(Name::Mod)),
         "VLDA_dmx_lda_x_spill" | "VLDA_dmx_lda_bm_spill" | "VLDA_dmw_lda_w_spill" => {
             |x| load(x, Address::Stack)
         }
         "VST_dmx_sts_x_idx_imm" | "VST_dmx_sts_bm_idx_imm" | "VST_dmw_sts_w_idx_imm" => {
-            |x| store(x, Address::Offset("imm"))
+            |x| store(x, Address::Offset(Name::Imm))
         }
         "VST_dmx_sts_x_idx" | "VST_dmx_sts_bm_idx" | "VST_dmw_sts_w_idx" => {
-            |x| store(x, Address::Offset("dj"))
+            |x| store(x, Address::Offset(Name::Dj))
         }
         "VST_dmx_sts_x_pstm_nrm_imm"
         | "VST_dmx_sts_bm_pstm_nrm_imm"
-        | "VST_dmw_sts_w_pstm_nrm_imm" => |x| store(x, Address::Post("imm")),
+        | "VST_dmw_sts_w_pstm_nrm_imm" => |x| store(x, Address::Post(Name::Imm)),
         "VST_dmx_sts_x_pstm_nrm" | "VST_dmx_sts_bm_pstm_nrm" | "VST_dmw_sts_w_pstm_nrm" => {
-            |x| store(x, Address::Post("mod"))
+            |x| store(x, Address::Post(Name::Mod))
         }
         "VST_dmx_sts_x_spill" | "VST_dmx_sts_bm_spill" | "VST_dmw_sts_w_spill" => {
             |x| store(x, Address::Stack)
@@ -77,11 +78,11 @@ pub fn of(name: &str) -> Option<Semantics> {
         "VADD_f_vmac_cm2_add_reg" => |x| add(x, 1.0),
         "VSUB_f_vmac_cm2_add_reg" => |x| add(x, -1.0),
         "VCLR" => |x| {
-            let words = x.width("dst")?;
-            x.write_words("dst", &vec![0; words])
+            let words = x.width(Name::Dst)?;
+            x.write_words(Name::Dst, &vec![0; words])
         },
-        "VMOV_D" => |x| copy(x, "acc1"),
-        "VMOV_alu_mv_mv_x" | "VMOV_alu_mv_mv_cm" | "VMOV_alu_mv_mv_w" => |x| copy(x, "src"),
+        "VMOV_D" => |x| copy(x, Name::Acc1),
+        "VMOV_alu_mv_mv_x" | "VMOV_alu_mv_mv_cm" | "VMOV_alu_mv_mv_w" => |x| copy(x, Name::Src),
         "VCONV_bf16_fp32_mv_x_srs_bf" | "VCONV_bf16_fp32_mv_w_srs_bf" => narrow,
         "VCONV_fp32_bf16_mv_ups_xbf" | "VCONV_fp32_bf16_mv_ups_wbf" => widen,
         "VBCST_8" => |x| broadcast(x, 8),
@@ -89,9 +90,13 @@ pub fn of(name: &str) -> Option<Semantics> {
         "VBCST_32" => |x| broadcast(x, 32),
         "VBCST_64" => |x| broadcast(x, 64),
         "VSHUFFLE_vec_shuffle_x" | "VSHUFFLE_vec_shuffle_bm" => |x| {
-            let (s1, s2, mode) = (x.read_words("s1")?, x.read_words("s2")?, x.read("mod")?);
+            let (s1, s2, mode) = (
+                x.read_words(Name::S1)?,
+                x.read_words(Name::S2)?,
+                x.read(Name::Mod)?,
+            );
             let out = a::shuffle(mode, &s1, &s2)?;
-            x.write_words("dst", &out)
+            x.write_words(Name::Dst, &out)
         },
         "VEXTRACT_8_vec_extract_imm_vaddSign0" | "VEXTRACT_8_vec_extract_r_vaddSign0" => {
             |x| extract(x, 8, false)
@@ -122,17 +127,6 @@ pub fn of(name: &str) -> Option<Semantics> {
     Some(f)
 }
 
-fn to_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-fn to_words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
-
 /// The bf16 elements of words, element 0 first (A1).
 fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
     words
@@ -141,30 +135,30 @@ fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
 }
 
 fn load(x: &mut Exec, how: Address) -> Result<(), String> {
-    let bytes = 4 * x.width("dst")? as u32;
+    let words = x.width(Name::Dst)?;
     let at = address(x, &how)?;
-    let data = x.load_bytes(at, bytes)?;
-    x.write_words("dst", &to_words(&data))?;
+    let data = x.load_words(at, words)?;
+    x.write_words(Name::Dst, &data)?;
     x.keep_implicit()
 }
 
 fn store(x: &mut Exec, how: Address) -> Result<(), String> {
-    let value = x.read_words("src")?;
+    let value = x.read_words(Name::Src)?;
     let at = address(x, &how)?;
-    x.store_bytes(at, to_bytes(&value))?;
+    x.store_words(at, &value)?;
     x.keep_implicit()
 }
 
 /// `vmac.f` (sign 1), `vmsc.f` (-1), `vmul.f` (no accumulator).
 fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
-    let conf = x.read("acc")?;
+    let conf = x.read(Name::Acc)?;
     let zero = a::zero_accumulator(conf)?;
-    let (s1, s2) = (x.read_words("s1")?, x.read_words("s2")?);
-    let words = x.width("dst")?;
+    let (s1, s2) = (x.read_words(Name::S1)?, x.read_words(Name::S2)?);
+    let words = x.width(Name::Dst)?;
     let mut out = match sign {
-        Some(_) if !zero => x.read_words("acc1")?,
+        Some(_) if !zero => x.read_words(Name::Acc1)?,
         Some(_) => {
-            x.read_words("acc1")?; // read all the same: its timing counts
+            x.read_words(Name::Acc1)?; // read all the same: its timing counts
             vec![0; words]
         }
         None => vec![0; words],
@@ -177,15 +171,15 @@ fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
         }
         .to_bits();
     }
-    x.write_words("dst", &out)?;
+    x.write_words(Name::Dst, &out)?;
     x.keep_implicit()
 }
 
 /// `vadd.f` (sign 1) and `vsub.f` (-1) over every lane.
 fn add(x: &mut Exec, sign: f32) -> Result<(), String> {
-    let conf = x.read("acc")?;
+    let conf = x.read(Name::Acc)?;
     let zero = a::zero_accumulator(conf)?;
-    let (p, q) = (x.read_words("acc1")?, x.read_words("acc2")?);
+    let (p, q) = (x.read_words(Name::Acc1)?, x.read_words(Name::Acc2)?);
     let out: Vec<u32> = p
         .iter()
         .zip(&q)
@@ -194,19 +188,19 @@ fn add(x: &mut Exec, sign: f32) -> Result<(), String> {
             a::add(first, sign * f32::from_bits(v)).to_bits()
         })
         .collect();
-    x.write_words("dst", &out)?;
+    x.write_words(Name::Dst, &out)?;
     x.keep_implicit()
 }
 
-fn copy(x: &mut Exec, from: &str) -> Result<(), String> {
+fn copy(x: &mut Exec, from: Name) -> Result<(), String> {
     let value = x.read_words(from)?;
-    x.write_words("dst", &value)
+    x.write_words(Name::Dst, &value)
 }
 
 /// binary32 lanes to bf16 (A6), two to a word.
 fn narrow(x: &mut Exec) -> Result<(), String> {
-    let rnd = x.read_implicit("crRnd")?;
-    let src = x.read_words("src")?;
+    let rnd = x.read_implicit(Name::CrRnd)?;
+    let src = x.read_words(Name::Src)?;
     let mut out = Vec::with_capacity(src.len() / 2);
     for pair in src.chunks(2) {
         let lo = a::to_bf16(f32::from_bits(pair[0]), rnd)?;
@@ -216,20 +210,20 @@ fn narrow(x: &mut Exec) -> Result<(), String> {
         };
         out.push(u32::from(hi) << 16 | u32::from(lo));
     }
-    x.write_words("dst", &out)?;
+    x.write_words(Name::Dst, &out)?;
     x.keep_implicit()
 }
 
 /// bf16 lanes to binary32, exactly.
 fn widen(x: &mut Exec) -> Result<(), String> {
-    let src = x.read_words("src")?;
+    let src = x.read_words(Name::Src)?;
     let out: Vec<u32> = halves(&src).map(|h| u32::from(h) << 16).collect();
-    x.write_words("dst", &out)
+    x.write_words(Name::Dst, &out)
 }
 
 fn broadcast(x: &mut Exec, bits: u32) -> Result<(), String> {
-    let source = x.read_words("src")?;
-    let words = x.width("dst")?;
+    let source = x.read_words(Name::Src)?;
+    let words = x.width(Name::Dst)?;
     let pattern: Vec<u32> = match bits {
         8 => vec![(source[0] & 0xFF) * 0x0101_0101],
         16 => vec![(source[0] & 0xFFFF) * 0x0001_0001],
@@ -237,12 +231,12 @@ fn broadcast(x: &mut Exec, bits: u32) -> Result<(), String> {
         _ => source,
     };
     let out: Vec<u32> = pattern.iter().copied().cycle().take(words).collect();
-    x.write_words("dst", &out)
+    x.write_words(Name::Dst, &out)
 }
 
 fn extract(x: &mut Exec, bits: u32, signed: bool) -> Result<(), String> {
-    let vector = x.read_words("s1")?;
-    let index = x.read("idx")?;
+    let vector = x.read_words(Name::S1)?;
+    let index = x.read(Name::Idx)?;
     let lanes = 32 * vector.len() as u32 / bits;
     if index >= lanes {
         return Err(format!(
@@ -255,7 +249,7 @@ fn extract(x: &mut Exec, bits: u32, signed: bool) -> Result<(), String> {
     x.keep_implicit()?;
     if bits == 64 {
         let at = 2 * index as usize;
-        return x.write_words("dst", &vector[at..at + 2]);
+        return x.write_words(Name::Dst, &vector[at..at + 2]);
     }
     let bit = index * bits;
     let raw = (vector[(bit / 32) as usize] >> (bit % 32)) & (u32::MAX >> (32 - bits));
@@ -264,5 +258,5 @@ fn extract(x: &mut Exec, bits: u32, signed: bool) -> Result<(), String> {
     } else {
         raw
     };
-    x.write("dst", value)
+    x.write(Name::Dst, value)
 }
