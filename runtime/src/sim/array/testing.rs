@@ -5,11 +5,11 @@
 use super::{Array, Effect};
 use crate::sim::error::SimError;
 use crate::sim::memory::Memory;
-use loom_targets::xdna::elf::Pdi;
+use loom_targets::xdna::elf::{Artifact, Pdi, TileImage};
 use loom_targets::xdna::pdi::empty;
 use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry, TileKind};
 use loom_targets::xdna::route::{route, token_routes, Endpoint, Used};
-use loom_targets::xdna::txn::TxnOp;
+use loom_targets::xdna::txn::{Txn, TxnOp};
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 
@@ -356,4 +356,27 @@ pub(crate) fn shim_to_core(core_bd: BufferDescriptor, length: u32, offset: u64) 
         sync(SHIM, Direction::Mm2s, 0),
     ]);
     ops
+}
+
+/// A one-column artifact for the Strix profile: `ops` as its control code,
+/// `images` its tile images, the empty PDI 0.
+pub(crate) fn artifact(ops: Vec<TxnOp>, images: Vec<TileImage>) -> Artifact {
+    let mut txn = Txn::new(strix(), 1).unwrap();
+    txn.ops = ops;
+    Artifact {
+        profile: strix().name.clone(),
+        columns: 1,
+        ctrltext: txn.encode(),
+        patches: vec![],
+        entries: vec![],
+        tile_images: images,
+        pdis: vec![Pdi {
+            id: 0,
+            bytes: empty(0),
+            loads: vec![],
+        }],
+        device_loadable: false,
+        not_loadable_reason: None,
+        caveat: None,
+    }
 }

@@ -7,8 +7,7 @@ use crate::interp::value::Value;
 use crate::sim::array::testing::*;
 use crate::sim::run::{run, run_traced, DEFAULT_MAX_CORE_STEPS};
 use crate::sim::trace::json;
-use loom_targets::xdna::elf::{Artifact, Pdi, TileImage};
-use loom_targets::xdna::pdi::empty;
+use loom_targets::xdna::elf::{Artifact, TileImage};
 use loom_targets::xdna::regs::Direction;
 use loom_targets::xdna::txn::Txn;
 use serde_json::Value as Json;
@@ -99,29 +98,15 @@ fn artifact() -> Artifact {
         start(SHIM, Direction::S2mm, 0, 2, true),
         sync(SHIM, Direction::S2mm, 0),
     ]);
-    let mut txn = Txn::new(strix(), 1).unwrap();
-    txn.ops = ops;
-    Artifact {
-        profile: strix().name.clone(),
-        columns: 1,
-        ctrltext: txn.encode(),
-        patches: vec![],
-        entries: vec![],
-        tile_images: vec![TileImage {
+    crate::sim::array::testing::artifact(
+        ops,
+        vec![TileImage {
             column: CORE.column,
             row: CORE.row,
             name: "worker".into(),
             bytes: vec![],
         }],
-        pdis: vec![Pdi {
-            id: 0,
-            bytes: empty(0),
-            loads: vec![],
-        }],
-        device_loadable: false,
-        not_loadable_reason: None,
-        caveat: None,
-    }
+    )
 }
 
 fn inputs() -> Vec<Vec<u8>> {

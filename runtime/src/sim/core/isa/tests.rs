@@ -3,7 +3,7 @@
 
 use super::{IsaCores, Options, ProgramSource};
 use crate::sim::array::testing::{
-    array, bring_up, controller_id, core_enable, load_pdi, lock_init, shim_to_core,
+    array, artifact, bring_up, controller_id, core_enable, load_pdi, lock_init, shim_to_core,
     shim_token_route, strix, tile_bd, CORE, SHIM,
 };
 use crate::sim::array::Array;
@@ -12,10 +12,8 @@ use crate::sim::run::run_with;
 use loom_aie2p_isa::elf::{self, CoreImage, DataSegment, OWN_DATA_VIEW};
 use loom_aie2p_isa::{parse_bundle, Bundle};
 use loom_diagnostic::Diagnostic;
-use loom_targets::xdna::elf::{Artifact, Pdi, TileImage};
-use loom_targets::xdna::pdi::empty;
+use loom_targets::xdna::elf::TileImage;
 use loom_targets::xdna::regs::Direction;
-use loom_targets::xdna::txn::{Txn, TxnOp};
 use loom_targets::Tile;
 use std::collections::BTreeMap;
 
@@ -436,28 +434,6 @@ fn silicon_rules_are_checked_at_run_time() {
         error.contains("`mov\tlc, r0` writes lc, a zero-overhead loop register"),
         "{error}"
     );
-}
-
-/// An artifact for the Strix profile with `ops` as control code.
-fn artifact(ops: Vec<TxnOp>, images: Vec<TileImage>) -> Artifact {
-    let mut txn = Txn::new(strix(), 1).unwrap();
-    txn.ops = ops;
-    Artifact {
-        profile: strix().name.clone(),
-        columns: 1,
-        ctrltext: txn.encode(),
-        patches: vec![],
-        entries: vec![],
-        tile_images: images,
-        pdis: vec![Pdi {
-            id: 0,
-            bytes: empty(0),
-            loads: vec![],
-        }],
-        device_loadable: false,
-        not_loadable_reason: None,
-        caveat: None,
-    }
 }
 
 /// The worker waits for the record DMA delivers into its memory at 0x400
