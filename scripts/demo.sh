@@ -130,7 +130,9 @@ SCALAR=test/codegen/Inputs/scale-clamp.loom
 step "loom-compile $SCALAR --worker-code=machine   (a scalar worker as AIE2P machine code, unverified on hardware)"
 "$BIN/loom-compile" $SCALAR --root=@scale_clamp --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \
   --worker-code=machine --format=xdna --output="$OUT/scale-clamp.xdna"
-"$BIN/loom-objdump" -d "$OUT/scale-clamp.xdna" | sed -n '/Disassembly of the program/,/^$/p' | head -16 | sed 's/^/  /'
+"$BIN/loom-objdump" -d "$OUT/scale-clamp.xdna" > "$OUT/scale-clamp.objdump"
+# The worker's first bundles, with the source lines of its line table between them.
+sed -n '/Disassembly of the program/,$p' "$OUT/scale-clamp.objdump" | grep -v '^$' | sed -n '1,12p' | cut -c1-150 | sed 's/^/  /'
 step "loom-test scale-clamp.xdna --device=sim --core=isa   (the machine code, executed bundle by bundle, hazard checker on)"
 "$BIN/loom-test" "$OUT/scale-clamp.xdna" --device=sim --core=isa --scenario-file=$SCALAR | sed 's/^/  /'
 
