@@ -3,9 +3,11 @@
 //! allocates, schedules and emits it. Each op family has its file:
 //! `scalar` (index and scalar arithmetic, compares, selects, constants),
 //! `control` (`cfg.br`, `cfg.cond_br`, `func.return`), `memory`
-//! (`aie2p.tile.buffer`, `buffer.view`, `view.load`, `view.store`) and
-//! `locks` (`aie2p.lock.acquire`, `aie2p.lock.release`). An op without a
-//! pattern is an error at its location naming it, never a fallback.
+//! (`aie2p.tile.buffer`, `buffer.view`, `view.load`, `view.store`),
+//! `locks` (`aie2p.lock.acquire`, `aie2p.lock.release`) and `vector`
+//! (vectors, and the f32 scalar arithmetic and conversions only the vector
+//! unit computes). An op without a pattern is an error at its location
+//! naming it, never a fallback.
 //!
 //! Values are selected lazily where that saves registers: constants and
 //! addresses known when compiling stay symbolic (`Val::Const`,
@@ -21,6 +23,7 @@ mod control;
 mod locks;
 mod memory;
 mod scalar;
+mod vector;
 
 use loom_aie2p_codegen::{
     BlockId, BuildError, FunctionBuilder, MachineFunction, MachineOperand, RegClass,
@@ -88,7 +91,7 @@ pub(crate) fn fail(op: MlirOperation, message: impl Into<String>) -> Diagnostic 
 fn class_of(text: &str) -> Option<RegClass> {
     match text {
         "index" | "offset" | "i1" | "i32" | "f32" | "bf16" => Some(RegClass::Scalar),
-        _ => None,
+        _ => vector::form(text).map(vector::Form::class),
     }
 }
 
@@ -230,7 +233,8 @@ impl Selector {
             let selected = scalar::select(self, op, &name)?
                 || control::select(self, op, &name)?
                 || memory::select(self, op, &name)?
-                || locks::select(self, op, &name)?;
+                || locks::select(self, op, &name)?
+                || vector::select(self, op, &name)?;
             if !selected {
                 return Err(fail(
                     op,
