@@ -44,6 +44,10 @@ pub(crate) enum Val {
     Const(i64),
     /// A core address: `base` plus a byte offset in a scalar, if any.
     Addr { base: u32, offset: Option<VReg> },
+    /// A short f32 vector (`vector<4xf32>`) as one scalar per lane, entry
+    /// `i` of `Selector::lanes`: no modelled instruction loads, stores or
+    /// fills fewer than 16 f32 lanes of a vector register.
+    Lanes(usize),
 }
 
 /// What the selection of a worker gives the code generator.
@@ -63,6 +67,7 @@ pub(crate) struct Selector {
     block: BlockId,
     at: Option<SourceLocation>,
     stack: Option<(u32, u32)>,
+    lanes: Vec<Vec<Val>>,
 }
 
 fn key(v: MlirValue) -> usize {
@@ -125,6 +130,45 @@ impl Selector {
         self.values.insert(key(value), val);
     }
 
+    pub(crate) fn define_lanes(&mut self, value: MlirValue, lanes: Vec<Val>) {
+        self.lanes.push(lanes);
+        let v = Val::Lanes(self.lanes.len() - 1);
+        self.define(value, v);
+    }
+
+    /// The lanes of a short vector.
+    pub(crate) fn lanes(
+        &self,
+        op: MlirOperation,
+        value: MlirValue,
+    ) -> Result<Vec<Val>, Diagnostic> {
+        match self.val(op, value)? {
+            Val::Lanes(i) => Ok(self.lanes[i].clone()),
+            _ => Err(fail(
+                op,
+                format!(
+                    "internal compiler error: `{}` takes a vector of lanes",
+                    op_name(op)
+                ),
+            )),
+        }
+    }
+
+    /// The registers `value` takes along an edge: one, or one per lane.
+    pub(crate) fn registers(
+        &mut self,
+        op: MlirOperation,
+        value: MlirValue,
+    ) -> Result<Vec<VReg>, Diagnostic> {
+        match self.val(op, value)? {
+            Val::Lanes(i) => {
+                let lanes = self.lanes[i].clone();
+                lanes.into_iter().map(|l| self.materialize(op, l)).collect()
+            }
+            other => Ok(vec![self.materialize(op, other)?]),
+        }
+    }
+
     pub(crate) fn val(&self, op: MlirOperation, value: MlirValue) -> Result<Val, Diagnostic> {
         self.values.get(&key(value)).copied().ok_or_else(|| {
             fail(
@@ -181,6 +225,13 @@ impl Selector {
                     Some(o) => self.binary(op, "ADD_alu_r_rr", b, o),
                 }
             }
+            Val::Lanes(_) => Err(fail(
+                op,
+                format!(
+                    "`{}` of a short vector (one scalar per lane) has no AIE2P pattern",
+                    op_name(op)
+                ),
+            )),
         }
     }
 
@@ -313,10 +364,21 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
         block: ids[0],
         at: source_location(worker),
         stack: None,
+        lanes: Vec::new(),
     };
     for (&block, &id) in order.iter().zip(&ids) {
         for argument in arguments(block) {
             let ty = type_text(value_type(argument));
+            if let Some(n) = vector::lane_count(&ty) {
+                let mut lanes = Vec::new();
+                for _ in 0..n {
+                    let r = s.b.param(id, RegClass::Scalar);
+                    let r = r.map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
+                    lanes.push(Val::Reg(r));
+                }
+                s.define_lanes(argument, lanes);
+                continue;
+            }
             let Some(class) = class_of(&ty) else {
                 // Block arguments have no location of their own: the
                 // block's first op stands for it.

@@ -58,13 +58,24 @@ impl Form {
     }
 }
 
+/// The lanes of a short f32 vector, kept one scalar per lane (`Val::Lanes`).
+pub(crate) fn lane_count(ty: &str) -> Option<usize> {
+    let n: usize = ty
+        .strip_prefix("vector<")?
+        .strip_suffix("xf32>")?
+        .parse()
+        .ok()?;
+    (1..16).contains(&n).then_some(n)
+}
+
 fn form_of(op: MlirOperation, ty: &str) -> Result<Form, Diagnostic> {
     form(ty).ok_or_else(|| {
         fail(
             op,
             format!(
-                "`{}` of `{ty}` has no AIE2P pattern yet (vector<32xbf16>, vector<16xbf16> and \
-                 vector<16xf32> have)",
+                "`{}` of `{ty}` has no AIE2P instruction selection pattern yet (vector<32xbf16>, \
+                 vector<16xbf16>, vector<16xf32> and f32 vectors of fewer lanes have); compile \
+                 with --worker-code=lowir to carry the worker as Low aie2p IR",
                 op_name(op)
             ),
         )
@@ -191,11 +202,7 @@ fn select_scalar(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool
                 ));
             }
             let (a, b) = (reg(s, op, 0)?, reg(s, op, 1)?);
-            let (xa, xb) = (broadcast(s, op, a, 32)?, broadcast(s, op, b, 32)?);
-            let (da, db) = (to_accumulator(s, op, xa)?, to_accumulator(s, op, xb)?);
-            let sum = add_accumulators(s, op, name == scalar::SUBF, da, db)?;
-            let x = from_accumulator(s, op, sum)?;
-            let r = extract(s, op, x, 0, 32)?;
+            let r = add_f32(s, op, name == scalar::SUBF, a, b)?;
             s.define(results(op)[0], Val::Reg(r));
         }
         scalar::FPTRUNC => {
@@ -228,6 +235,88 @@ fn select_scalar(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool
             s.define(results(op)[0], Val::Reg(r));
         }
         _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `a + b` (or `a - b`) of two f32 scalars in lane 0 of the vector unit.
+fn add_f32(
+    s: &mut Selector,
+    op: MlirOperation,
+    subtract: bool,
+    a: VReg,
+    b: VReg,
+) -> Result<VReg, Diagnostic> {
+    let (xa, xb) = (broadcast(s, op, a, 32)?, broadcast(s, op, b, 32)?);
+    let (da, db) = (to_accumulator(s, op, xa)?, to_accumulator(s, op, xb)?);
+    let sum = add_accumulators(s, op, subtract, da, db)?;
+    let x = from_accumulator(s, op, sum)?;
+    extract(s, op, x, 0, 32)
+}
+
+/// A short f32 vector's ops, lane by lane on scalars.
+fn select_lanes(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
+    let results = results(op);
+    let Some(ty) = results
+        .first()
+        .map(|&r| type_text(value_type(r)))
+        .or_else(|| (name == vector::STORE).then(|| type_text(value_type(operands(op)[0]))))
+    else {
+        return Ok(false);
+    };
+    let Some(n) = lane_count(&ty) else {
+        return Ok(false);
+    };
+    match name {
+        vector::CONSTANT => {
+            let bits = lane_bits(op, "f32")?;
+            s.define_lanes(results[0], vec![Val::Const(bits); n]);
+        }
+        vector::SPLAT => {
+            let v = s.val(op, operands(op)[0])?;
+            s.define_lanes(results[0], vec![v; n]);
+        }
+        vector::LOAD => {
+            let (view, dynamic, positions) = access(op, 0);
+            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            check_element(op, Form::F32x16, &element)?;
+            let mut lanes = Vec::new();
+            for i in 0..n {
+                let d = s.vreg(RegClass::Scalar);
+                s.inst(op, "LDA_dms_lda_idx_imm", &[V(d), V(p), Imm(4 * i as i64)])?;
+                lanes.push(Val::Reg(d));
+            }
+            s.define_lanes(results[0], lanes);
+        }
+        vector::STORE => {
+            let lanes = s.lanes(op, operands(op)[0])?;
+            let (view, dynamic, positions) = access(op, 1);
+            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            check_element(op, Form::F32x16, &element)?;
+            for (i, lane) in lanes.into_iter().enumerate() {
+                let r = s.materialize(op, lane)?;
+                s.inst(op, "ST_dms_sts_idx_imm", &[V(r), V(p), Imm(4 * i as i64)])?;
+            }
+        }
+        vector::ADDF => {
+            let ins = operands(op);
+            let (a, b) = (s.lanes(op, ins[0])?, s.lanes(op, ins[1])?);
+            let mut lanes = Vec::new();
+            for (x, y) in a.into_iter().zip(b) {
+                let (x, y) = (s.materialize(op, x)?, s.materialize(op, y)?);
+                lanes.push(Val::Reg(add_f32(s, op, false, x, y)?));
+            }
+            s.define_lanes(results[0], lanes);
+        }
+        _ => {
+            return Err(fail(
+                op,
+                format!(
+                    "`{name}` of `{ty}` has no AIE2P instruction selection pattern yet; \
+                     compile with --worker-code=lowir to carry the worker as Low aie2p IR"
+                ),
+            ))
+        }
     }
     Ok(true)
 }
@@ -281,7 +370,7 @@ fn multiply_accumulate(
 }
 
 pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
-    if select_scalar(s, op, name)? {
+    if select_scalar(s, op, name)? || select_lanes(s, op, name)? {
         return Ok(true);
     }
     match name {
