@@ -352,7 +352,9 @@ impl FunctionBuilder {
         // Definitions last: a failed check leaves the function unchanged.
         let mut defined: Vec<u32> = Vec::new();
         for (operand, value) in wanted.iter().zip(operands) {
-            if let (true, MachineOperand::VReg(v)) = (operand.output, value) {
+            if let (true, MachineOperand::VReg(v) | MachineOperand::PartDef(v, _)) =
+                (operand.output, value)
+            {
                 if self.defined[v.index as usize] || defined.contains(&v.index) {
                     return Err(BuildError::Redefined(v.index));
                 }
@@ -430,13 +432,21 @@ impl FunctionBuilder {
                     .admits(&Value::Register(register.clone()))
                     .map_err(field_error)
             }
-            (_, MachineOperand::Part(v, part)) => {
+            (_, MachineOperand::Part(v, part) | MachineOperand::PartDef(v, part)) => {
                 self.known(*v)?;
                 let (opcode, operand_name) = name();
-                if operand.output {
-                    return Err(BuildError::PartialDefinition {
-                        opcode,
-                        operand: operand_name,
+                let defines = matches!(value, MachineOperand::PartDef(..));
+                if operand.output != defines {
+                    return Err(if defines {
+                        BuildError::PartDefinitionRead {
+                            opcode,
+                            operand: operand_name,
+                        }
+                    } else {
+                        BuildError::PartialDefinition {
+                            opcode,
+                            operand: operand_name,
+                        }
                     });
                 }
                 // Every register of the class has the part, and the field

@@ -62,6 +62,11 @@ pub enum BuildError {
         opcode: String,
         operand: String,
     },
+    /// `MachineOperand::PartDef` given to an input (it only defines).
+    PartDefinitionRead {
+        opcode: String,
+        operand: String,
+    },
     /// A register without that part (a scalar has no halves).
     NoSuchPart {
         opcode: String,
@@ -156,7 +161,11 @@ impl fmt::Display for BuildError {
             ),
             BuildError::PartialDefinition { opcode, operand } => write!(
                 f,
-                "{opcode} ${operand} writes a part of a register; parts are read only"
+                "{opcode} ${operand} writes a part of a register; a Part is read only (PartDef defines a register by a part)"
+            ),
+            BuildError::PartDefinitionRead { opcode, operand } => write!(
+                f,
+                "{opcode} ${operand} is read; a part definition (PartDef) is an output only"
             ),
             BuildError::NoSuchPart {
                 opcode,

@@ -54,6 +54,12 @@ pub enum MachineOperand {
     /// A part of a virtual register (`wl` of an x, `cml` or `bmhh` of a
     /// dm), read only: writing a part would define a register in pieces.
     Part(VReg, Part),
+    /// An output that defines the whole virtual register by writing only
+    /// this part of it (`vmov bmll, x`, a `vlda` of a bm quarter): the
+    /// allocator gives the value a whole register, whose other bits are
+    /// unspecified, so only this part is to be read back. A vector<16xf32>
+    /// is a quarter of a dm accumulator this way.
+    PartDef(VReg, Part),
     /// A physical register outside the allocated classes (`sp`, `lc`,
     /// control registers), by its assembly name.
     Phys(String),
@@ -65,6 +71,7 @@ impl fmt::Display for MachineOperand {
         match self {
             MachineOperand::VReg(v) => v.fmt(f),
             MachineOperand::Part(v, p) => write!(f, "{v}.{p}"),
+            MachineOperand::PartDef(v, p) => write!(f, "{v}.{p}!"),
             MachineOperand::Phys(r) => f.write_str(r),
             MachineOperand::Imm(i) => write!(f, "#{i}"),
         }

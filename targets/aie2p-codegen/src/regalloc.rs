@@ -240,7 +240,10 @@ fn view(cfg: &Cfg, function: &MachineFunction, run: usize, uses: &[u32]) -> View
             let mut sources = Vec::new();
             let mut regs = Vec::new();
             for (i, (_, value)) in inst.operands.iter().enumerate() {
-                let (MachineOperand::VReg(vreg) | MachineOperand::Part(vreg, _)) = value else {
+                let (MachineOperand::VReg(vreg)
+                | MachineOperand::Part(vreg, _)
+                | MachineOperand::PartDef(vreg, _)) = value
+                else {
                     continue;
                 };
                 if let Some(r) = ra_vreg(run, *vreg) {
@@ -701,7 +704,7 @@ fn physical(
     let mut given: BTreeMap<&str, String> = BTreeMap::new();
     for (i, (name, value)) in machine.operands.iter().enumerate() {
         let value = match value {
-            MachineOperand::VReg(_) | MachineOperand::Part(..) => {
+            MachineOperand::VReg(_) | MachineOperand::Part(..) | MachineOperand::PartDef(..) => {
                 let register = regs.get(&i).cloned().ok_or_else(|| {
                     CodegenError::Internal(format!(
                         "{} ${name} was not allocated",
@@ -709,7 +712,7 @@ fn physical(
                     ))
                 })?;
                 match value {
-                    MachineOperand::Part(_, part) => {
+                    MachineOperand::Part(_, part) | MachineOperand::PartDef(_, part) => {
                         Value::Register(part.of(&register).ok_or_else(|| {
                             CodegenError::Internal(format!("{register} has no part {part}"))
                         })?)

@@ -613,6 +613,89 @@ fn a_part_is_read_only_and_only_of_registers_that_have_it() {
     ));
 }
 
+#[test]
+fn a_part_definition_defines_the_whole_register_by_one_part() {
+    // A scalar f32 add on the vector unit: the value in lane 0 of an x,
+    // moved into the low quarter of a dm (PartDef: the dm is defined, its
+    // other quarters unspecified), added there, and moved back from it.
+    let mut b = FunctionBuilder::new("part_defs");
+    let entry = b.block();
+    let (a, conf, sum) = (
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+    );
+    let (x, back) = (b.vreg(RegClass::Vector), b.vreg(RegClass::Vector));
+    let (acc, total) = (b.vreg(RegClass::Accumulator), b.vreg(RegClass::Accumulator));
+    let p = b.vreg(RegClass::Pointer);
+    b.inst(entry, "MOVXM", &[V(a), Imm(0x3F80_0000)], at(1))
+        .unwrap();
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(conf), Imm(0x3C)], at(1))
+        .unwrap();
+    b.inst(entry, "VBCST_32", &[V(x), V(a)], at(2)).unwrap();
+    // A part definition is an output only.
+    assert!(matches!(
+        b.inst(
+            entry,
+            "VMOV_alu_mv_mv_x",
+            &[V(back), MachineOperand::PartDef(acc, Part::LowLow)],
+            at(3)
+        ),
+        Err(BuildError::PartDefinitionRead { .. })
+    ));
+    b.inst(
+        entry,
+        "VMOV_alu_mv_mv_x",
+        &[MachineOperand::PartDef(acc, Part::LowLow), V(x)],
+        at(3),
+    )
+    .unwrap();
+    // Defined once: a second part definition of it is a redefinition.
+    assert!(matches!(
+        b.inst(
+            entry,
+            "VMOV_alu_mv_mv_x",
+            &[MachineOperand::PartDef(acc, Part::LowLow), V(x)],
+            at(3)
+        ),
+        Err(BuildError::Redefined(_))
+    ));
+    b.inst(
+        entry,
+        "VADD_f_vmac_cm2_add_reg",
+        &[V(total), V(acc), V(acc), V(conf)],
+        at(4),
+    )
+    .unwrap();
+    b.inst(
+        entry,
+        "VMOV_alu_mv_mv_x",
+        &[V(back), MachineOperand::Part(total, Part::LowLow)],
+        at(5),
+    )
+    .unwrap();
+    b.inst(
+        entry,
+        "VEXTRACT_32_vec_extract_imm_vaddSign0",
+        &[V(sum), V(back), Imm(0)],
+        at(6),
+    )
+    .unwrap();
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0000)], at(7))
+        .unwrap();
+    b.inst(entry, "ST_dms_sts_idx_imm", &[V(sum), V(p), Imm(0)], at(7))
+        .unwrap();
+    b.terminate(entry, Terminator::Done, at(8)).unwrap();
+    let function = b.finish().unwrap();
+    let program = compile(&function, &options()).unwrap();
+    let text = text(&program);
+    for op in ["vbcst.32", "vmov\tbmll", "vadd.f\tdm", "vextract.32"] {
+        assert!(text.contains(op), "{op} in {text}");
+    }
+    // The function shows the part definition.
+    assert!(function.to_string().contains(".low.low!"), "{function}");
+}
+
 fn text(program: &Program) -> String {
     program.disassembly().unwrap()
 }

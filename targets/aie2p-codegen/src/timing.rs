@@ -247,15 +247,20 @@ impl Effects {
 /// Bundles from a write's issue to a read's that sees it: LLVM's rule,
 /// def - use + 1, one less through a shared bypass (as
 /// `loom_aie2p_isa::schedule::latency`), over the windows' worst ends.
+/// At least one: a read sees the registers as they were before its own
+/// bundle's writes (the latency checker's rule), so a write that lands
+/// before the read's cycle (`vmov bmll, x` at 2, `vadd.f` reads at 4)
+/// still needs the reader in a later bundle.
 pub fn read_after_write(write: &Access, read: &Access) -> u32 {
     let latency = (write.window.late + 1).saturating_sub(read.window.early);
     let exact = write.window.early == write.window.late && read.window.early == read.window.late;
     let forwarded = exact && write.bypass.is_some() && write.bypass == read.bypass;
-    if latency > 0 && forwarded {
+    let latency = if latency > 0 && forwarded {
         latency - 1
     } else {
         latency
-    }
+    };
+    latency.max(1)
 }
 
 /// Bundles from a write's issue to a later write of the same register,

@@ -14,7 +14,11 @@ fn registers(
     op: MlirOperation,
     values: &[MlirValue],
 ) -> Result<Vec<VReg>, Diagnostic> {
-    values.iter().map(|&v| s.scalar(op, v)).collect()
+    let mut out = Vec::new();
+    for &v in values {
+        out.extend(s.registers(op, v)?);
+    }
+    Ok(out)
 }
 
 fn end(s: &mut Selector, op: MlirOperation, terminator: Terminator) -> Result<(), Diagnostic> {

@@ -69,7 +69,7 @@ fn shape(s: &Selector, op: MlirOperation, v: MlirValue) -> Result<(Vec<i64>, Str
 }
 
 /// A pointer to the element at `indices` of the view `v`.
-fn element_pointer(
+pub(crate) fn element_pointer(
     s: &mut Selector,
     op: MlirOperation,
     v: MlirValue,
@@ -135,7 +135,7 @@ fn element_pointer(
 
 /// The index operands and static positions of a view access whose view is
 /// operand `view_at` (its segments: [value,] view, indices, type dims).
-fn access(op: MlirOperation, view_at: usize) -> (MlirValue, Vec<MlirValue>, Vec<i64>) {
+pub(crate) fn access(op: MlirOperation, view_at: usize) -> (MlirValue, Vec<MlirValue>, Vec<i64>) {
     let ins = operands(op);
     let count = attribute(op, "operandSegmentSizes")
         .map_or(0, |a| dense_i32_element(a, view_at as isize + 1) as usize);

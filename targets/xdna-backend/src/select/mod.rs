@@ -3,9 +3,11 @@
 //! allocates, schedules and emits it. Each op family has its file:
 //! `scalar` (index and scalar arithmetic, compares, selects, constants),
 //! `control` (`cfg.br`, `cfg.cond_br`, `func.return`), `memory`
-//! (`aie2p.tile.buffer`, `buffer.view`, `view.load`, `view.store`) and
-//! `locks` (`aie2p.lock.acquire`, `aie2p.lock.release`). An op without a
-//! pattern is an error at its location naming it, never a fallback.
+//! (`aie2p.tile.buffer`, `buffer.view`, `view.load`, `view.store`),
+//! `locks` (`aie2p.lock.acquire`, `aie2p.lock.release`) and `vector`
+//! (vectors, and the f32 scalar arithmetic and conversions only the vector
+//! unit computes). An op without a pattern is an error at its location
+//! naming it, never a fallback.
 //!
 //! Values are selected lazily where that saves registers: constants and
 //! addresses known when compiling stay symbolic (`Val::Const`,
@@ -21,6 +23,7 @@ mod control;
 mod locks;
 mod memory;
 mod scalar;
+mod vector;
 
 use loom_aie2p_codegen::{
     BlockId, BuildError, FunctionBuilder, MachineFunction, MachineOperand, RegClass,
@@ -41,6 +44,10 @@ pub(crate) enum Val {
     Const(i64),
     /// A core address: `base` plus a byte offset in a scalar, if any.
     Addr { base: u32, offset: Option<VReg> },
+    /// A short f32 vector (`vector<4xf32>`) as one scalar per lane, entry
+    /// `i` of `Selector::lanes`: no modelled instruction loads, stores or
+    /// fills fewer than 16 f32 lanes of a vector register.
+    Lanes(usize),
 }
 
 /// What the selection of a worker gives the code generator.
@@ -60,6 +67,7 @@ pub(crate) struct Selector {
     block: BlockId,
     at: Option<SourceLocation>,
     stack: Option<(u32, u32)>,
+    lanes: Vec<Vec<Val>>,
 }
 
 fn key(v: MlirValue) -> usize {
@@ -88,7 +96,7 @@ pub(crate) fn fail(op: MlirOperation, message: impl Into<String>) -> Diagnostic 
 fn class_of(text: &str) -> Option<RegClass> {
     match text {
         "index" | "offset" | "i1" | "i32" | "f32" | "bf16" => Some(RegClass::Scalar),
-        _ => None,
+        _ => vector::form(text).map(vector::Form::class),
     }
 }
 
@@ -120,6 +128,45 @@ impl Selector {
 
     pub(crate) fn define(&mut self, value: MlirValue, val: Val) {
         self.values.insert(key(value), val);
+    }
+
+    pub(crate) fn define_lanes(&mut self, value: MlirValue, lanes: Vec<Val>) {
+        self.lanes.push(lanes);
+        let v = Val::Lanes(self.lanes.len() - 1);
+        self.define(value, v);
+    }
+
+    /// The lanes of a short vector.
+    pub(crate) fn lanes(
+        &self,
+        op: MlirOperation,
+        value: MlirValue,
+    ) -> Result<Vec<Val>, Diagnostic> {
+        match self.val(op, value)? {
+            Val::Lanes(i) => Ok(self.lanes[i].clone()),
+            _ => Err(fail(
+                op,
+                format!(
+                    "internal compiler error: `{}` takes a vector of lanes",
+                    op_name(op)
+                ),
+            )),
+        }
+    }
+
+    /// The registers `value` takes along an edge: one, or one per lane.
+    pub(crate) fn registers(
+        &mut self,
+        op: MlirOperation,
+        value: MlirValue,
+    ) -> Result<Vec<VReg>, Diagnostic> {
+        match self.val(op, value)? {
+            Val::Lanes(i) => {
+                let lanes = self.lanes[i].clone();
+                lanes.into_iter().map(|l| self.materialize(op, l)).collect()
+            }
+            other => Ok(vec![self.materialize(op, other)?]),
+        }
     }
 
     pub(crate) fn val(&self, op: MlirOperation, value: MlirValue) -> Result<Val, Diagnostic> {
@@ -178,6 +225,13 @@ impl Selector {
                     Some(o) => self.binary(op, "ADD_alu_r_rr", b, o),
                 }
             }
+            Val::Lanes(_) => Err(fail(
+                op,
+                format!(
+                    "`{}` of a short vector (one scalar per lane) has no AIE2P pattern",
+                    op_name(op)
+                ),
+            )),
         }
     }
 
@@ -230,7 +284,8 @@ impl Selector {
             let selected = scalar::select(self, op, &name)?
                 || control::select(self, op, &name)?
                 || memory::select(self, op, &name)?
-                || locks::select(self, op, &name)?;
+                || locks::select(self, op, &name)?
+                || vector::select(self, op, &name)?;
             if !selected {
                 return Err(fail(
                     op,
@@ -309,10 +364,21 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
         block: ids[0],
         at: source_location(worker),
         stack: None,
+        lanes: Vec::new(),
     };
     for (&block, &id) in order.iter().zip(&ids) {
         for argument in arguments(block) {
             let ty = type_text(value_type(argument));
+            if let Some(n) = vector::lane_count(&ty) {
+                let mut lanes = Vec::new();
+                for _ in 0..n {
+                    let r = s.b.param(id, RegClass::Scalar);
+                    let r = r.map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
+                    lanes.push(Val::Reg(r));
+                }
+                s.define_lanes(argument, lanes);
+                continue;
+            }
             let Some(class) = class_of(&ty) else {
                 // Block arguments have no location of their own: the
                 // block's first op stands for it.

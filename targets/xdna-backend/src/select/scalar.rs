@@ -10,7 +10,7 @@ use mlir_sys::MlirOperation;
 
 /// The bits of a float constant of type `ty` (`f32`, or `bf16` rounded to
 /// nearest even, as the interpreter's numerics do).
-fn float_bits(value: f64, ty: &str) -> Option<i64> {
+pub(crate) fn float_bits(value: f64, ty: &str) -> Option<i64> {
     let f = value as f32;
     match ty {
         "f32" => Some(i64::from(f.to_bits())),

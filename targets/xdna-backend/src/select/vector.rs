@@ -1,0 +1,548 @@
+//! Vectors on the vector unit, and the scalar float arithmetic that only
+//! the vector unit can do (AIE2P has no scalar FPU).
+//!
+//! Each type has one register form: `vector<32xbf16>` an x register;
+//! `vector<16xbf16>` the low half (`wl`) of one; `vector<16xf32>` the low
+//! quarter (`bmll`) of a dm accumulator, where `vadd.f` and `vmac.f` work.
+//! Bits outside that part are unspecified (`MachineOperand::PartDef`).
+//! Every instruction here is one the isa core models
+//! (runtime/src/sim/core/isa/vector.rs), with its mode word or rounding
+//! mode as the core's assumptions fix them (assumptions.rs A6-A8).
+
+use super::memory::{access, element_pointer};
+use super::{fail, result_type, Selector, Val};
+use loom_aie2p_codegen::MachineOperand::{self, Imm, Part as P, PartDef as Def, VReg as V};
+use loom_aie2p_codegen::{Part, RegClass, VReg};
+use loom_diagnostic::Diagnostic;
+use loom_dialects::ir::*;
+use loom_dialects::names::{scalar, vector};
+use mlir_sys::MlirOperation;
+
+/// A7: llvm-aie's bf16 / fp32 element-wise mode word (amode FP32, bmode
+/// 16x16, cmode 1) for `vmac.f` and `vadd.f`.
+const FP32_ELEMENTWISE: i64 = 0x3C;
+/// A6: rnd_conv_even, the one rounding mode the isa core converts under.
+const ROUND_NEAREST_EVEN: i64 = 12;
+/// A8: shuffle modes T16_32x2_lo / _hi (even / odd 16-bit elements of
+/// s1 ‖ s2) and T16_2x32_lo (s1 and s2 interleaved, low halves).
+const EVENS_16: i64 = 2;
+const ODDS_16: i64 = 3;
+const INTERLEAVE_16: i64 = 18;
+
+/// The register forms of the vector types selection supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// vector<32xbf16>: a whole x.
+    Bf16x32,
+    /// vector<16xbf16>: the `wl` half of an x.
+    Bf16x16,
+    /// vector<16xf32>: the `bmll` quarter of a dm.
+    F32x16,
+}
+
+pub(crate) fn form(ty: &str) -> Option<Form> {
+    match ty {
+        "vector<32xbf16>" => Some(Form::Bf16x32),
+        "vector<16xbf16>" => Some(Form::Bf16x16),
+        "vector<16xf32>" => Some(Form::F32x16),
+        _ => None,
+    }
+}
+
+impl Form {
+    pub(crate) fn class(self) -> RegClass {
+        match self {
+            Form::F32x16 => RegClass::Accumulator,
+            _ => RegClass::Vector,
+        }
+    }
+}
+
+/// The lanes of a short f32 vector, kept one scalar per lane (`Val::Lanes`).
+pub(crate) fn lane_count(ty: &str) -> Option<usize> {
+    let n: usize = ty
+        .strip_prefix("vector<")?
+        .strip_suffix("xf32>")?
+        .parse()
+        .ok()?;
+    (1..16).contains(&n).then_some(n)
+}
+
+fn form_of(op: MlirOperation, ty: &str) -> Result<Form, Diagnostic> {
+    form(ty).ok_or_else(|| {
+        fail(
+            op,
+            format!(
+                "`{}` of `{ty}` has no AIE2P instruction selection pattern yet (vector<32xbf16>, \
+                 vector<16xbf16>, vector<16xf32> and f32 vectors of fewer lanes have); compile \
+                 with --worker-code=lowir to carry the worker as Low aie2p IR",
+                op_name(op)
+            ),
+        )
+    })
+}
+
+fn reg(s: &mut Selector, op: MlirOperation, i: usize) -> Result<VReg, Diagnostic> {
+    s.scalar(op, operands(op)[i])
+}
+
+fn vreg_inst(
+    s: &mut Selector,
+    op: MlirOperation,
+    class: RegClass,
+    opcode: &str,
+    build: impl FnOnce(VReg) -> Vec<MachineOperand>,
+) -> Result<VReg, Diagnostic> {
+    let d = s.vreg(class);
+    s.inst(op, opcode, &build(d))?;
+    Ok(d)
+}
+
+/// The mode word in a scalar.
+fn mode_word(s: &mut Selector, op: MlirOperation) -> Result<VReg, Diagnostic> {
+    s.constant(op, FP32_ELEMENTWISE)
+}
+
+/// crRnd set for a conversion to bf16; before each one, so no path
+/// reaches a `vconv` without it (one `movx`, nothing else reads crRnd).
+fn round_nearest_even(s: &mut Selector, op: MlirOperation) -> Result<(), Diagnostic> {
+    s.inst(
+        op,
+        "MOVX_mvx_cr_imm",
+        &[
+            MachineOperand::Phys("crrnd".into()),
+            Imm(ROUND_NEAREST_EVEN),
+        ],
+    )
+}
+
+/// A 32-bit scalar in every lane of an x.
+fn broadcast(s: &mut Selector, op: MlirOperation, r: VReg, bits: u32) -> Result<VReg, Diagnostic> {
+    let opcode = if bits == 16 { "VBCST_16" } else { "VBCST_32" };
+    vreg_inst(s, op, RegClass::Vector, opcode, |d| vec![V(d), V(r)])
+}
+
+/// An x's low 512 bits as the `bmll` quarter of a new dm.
+fn to_accumulator(s: &mut Selector, op: MlirOperation, x: VReg) -> Result<VReg, Diagnostic> {
+    vreg_inst(s, op, RegClass::Accumulator, "VMOV_alu_mv_mv_x", |d| {
+        vec![Def(d, Part::LowLow), V(x)]
+    })
+}
+
+/// A dm's `bmll` quarter as a new x.
+fn from_accumulator(s: &mut Selector, op: MlirOperation, acc: VReg) -> Result<VReg, Diagnostic> {
+    vreg_inst(s, op, RegClass::Vector, "VMOV_alu_mv_mv_x", |d| {
+        vec![V(d), P(acc, Part::LowLow)]
+    })
+}
+
+/// Lane `lane` of an x as a scalar (16- or 32-bit lanes, zero-extended).
+fn extract(
+    s: &mut Selector,
+    op: MlirOperation,
+    x: VReg,
+    lane: i64,
+    bits: u32,
+) -> Result<VReg, Diagnostic> {
+    let opcode = if bits == 16 {
+        "VEXTRACT_16_vec_extract_imm_vaddSign0"
+    } else {
+        "VEXTRACT_32_vec_extract_imm_vaddSign0"
+    };
+    vreg_inst(s, op, RegClass::Scalar, opcode, |d| {
+        vec![V(d), V(x), Imm(lane)]
+    })
+}
+
+/// `vadd.f` or `vsub.f` of two dm.
+fn add_accumulators(
+    s: &mut Selector,
+    op: MlirOperation,
+    subtract: bool,
+    a: VReg,
+    b: VReg,
+) -> Result<VReg, Diagnostic> {
+    let conf = mode_word(s, op)?;
+    let opcode = if subtract {
+        "VSUB_f_vmac_cm2_add_reg"
+    } else {
+        "VADD_f_vmac_cm2_add_reg"
+    };
+    vreg_inst(s, op, RegClass::Accumulator, opcode, |d| {
+        vec![V(d), V(a), V(b), V(conf)]
+    })
+}
+
+/// The f32 lanes of a dm's `bmll` rounded to bf16 in the `wl` of a new x.
+fn narrow(s: &mut Selector, op: MlirOperation, acc: VReg) -> Result<VReg, Diagnostic> {
+    round_nearest_even(s, op)?;
+    vreg_inst(
+        s,
+        op,
+        RegClass::Vector,
+        "VCONV_bf16_fp32_mv_w_srs_bf",
+        |d| vec![Def(d, Part::Low), P(acc, Part::LowLow)],
+    )
+}
+
+/// `scalar.addf`/`subf` of f32 and the scalar conversions: through lane 0
+/// of the vector unit, as llvm-aie legalizes a bf16 scalar G_FADD
+/// (AIELegalizerHelper::legalizeG_FADDSUB: insert into a v16f32, add,
+/// extract); an f32 needs no conversion around it. `scalar.mulf` has no
+/// pattern: the vector unit multiplies bf16, and an fp32 multiply is not
+/// modelled by the isa core.
+fn select_scalar(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
+    match name {
+        scalar::ADDF | scalar::SUBF => {
+            let ty = result_type(op, 0);
+            if ty != "f32" {
+                return Err(fail(
+                    op,
+                    format!("`{name}` of `{ty}` has no AIE2P pattern yet (f32 has)"),
+                ));
+            }
+            let (a, b) = (reg(s, op, 0)?, reg(s, op, 1)?);
+            let r = add_f32(s, op, name == scalar::SUBF, a, b)?;
+            s.define(results(op)[0], Val::Reg(r));
+        }
+        scalar::FPTRUNC => {
+            let (from, to) = (type_text(value_type(operands(op)[0])), result_type(op, 0));
+            if (from.as_str(), to.as_str()) != ("f32", "bf16") {
+                return Err(fail(
+                    op,
+                    format!("`scalar.fptrunc` from `{from}` to `{to}` has no AIE2P pattern"),
+                ));
+            }
+            let a = reg(s, op, 0)?;
+            let x = broadcast(s, op, a, 32)?;
+            let acc = to_accumulator(s, op, x)?;
+            let w = narrow(s, op, acc)?;
+            let r = extract(s, op, w, 0, 16)?;
+            s.define(results(op)[0], Val::Reg(r));
+        }
+        scalar::EXTF => {
+            let (from, to) = (type_text(value_type(operands(op)[0])), result_type(op, 0));
+            if (from.as_str(), to.as_str()) != ("bf16", "f32") {
+                return Err(fail(
+                    op,
+                    format!("`scalar.extf` from `{from}` to `{to}` has no AIE2P pattern"),
+                ));
+            }
+            // Exact: a bf16 is the high half of its f32.
+            let a = reg(s, op, 0)?;
+            let sixteen = s.constant(op, 16)?;
+            let r = s.binary(op, "LSHL", a, sixteen)?;
+            s.define(results(op)[0], Val::Reg(r));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `a + b` (or `a - b`) of two f32 scalars in lane 0 of the vector unit.
+fn add_f32(
+    s: &mut Selector,
+    op: MlirOperation,
+    subtract: bool,
+    a: VReg,
+    b: VReg,
+) -> Result<VReg, Diagnostic> {
+    let (xa, xb) = (broadcast(s, op, a, 32)?, broadcast(s, op, b, 32)?);
+    let (da, db) = (to_accumulator(s, op, xa)?, to_accumulator(s, op, xb)?);
+    let sum = add_accumulators(s, op, subtract, da, db)?;
+    let x = from_accumulator(s, op, sum)?;
+    extract(s, op, x, 0, 32)
+}
+
+/// A short f32 vector's ops, lane by lane on scalars.
+fn select_lanes(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
+    let results = results(op);
+    let Some(ty) = results
+        .first()
+        .map(|&r| type_text(value_type(r)))
+        .or_else(|| (name == vector::STORE).then(|| type_text(value_type(operands(op)[0]))))
+    else {
+        return Ok(false);
+    };
+    let Some(n) = lane_count(&ty) else {
+        return Ok(false);
+    };
+    match name {
+        vector::CONSTANT => {
+            let bits = lane_bits(op, "f32")?;
+            s.define_lanes(results[0], vec![Val::Const(bits); n]);
+        }
+        vector::SPLAT => {
+            let v = s.val(op, operands(op)[0])?;
+            s.define_lanes(results[0], vec![v; n]);
+        }
+        vector::LOAD => {
+            let (view, dynamic, positions) = access(op, 0);
+            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            check_element(op, Form::F32x16, &element)?;
+            let mut lanes = Vec::new();
+            for i in 0..n {
+                let d = s.vreg(RegClass::Scalar);
+                s.inst(op, "LDA_dms_lda_idx_imm", &[V(d), V(p), Imm(4 * i as i64)])?;
+                lanes.push(Val::Reg(d));
+            }
+            s.define_lanes(results[0], lanes);
+        }
+        vector::STORE => {
+            let lanes = s.lanes(op, operands(op)[0])?;
+            let (view, dynamic, positions) = access(op, 1);
+            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            check_element(op, Form::F32x16, &element)?;
+            for (i, lane) in lanes.into_iter().enumerate() {
+                let r = s.materialize(op, lane)?;
+                s.inst(op, "ST_dms_sts_idx_imm", &[V(r), V(p), Imm(4 * i as i64)])?;
+            }
+        }
+        vector::ADDF => {
+            let ins = operands(op);
+            let (a, b) = (s.lanes(op, ins[0])?, s.lanes(op, ins[1])?);
+            let mut lanes = Vec::new();
+            for (x, y) in a.into_iter().zip(b) {
+                let (x, y) = (s.materialize(op, x)?, s.materialize(op, y)?);
+                lanes.push(Val::Reg(add_f32(s, op, false, x, y)?));
+            }
+            s.define_lanes(results[0], lanes);
+        }
+        _ => {
+            return Err(fail(
+                op,
+                format!(
+                    "`{name}` of `{ty}` has no AIE2P instruction selection pattern yet; \
+                     compile with --worker-code=lowir to carry the worker as Low aie2p IR"
+                ),
+            ))
+        }
+    }
+    Ok(true)
+}
+
+/// The bits of one lane of a constant of element type `element`.
+fn lane_bits(op: MlirOperation, element: &str) -> Result<i64, Diagnostic> {
+    let value = float_attribute(op, "value").unwrap_or(0.0);
+    super::scalar::float_bits(value, element)
+        .ok_or_else(|| fail(op, format!("`vector.constant` of `{element}` lanes")))
+}
+
+/// `s` (a scalar's bits) in every lane of a value of form `f`.
+fn splat(s: &mut Selector, op: MlirOperation, f: Form, r: VReg) -> Result<VReg, Diagnostic> {
+    match f {
+        Form::F32x16 => {
+            let x = broadcast(s, op, r, 32)?;
+            to_accumulator(s, op, x)
+        }
+        _ => broadcast(s, op, r, 16),
+    }
+}
+
+fn shuffle(
+    s: &mut Selector,
+    op: MlirOperation,
+    a: VReg,
+    b: VReg,
+    mode: i64,
+) -> Result<VReg, Diagnostic> {
+    let m = s.constant(op, mode)?;
+    vreg_inst(s, op, RegClass::Vector, "VSHUFFLE_vec_shuffle_x", |d| {
+        vec![V(d), V(a), V(b), V(m)]
+    })
+}
+
+fn multiply_accumulate(
+    s: &mut Selector,
+    op: MlirOperation,
+    acc: VReg,
+    x: VReg,
+    w: VReg,
+    conf: VReg,
+) -> Result<VReg, Diagnostic> {
+    vreg_inst(
+        s,
+        op,
+        RegClass::Accumulator,
+        "VMAC_f_vmac_bf_vmul_bf_core_X_X",
+        |d| vec![V(d), V(acc), V(x), V(w), V(conf)],
+    )
+}
+
+pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
+    if select_scalar(s, op, name)? || select_lanes(s, op, name)? {
+        return Ok(true);
+    }
+    match name {
+        vector::CONSTANT => {
+            let f = form_of(op, &result_type(op, 0))?;
+            let element = if f == Form::F32x16 { "f32" } else { "bf16" };
+            let bits = lane_bits(op, element)?;
+            let v = if f == Form::F32x16 && bits == 0 {
+                vreg_inst(s, op, RegClass::Accumulator, "VCLR", |d| vec![V(d)])?
+            } else {
+                let r = s.constant(op, bits)?;
+                splat(s, op, f, r)?
+            };
+            s.define(results(op)[0], Val::Reg(v));
+        }
+        vector::SPLAT => {
+            let f = form_of(op, &result_type(op, 0))?;
+            let r = reg(s, op, 0)?;
+            let v = splat(s, op, f, r)?;
+            s.define(results(op)[0], Val::Reg(v));
+        }
+        vector::LOAD => {
+            let f = form_of(op, &result_type(op, 0))?;
+            let (view, dynamic, positions) = access(op, 0);
+            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            check_element(op, f, &element)?;
+            let (opcode, d, out) = match f {
+                Form::Bf16x32 => {
+                    let d = s.vreg(RegClass::Vector);
+                    ("VLDA_dmx_lda_x_idx_imm", d, V(d))
+                }
+                Form::Bf16x16 => {
+                    let d = s.vreg(RegClass::Vector);
+                    ("VLDA_dmw_lda_w_idx_imm", d, Def(d, Part::Low))
+                }
+                Form::F32x16 => {
+                    let d = s.vreg(RegClass::Accumulator);
+                    ("VLDA_dmx_lda_bm_idx_imm", d, Def(d, Part::LowLow))
+                }
+            };
+            let (b, block, at) = s.builder();
+            let r = b.load(block, opcode, &[out, V(p), Imm(0)], at);
+            s.built(op, r)?;
+            s.define(results(op)[0], Val::Reg(d));
+        }
+        vector::STORE => {
+            let value = operands(op)[0];
+            let f = form_of(op, &type_text(value_type(value)))?;
+            let v = s.scalar(op, value)?;
+            let (view, dynamic, positions) = access(op, 1);
+            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            check_element(op, f, &element)?;
+            let (opcode, src) = match f {
+                Form::Bf16x32 => ("VST_dmx_sts_x_idx_imm", V(v)),
+                Form::Bf16x16 => ("VST_dmw_sts_w_idx_imm", P(v, Part::Low)),
+                Form::F32x16 => ("VST_dmx_sts_bm_idx_imm", P(v, Part::LowLow)),
+            };
+            s.inst(op, opcode, &[src, V(p), Imm(0)])?;
+        }
+        vector::DOT2F => {
+            let ins = operands(op);
+            let (tx, tacc) = (type_text(value_type(ins[0])), type_text(value_type(ins[2])));
+            if form(&tx) != Some(Form::Bf16x32) || form(&tacc) != Some(Form::F32x16) {
+                return Err(fail(
+                    op,
+                    format!(
+                        "`vector.dot2f` of `{tx}` into `{tacc}` has no AIE2P pattern \
+                         (vector<32xbf16> into vector<16xf32> has)"
+                    ),
+                ));
+            }
+            let (x, w, acc) = (reg(s, op, 0)?, reg(s, op, 1)?, reg(s, op, 2)?);
+            // Lane i is (acc[i] + x[2i] w[2i]) + x[2i+1] w[2i+1], each step
+            // rounded: two element-wise vmac.f over the even, then the odd
+            // elements, deinterleaved into lanes 0-15.
+            let (xe, we) = (
+                shuffle(s, op, x, w, EVENS_16)?,
+                shuffle(s, op, w, x, EVENS_16)?,
+            );
+            let (xo, wo) = (
+                shuffle(s, op, x, w, ODDS_16)?,
+                shuffle(s, op, w, x, ODDS_16)?,
+            );
+            let conf = mode_word(s, op)?;
+            let even = multiply_accumulate(s, op, acc, xe, we, conf)?;
+            let out = multiply_accumulate(s, op, even, xo, wo, conf)?;
+            s.define(results(op)[0], Val::Reg(out));
+        }
+        vector::INTERLEAVE => {
+            let ty = type_text(value_type(operands(op)[0]));
+            let mode = int_attribute(op, "mode").unwrap_or(-1);
+            if form(&ty) != Some(Form::Bf16x16) || mode != 0 {
+                return Err(fail(
+                    op,
+                    format!(
+                        "`vector.interleave<{mode}>` of `{ty}` has no AIE2P pattern \
+                         (mode 0 of vector<16xbf16> has)"
+                    ),
+                ));
+            }
+            let (a, b) = (reg(s, op, 0)?, reg(s, op, 1)?);
+            let v = shuffle(s, op, a, b, INTERLEAVE_16)?;
+            s.define(results(op)[0], Val::Reg(v));
+        }
+        vector::FPTRUNC | vector::EXTF => {
+            let (from, to) = (type_text(value_type(operands(op)[0])), result_type(op, 0));
+            let v = reg(s, op, 0)?;
+            let out = match (name, form(&from), form(&to)) {
+                (vector::FPTRUNC, Some(Form::F32x16), Some(Form::Bf16x16)) => narrow(s, op, v)?,
+                (vector::EXTF, Some(Form::Bf16x16), Some(Form::F32x16)) => vreg_inst(
+                    s,
+                    op,
+                    RegClass::Accumulator,
+                    "VCONV_fp32_bf16_mv_ups_wbf",
+                    |d| vec![Def(d, Part::LowLow), P(v, Part::Low)],
+                )?,
+                _ => {
+                    return Err(fail(
+                        op,
+                        format!("`{name}` from `{from}` to `{to}` has no AIE2P pattern yet"),
+                    ))
+                }
+            };
+            s.define(results(op)[0], Val::Reg(out));
+        }
+        vector::ADDF => {
+            let ty = result_type(op, 0);
+            if form(&ty) != Some(Form::F32x16) {
+                return Err(fail(
+                    op,
+                    format!(
+                        "`vector.addf` of `{ty}` has no AIE2P pattern yet (vector<16xf32> has)"
+                    ),
+                ));
+            }
+            let (a, b) = (reg(s, op, 0)?, reg(s, op, 1)?);
+            let sum = add_accumulators(s, op, false, a, b)?;
+            s.define(results(op)[0], Val::Reg(sum));
+        }
+        vector::EXTRACT => {
+            let input = operands(op)[0];
+            let f = form_of(op, &type_text(value_type(input)))?;
+            let lane = attribute(op, "position")
+                .map(dense_i64_values)
+                .and_then(|p| p.first().copied())
+                .unwrap_or(0);
+            let v = s.scalar(op, input)?;
+            let r = match f {
+                Form::F32x16 => {
+                    let x = from_accumulator(s, op, v)?;
+                    extract(s, op, x, lane, 32)?
+                }
+                _ => extract(s, op, v, lane, 16)?,
+            };
+            s.define(results(op)[0], Val::Reg(r));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn check_element(op: MlirOperation, f: Form, element: &str) -> Result<(), Diagnostic> {
+    let wanted = if f == Form::F32x16 { "f32" } else { "bf16" };
+    if element == wanted {
+        Ok(())
+    } else {
+        Err(fail(
+            op,
+            format!(
+                "`{}` of {wanted} lanes from a view of `{element}` elements",
+                op_name(op)
+            ),
+        ))
+    }
+}
