@@ -257,11 +257,13 @@ fn add_f32(
 /// A short f32 vector's ops, lane by lane on scalars.
 fn select_lanes(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
     let results = results(op);
-    let Some(ty) = results
-        .first()
-        .map(|&r| type_text(value_type(r)))
-        .or_else(|| (name == vector::STORE).then(|| type_text(value_type(operands(op)[0]))))
-    else {
+    // A store and an extract take the short vector; the others make one.
+    let takes = matches!(name, vector::STORE | vector::EXTRACT);
+    let Some(ty) = (if takes {
+        operands(op).first().map(|&v| type_text(value_type(v)))
+    } else {
+        results.first().map(|&r| type_text(value_type(r)))
+    }) else {
         return Ok(false);
     };
     let Some(n) = lane_count(&ty) else {
@@ -297,6 +299,18 @@ fn select_lanes(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool,
                 let r = s.materialize(op, lane)?;
                 s.inst(op, "ST_dms_sts_idx_imm", &[V(r), V(p), Imm(4 * i as i64)])?;
             }
+        }
+        vector::EXTRACT => {
+            let lanes = s.lanes(op, operands(op)[0])?;
+            let lane = attribute(op, "position")
+                .map(dense_i64_values)
+                .and_then(|p| p.first().copied())
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| lanes.get(i).copied());
+            let Some(lane) = lane else {
+                return Err(fail(op, "internal compiler error: a lane out of range"));
+            };
+            s.define(results[0], lane);
         }
         vector::ADDF => {
             let ins = operands(op);
