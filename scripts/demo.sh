@@ -143,5 +143,5 @@ step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate
 "$BIN/loom-compile" $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate_up.input_size=500 \
   2>&1 >/dev/null | sed 's/^/  /' || true
 
-printf '\nNot yet available: machine code for vector workers such as the walkthrough'"'"'s (its artifact says\n'
-printf 'device_loadable: false, so an NPU refuses it), and nothing has run on an NPU. See README.md.\n'
+printf '\nNot yet the default: machine code (the walkthrough'"'"'s artifact above carries Low IR, device_loadable:\n'
+printf 'false; --worker-code=machine compiles its worker to AIE2P code, unverified on hardware). Nothing has run on an NPU.\n'
