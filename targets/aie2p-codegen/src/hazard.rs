@@ -10,6 +10,7 @@
 //!
 //! It does not trust the scheduler: it reads only the bytes.
 
+use crate::join::{join_units, later, nearer_lock};
 use crate::timing::{self, Effects, Memory, Untimed};
 use loom_aie2p_isa::rules::{DELAY_SLOTS, LOCK_REQUEST_DISTANCE};
 use loom_aie2p_isa::{decode, isa, print_bundle, Bundle, IsaError, OperandKind, Value};
@@ -98,14 +99,6 @@ struct State {
     since_lock: Option<u32>,
 }
 
-fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, None) => x,
-        (None, y) => y,
-    }
-}
-
 impl State {
     fn join(&mut self, other: &State) {
         for (r, (late, bypass)) in &other.writes {
@@ -127,22 +120,10 @@ impl State {
             let e = self.reads.entry(r.clone()).or_insert(*late);
             *e = (*e).max(*late);
         }
-        self.load = max_opt(self.load, other.load);
-        self.store = max_opt(self.store, other.store);
-        for (c, held) in &other.units {
-            let mine = self.units.entry(*c).or_default();
-            for h in held {
-                if !mine.contains(h) {
-                    mine.push(h.clone());
-                }
-            }
-            mine.sort();
-        }
-        self.since_lock = match (self.since_lock, other.since_lock) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, None) => a,
-            (None, b) => b,
-        };
+        self.load = later(self.load, other.load);
+        self.store = later(self.store, other.store);
+        join_units(&mut self.units, &other.units);
+        self.since_lock = nearer_lock(self.since_lock, other.since_lock);
     }
 
     /// The state one bundle later.
@@ -242,8 +223,8 @@ fn step(state: &State, bundle: &Bundle, at: u32) -> Result<State, CheckError> {
                 ));
             }
             match kind {
-                Memory::Load => next.load = max_opt(next.load, Some(late)),
-                Memory::Store => next.store = max_opt(next.store, Some(late)),
+                Memory::Load => next.load = later(next.load, Some(late)),
+                Memory::Store => next.store = later(next.store, Some(late)),
             }
         }
     }

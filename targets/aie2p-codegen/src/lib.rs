@@ -19,6 +19,7 @@ mod emit;
 mod error;
 mod function;
 pub mod hazard;
+mod join;
 mod layout;
 mod location;
 pub mod reference;

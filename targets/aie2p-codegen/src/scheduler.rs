@@ -20,6 +20,7 @@
 //! needs are NOP bundles.
 
 use crate::error::CodegenError;
+use crate::join::{join_units, later, nearer_lock};
 use crate::location::SourceLocation;
 use crate::timing::{self, Effects, Memory, UnitUse};
 use loom_aie2p_isa::rules::{DELAY_SLOTS, LOCK_REQUEST_DISTANCE};
@@ -83,14 +84,6 @@ pub(crate) struct InFlight {
     since_lock: Option<u32>,
 }
 
-fn later(a: Option<i64>, b: Option<i64>) -> Option<i64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, None) => x,
-        (None, y) => y,
-    }
-}
-
 fn latest(map: &mut BTreeMap<String, i64>, register: &str, cycle: i64) {
     let e = map.entry(register.to_string()).or_insert(cycle);
     *e = (*e).max(cycle);
@@ -107,21 +100,9 @@ impl InFlight {
         }
         self.load = later(self.load, other.load);
         self.store = later(self.store, other.store);
-        for (c, held) in &other.units {
-            let mine = self.units.entry(*c).or_default();
-            for h in held {
-                if !mine.contains(h) {
-                    mine.push(h.clone());
-                }
-            }
-            mine.sort();
-        }
+        join_units(&mut self.units, &other.units);
         self.fence = later(self.fence, other.fence);
-        self.since_lock = match (self.since_lock, other.since_lock) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, None) => a,
-            (None, b) => b,
-        };
+        self.since_lock = nearer_lock(self.since_lock, other.since_lock);
     }
 
     /// Whether a block scheduled against `self` is safe when `other` is
