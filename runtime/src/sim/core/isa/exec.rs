@@ -120,15 +120,7 @@ impl<'a> Exec<'a> {
                 bypass,
             } => {
                 let at = self.cycle + u64::from(cycle);
-                if cycle > 1 {
-                    self.effects.late_reads.push(LateRead {
-                        leaf,
-                        at,
-                        bypass,
-                        reader: self.address,
-                        slot: self.slot,
-                    });
-                }
+                self.note_late_read(leaf, cycle, at, bypass);
                 let (value, early) = self.regs.read(leaf, at, bypass);
                 if let Some(early) = early {
                     self.early.push((at, early));
@@ -140,6 +132,20 @@ impl<'a> Exec<'a> {
 
     pub fn read_implicit(&mut self, record: Name) -> Result<u32, String> {
         self.read(record)
+    }
+
+    /// Note a read whose use cycle is after the first: the model reads at
+    /// issue, the hardware later (`LateRead`).
+    fn note_late_read(&mut self, leaf: usize, cycle: u32, at: u64, bypass: Bypass) {
+        if cycle > 1 {
+            self.effects.late_reads.push(LateRead {
+                leaf,
+                at,
+                bypass,
+                reader: self.address,
+                slot: self.slot,
+            });
+        }
     }
 
     fn queue(&mut self, leaf: usize, at: u64, bypass: Bypass, value: Bits) {
@@ -190,15 +196,7 @@ impl<'a> Exec<'a> {
         let at = self.cycle + u64::from(cycle);
         let mut out = Vec::with_capacity(words);
         for &leaf in leaves {
-            if cycle > 1 {
-                self.effects.late_reads.push(LateRead {
-                    leaf,
-                    at,
-                    bypass,
-                    reader: self.address,
-                    slot: self.slot,
-                });
-            }
+            self.note_late_read(leaf, cycle, at, bypass);
             if let Some(early) = self.regs.read_words(leaf, at, bypass, &mut out) {
                 self.early.push((at, early));
             }
