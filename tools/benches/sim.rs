@@ -49,6 +49,9 @@ fn main() {
             "@ffn_gate_up_quadratic_bf16",
             TARGET,
             &config,
+            // This bench measures the Low IR core (the isa core's is
+            // runtime/benches/isa_core.rs).
+            loom_xdna_backend::WorkerCode::LowIr,
         )
         .expect("compiles");
         let artifact = elf::read(&bytes).expect("reads back");

@@ -29,14 +29,16 @@ pub fn tile_program(
 }
 
 /// The `.xdna` bytes `module` compiles to for `root` on `target`
-/// (TARGET:PROFILE) with the `config` values: the whole compile pipeline,
-/// then the artifact (what loom-test's devices and the simulator bench run).
+/// (TARGET:PROFILE) with the `config` values and worker images in the form
+/// `worker_code`: the whole compile pipeline, then the artifact (what
+/// loom-test's devices and the simulator bench run).
 pub fn compile(
     session: &crate::Session,
     module: &mut melior::ir::Module,
     root: &str,
     target: &str,
     config: &[(String, String)],
+    worker_code: loom_xdna_backend::WorkerCode,
 ) -> Result<Vec<u8>, Failure> {
     let request = crate::compile::Request {
         root,
@@ -47,9 +49,7 @@ pub fn compile(
     let steps = crate::compile::plan(&request, module, crate::compile::Stage::of(module))
         .map_err(|m| crate::error(crate::tool_name(), m))?;
     crate::compile::run(session, module, &steps, &mut |_, _| Ok(()))?;
-    // The simulator's cores run Low IR (machine code runs on the
-    // instruction-level core, another branch).
-    let options = loom_xdna_backend::Options::default();
+    let options = loom_xdna_backend::Options { worker_code };
     let built = loom_xdna_backend::emit(module.as_operation().to_raw(), root, &options)
         .map_err(Failure::from)?;
     built
@@ -69,9 +69,9 @@ mod tests {
     use loom_xdna_backend::NOT_LOADABLE;
     use std::time::Duration;
 
-    /// The walkthrough's artifact, compiled for Strix at K = 512 and read
-    /// back from its bytes.
-    fn walkthrough_artifact() -> Artifact {
+    /// The walkthrough's artifact with `worker_code` images, compiled for
+    /// Strix at K = 512 and read back from its bytes.
+    fn walkthrough_artifact(worker_code: loom_xdna_backend::WorkerCode) -> Artifact {
         loom_passes::register_all();
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -87,6 +87,7 @@ mod tests {
             "@ffn_gate_up_quadratic_bf16",
             "amd.xdna.aie2p:amd.xdna.strix.17f0_10",
             &config,
+            worker_code,
         )
         .unwrap();
         elf::read(&bytes).unwrap()
@@ -97,17 +98,14 @@ mod tests {
     }
 
     /// The compiler's real artifact through the HAL on the recording fake:
-    /// today's artifact is refused with its reason before any device call;
-    /// marked loadable, it runs without a firmware image (it carries its
-    /// PDIs): its entry's arguments become buffers, each of its patches
-    /// lands on a shim descriptor it wrote, each LOADPDI holds the address
-    /// of a buffer holding its PDI, and START_NPU_PREEMPT_ELF carries the
-    /// code.
+    /// with Low IR images it is refused with its reason before any device
+    /// call; with machine code (the default) it is device-loadable and runs
+    /// without a firmware image (it carries its PDIs): its entry's
+    /// arguments become buffers, each of its patches lands on a shim
+    /// descriptor it wrote, each LOADPDI holds the address of a buffer
+    /// holding its PDI, and START_NPU_PREEMPT_ELF carries the code.
     #[test]
     fn the_walkthrough_artifact_runs_through_the_hal() {
-        let artifact = walkthrough_artifact();
-        let ids: Vec<u16> = artifact.pdis.iter().map(|p| p.id).collect();
-        assert_eq!(ids, [0, 1]);
         let strix = &loom_targets::profiles()[0];
         let dev = FakeDevice::of_profile(strix);
         let args = vec![vec![1u8; 1024], vec![2u8; 2048], vec![0u8; 4]];
@@ -115,23 +113,27 @@ mod tests {
         let run = |artifact: &Artifact, firmware: &[u8]| {
             loom_runtime::hal::run_artifact(&dev, strix, artifact, firmware, args.clone(), timeout)
         };
-        let refused = run(&artifact, &[]).unwrap_err();
+        let low_ir = walkthrough_artifact(loom_xdna_backend::WorkerCode::LowIr);
+        let refused = run(&low_ir, &[]).unwrap_err();
         assert_eq!(
             refused.to_string(),
             format!("the artifact is not device-loadable: {NOT_LOADABLE}")
         );
         assert!(dev.calls().is_empty());
 
-        let loadable = Artifact {
-            device_loadable: true,
-            not_loadable_reason: None,
-            ..artifact.clone()
-        };
+        let artifact = walkthrough_artifact(loom_xdna_backend::WorkerCode::Machine);
+        assert!(
+            artifact.device_loadable,
+            "{:?}",
+            artifact.not_loadable_reason
+        );
+        let ids: Vec<u16> = artifact.pdis.iter().map(|p| p.id).collect();
+        assert_eq!(ids, [0, 1]);
         // Its PDIs are its firmware: an image from the caller is refused.
-        let both = run(&loadable, b"pdi image").unwrap_err();
+        let both = run(&artifact, b"pdi image").unwrap_err();
         assert_eq!(both, InvokeError::FirmwareWithPdis { pdis: vec![0, 1] });
         assert!(dev.calls().is_empty());
-        let out = run(&loadable, &[]).unwrap();
+        let out = run(&artifact, &[]).unwrap();
         // The fake NPU writes nothing: the buffers come back as they went.
         assert_eq!(out, args);
         let calls = dev.calls();

@@ -60,10 +60,10 @@ pub const UNVERIFIED: &str = "unverified on hardware: no Loom artifact has run o
 /// The form of the worker images.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum WorkerCode {
-    /// Low aie2p IR, for the simulated devices.
-    #[default]
+    /// Low aie2p IR, for the simulated devices' Low IR core (the oracle).
     LowIr,
     /// AIE2P machine code: each image is its core ELF.
+    #[default]
     Machine,
 }
 

@@ -33,7 +33,7 @@ enum OutputFormat {
 /// The form of the worker tile images in the .xdna.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum WorkerCode {
-    /// Low aie2p IR, for the simulated devices (not device-loadable).
+    /// Low aie2p IR, for the simulator's Low IR core (not device-loadable).
     Lowir,
     /// AIE2P machine code: each worker image is its core ELF, written into
     /// the core's program memory by the control code.
@@ -74,10 +74,10 @@ struct Args {
     /// Output form.
     #[arg(long, value_enum, default_value = "loom")]
     format: OutputFormat,
-    /// Worker tile images: Low IR, or AIE2P machine code. The default stays
-    /// lowir until every program in test/sim and examples selects to machine
-    /// code (an op without a selection pattern is an error).
-    #[arg(long = "worker-code", value_enum, default_value = "lowir")]
+    /// Worker tile images: AIE2P machine code (an op without a selection
+    /// pattern is an error naming it), or Low IR for the simulator's Low IR
+    /// core (not device-loadable).
+    #[arg(long = "worker-code", value_enum, default_value = "machine")]
     worker_code: WorkerCode,
     /// Output file (`-` for stdout).
     #[arg(short = 'o', long, default_value = "-")]

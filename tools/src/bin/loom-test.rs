@@ -15,6 +15,7 @@ use loom_runtime::sim::core::isa::{IsaCores, Options as IsaOptions};
 use loom_runtime::sim::trace::{json, Trace};
 use loom_runtime::{hal, sim};
 use loom_targets::xdna::elf;
+use loom_xdna_backend::WorkerCode;
 use melior::ir::Module;
 use std::collections::HashMap;
 use std::path::Path;
@@ -36,11 +37,21 @@ enum Device {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Core {
     /// Each worker's Low IR in the interpreter, at the profile's cycles per
-    /// operation (the tile images of today's artifacts).
+    /// operation (the oracle: artifacts compiled with --worker-code=lowir).
     Lowir,
     /// The instruction-level AIE2P core: executes machine-code tile images
     /// (core ELFs), bundle by bundle, with the hazard checker on.
     Isa,
+}
+
+impl Core {
+    /// The worker images a source compiles to for this core.
+    fn worker_code(self) -> WorkerCode {
+        match self {
+            Core::Lowir => WorkerCode::LowIr,
+            Core::Isa => WorkerCode::Machine,
+        }
+    }
 }
 
 #[derive(Parser)]
@@ -73,8 +84,8 @@ struct Args {
     #[arg(long, default_value = "deterministic")]
     schedule: String,
     /// Stop a run as runaway after this many ops: the interpreter's
-    /// (default 2^32), or on the simulator its cores' ops in all (default
-    /// 2^22).
+    /// (default 2^32), or on the simulator's Low IR core its cores' ops in
+    /// all (default 2^22); the isa core's limit is --max-cycles.
     #[arg(long = "max-steps", value_name = "N")]
     max_steps: Option<u64>,
     /// Also run every scenario after each pass of the compile pipeline and
@@ -91,10 +102,21 @@ struct Args {
     /// runs to FILE (docs/array-simulator.md, "Traces").
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
-    /// With --device=sim: the core model. `isa` runs machine code, which
-    /// an artifact carries only when its workers were compiled to it.
-    #[arg(long, value_enum, default_value = "lowir")]
-    core: Core,
+    /// With --device=sim: the core model. `isa` runs machine code (a
+    /// source compiles to it); `lowir` runs the workers' Low IR (a source
+    /// compiles to it), the oracle the isa core is checked against.
+    /// (default isa).
+    #[arg(long, value_enum)]
+    core: Option<Core>,
+    /// With --device=sim --core=isa: a core that runs more cycles than N
+    /// ends the run as a runaway, with a report (default 10^8).
+    #[arg(long = "max-cycles", value_name = "N")]
+    max_cycles: Option<u64>,
+    /// Write every buffer of each finished run to DIR/SCENARIO/ARG.bin (the
+    /// bytes as the run left them, before they are compared), e.g. to
+    /// compare two devices or cores byte for byte.
+    #[arg(long = "save-buffers", value_name = "DIR")]
+    save_buffers: Option<String>,
 }
 
 /// The caller's buffers of one run, by argument name.
@@ -158,7 +180,7 @@ fn choose_device(args: &Args) -> Result<Mode, Failure> {
             let npu = match hal::device::discover_system() {
                 Err(none) => none.to_string(),
                 Ok(found) => format!(
-                    "{}, but the xdna target makes no device-loadable artifacts yet (no AIE2P code generator)",
+                    "{}, but auto does not choose it while Loom's artifacts are unverified on hardware; --device=xdna runs on it",
                     describe(&found)
                 ),
             };
@@ -222,6 +244,7 @@ fn compile_artifact(
     name: &str,
     scenario: &Scenario,
     target: &str,
+    worker_code: WorkerCode,
 ) -> Result<elf::Artifact, String> {
     let mut parsed = session.parse(source, name).map_err(|f| f.0)?;
     let config = scenario.config_values();
@@ -231,23 +254,26 @@ fn compile_artifact(
         &scenario.entry,
         target,
         &config,
+        worker_code,
     )
     .map_err(|f| f.0)?;
     elf::read(&bytes).map_err(|e| format!("loom-test: error: reading the .xdna back: {e}\n"))
 }
 
-/// The artifact `source` is, or the one it compiles to for `target`.
+/// The artifact `source` is, or the one it compiles to for `target` with
+/// `worker_code` images.
 fn artifact_for(
     session: &Session,
     source: &[u8],
     name: &str,
     scenario: &Scenario,
     target: &str,
+    worker_code: WorkerCode,
 ) -> Result<elf::Artifact, String> {
     if is_artifact(source) {
         elf::read(source).map_err(|e| format!("{name}: error: not a loadable .xdna: {e}\n"))
     } else {
-        compile_artifact(session, source, name, scenario, target)
+        compile_artifact(session, source, name, scenario, target, worker_code)
     }
 }
 
@@ -260,6 +286,7 @@ fn is_artifact(source: &[u8]) -> bool {
 struct SimRun<'t> {
     max_core_steps: u64,
     core: Core,
+    max_cycles: Option<u64>,
     traces: Option<&'t mut Vec<(String, Trace)>>,
 }
 
@@ -275,6 +302,7 @@ fn execute_sim(
     let SimRun {
         max_core_steps,
         core,
+        max_cycles,
         traces,
     } = how;
     // Faults of the control code or the array have no source location: they
@@ -302,7 +330,12 @@ fn execute_sim(
         }
         Core::Isa => {
             let profile = sim::run::profile_of(artifact).map_err(|e| e.render())?;
-            let mut cores = IsaCores::new(profile, &artifact.tile_images, IsaOptions::default());
+            let defaults = IsaOptions::default();
+            let options = IsaOptions {
+                max_cycles: max_cycles.unwrap_or(defaults.max_cycles),
+                ..defaults
+            };
+            let mut cores = IsaCores::new(profile, &artifact.tile_images, options);
             let ran = match traces {
                 Some(traces) => {
                     let (ran, trace) = sim::run::run_with_traced(artifact, &mut cores, args);
@@ -601,9 +634,22 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
             "loom-test: error: --trace is an option of --device=sim\n".into(),
         ));
     }
-    if args.core != Core::Lowir && args.device != Device::Sim {
+    let core = args.core.unwrap_or(Core::Isa);
+    if args.core.is_some() && args.device != Device::Sim {
         return Err(Failure(
             "loom-test: error: --core is an option of --device=sim\n".into(),
+        ));
+    }
+    if args.max_steps.is_some() && args.device == Device::Sim && core == Core::Isa {
+        return Err(Failure(
+            "loom-test: error: --max-steps limits the interpreter and the Low IR core; the isa core's limit is --max-cycles\n"
+                .into(),
+        ));
+    }
+    if args.max_cycles.is_some() && (args.device != Device::Sim || core == Core::Lowir) {
+        return Err(Failure(
+            "loom-test: error: --max-cycles is an option of --device=sim --core=isa (the Low IR core counts --max-steps)\n"
+                .into(),
         ));
     }
     let mut traces: Vec<(String, Trace)> = Vec::new();
@@ -692,18 +738,24 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         // interpreter instead, and the summary says why.
         if let Some(npu) = &npu {
             let target = format!("{}:{}", npu.profile.target, npu.profile.name);
-            let ran = artifact_for(&session, &bytes, &args.input, scenario, &target).and_then(
-                |artifact| {
-                    run_npu(
-                        npu,
-                        &firmware,
-                        &artifact,
-                        &args.input,
-                        scenario,
-                        &directives,
-                    )
-                },
-            );
+            let ran = artifact_for(
+                &session,
+                &bytes,
+                &args.input,
+                scenario,
+                &target,
+                WorkerCode::Machine,
+            )
+            .and_then(|artifact| {
+                run_npu(
+                    npu,
+                    &firmware,
+                    &artifact,
+                    &args.input,
+                    scenario,
+                    &directives,
+                )
+            });
             let result = verdict(scenario, ran, |_| Ok(String::new()));
             report(&scenario.name, result, &mut passed, &mut failed)?;
             continue;
@@ -717,9 +769,11 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
                 &args.input,
                 scenario,
                 &args.target,
+                core.worker_code(),
             )),
             Mode::SimElseInterp => {
-                match artifact_for(&session, &bytes, &args.input, scenario, &args.target) {
+                let code = core.worker_code();
+                match artifact_for(&session, &bytes, &args.input, scenario, &args.target, code) {
                     Err(refused) if parsed.is_some() => {
                         fallback = Some(refused.lines().next().unwrap_or("").to_string());
                         None
@@ -731,35 +785,44 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
         let result = match (artifact, &parsed) {
             (Some(artifact), _) => verdict(
                 scenario,
-                artifact.and_then(|artifact| {
-                    execute_sim(
-                        &session,
-                        &artifact,
-                        &bytes,
-                        &args.input,
-                        scenario,
-                        &directives,
-                        SimRun {
-                            max_core_steps: args
-                                .max_steps
-                                .unwrap_or(sim::run::DEFAULT_MAX_CORE_STEPS),
-                            core: args.core,
-                            traces: args.trace.is_some().then_some(&mut traces),
-                        },
-                    )
-                }),
+                saved(
+                    &args.save_buffers,
+                    scenario,
+                    artifact.and_then(|artifact| {
+                        execute_sim(
+                            &session,
+                            &artifact,
+                            &bytes,
+                            &args.input,
+                            scenario,
+                            &directives,
+                            SimRun {
+                                max_core_steps: args
+                                    .max_steps
+                                    .unwrap_or(sim::run::DEFAULT_MAX_CORE_STEPS),
+                                core,
+                                max_cycles: args.max_cycles,
+                                traces: args.trace.is_some().then_some(&mut traces),
+                            },
+                        )
+                    }),
+                ),
                 |_| Ok(String::new()),
             ),
             (None, Some(parsed)) => verdict(
                 scenario,
-                execute(&parsed.module, scenario, &base, &directives).map(
-                    |(buffers, steps, strands)| {
-                        let device = match fallback.take() {
-                            Some(why) => format!("interp, not compiled for xdna: {why}; "),
-                            None => String::new(),
-                        };
-                        (buffers, format!("{device}{steps} ops, {strands} strands"))
-                    },
+                saved(
+                    &args.save_buffers,
+                    scenario,
+                    execute(&parsed.module, scenario, &base, &directives).map(
+                        |(buffers, steps, strands)| {
+                            let device = match fallback.take() {
+                                Some(why) => format!("interp, not compiled for xdna: {why}; "),
+                                None => String::new(),
+                            };
+                            (buffers, format!("{device}{steps} ops, {strands} strands"))
+                        },
+                    ),
                 ),
                 |buffers| {
                     if !args.each_pass {
@@ -794,6 +857,31 @@ fn run(args: &Args) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `ran`, after writing its buffers under `dir` (--save-buffers) when it
+/// finished: DIR/SCENARIO/ARG.bin.
+fn saved(
+    dir: &Option<String>,
+    scenario: &Scenario,
+    ran: Result<(Buffers, String), String>,
+) -> Result<(Buffers, String), String> {
+    let (Some(dir), Ok((buffers, _))) = (dir, &ran) else {
+        return ran;
+    };
+    let folder = Path::new(dir).join(&scenario.name);
+    let fail = |e: std::io::Error, path: &Path| {
+        format!(
+            "loom-test: error: --save-buffers: {}: {e}\n",
+            path.display()
+        )
+    };
+    std::fs::create_dir_all(&folder).map_err(|e| fail(e, &folder))?;
+    for (name, bytes) in buffers {
+        let path = folder.join(format!("{}.bin", name.trim_start_matches('%')));
+        output::write_atomically(&path.to_string_lossy(), bytes).map_err(|f| f.0)?;
+    }
+    ran
 }
 
 /// A scenario's verdict from its run (buffers and a summary, or the

@@ -27,9 +27,9 @@ pub fn load(
 ) -> Result<Program, String> {
     if !bytes.starts_with(b"\x7fELF") {
         return Err(format!(
-            "tile image `{name}` for core {tile} is not a core ELF (it holds Low aie2p IR): the \
-             isa core executes AIE2P machine code, which the code generator (issue 16) is to \
-             emit; run these images on the lowir core"
+            "tile image `{name}` for core {tile} is not a core ELF: it holds Low aie2p IR \
+             (compiled with --worker-code=lowir); the isa core executes AIE2P machine code \
+             (--worker-code=machine, the default): run these images with --core=lowir"
         ));
     }
     let image = elf::read(bytes).map_err(|e| format!("tile image `{name}`: {e}"))?;

@@ -400,7 +400,7 @@ fn a_tile_image_that_is_not_machine_code_is_refused() {
     let mut cores = IsaCores::new(strix(), &images, options());
     let error = cores.start("worker", CORE, 0).unwrap_err().to_string();
     assert!(
-        error.contains("is not a core ELF (it holds Low aie2p IR)")
+        error.contains("is not a core ELF: it holds Low aie2p IR")
             && error.contains("code generator (issue 16)"),
         "{error}"
     );
