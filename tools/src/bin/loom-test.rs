@@ -374,12 +374,46 @@ fn execute_sim(
     // The instruction-level core's own figures, a clause a core.
     let summary = figures.iter().fold(summary, |summary, f| {
         let stalls: u64 = f.stalls.values().sum();
+        let sites: Vec<String> = f
+            .stall_sites
+            .iter()
+            .map(|(at, cycles)| match channel_at(at) {
+                Some(channel) => format!("{cycles} on {channel} ({at})"),
+                None => format!("{cycles} at {at}"),
+            })
+            .collect();
+        let sites = if sites.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", sites.join(", "))
+        };
         format!(
-            "{summary}; core {} ({}): {} cycles, {} bundles, {stalls} cycles stalled on locks",
-            f.tile, f.name, f.cycles, f.bundles
+            "{summary}; core {} ({}): {} cycles, {} bundles ({} with the vector unit), {stalls} cycles stalled on locks{sites}",
+            f.tile, f.name, f.cycles, f.bundles, f.vector_bundles
         )
     });
     Ok((names.into_iter().zip(outcome.buffers).collect(), summary))
+}
+
+/// The channel a waiting acquire stands for: the `channel.acquire` or
+/// `channel.reserve` operand at `location` (FILE:LINE:COL, the line
+/// table's), when that source line has one.
+fn channel_at(location: &str) -> Option<String> {
+    let mut parts = location.rsplitn(3, ':');
+    let (_, line, file) = (parts.next()?, parts.next()?, parts.next()?);
+    let line: usize = line.parse().ok()?;
+    let text = std::fs::read_to_string(file).ok()?;
+    let source = text.lines().nth(line.checked_sub(1)?)?;
+    ["channel.acquire ", "channel.reserve "]
+        .iter()
+        .find_map(|op| {
+            let rest = &source[source.find(op)? + op.len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != ':' && *c != ',')
+                .collect();
+            name.starts_with('%').then_some(name)
+        })
 }
 
 /// Run `scenario` on `module`; the buffers after the run, or the rendered

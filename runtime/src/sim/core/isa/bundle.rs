@@ -24,6 +24,8 @@ pub(super) struct Decoded {
     pub(super) size: u32,
     pub(super) text: String,
     pub(super) nops_only: bool,
+    /// Whether a slot is the vector slot's (the vector unit issues).
+    pub(super) vector: bool,
     /// Whether a slot is a control transfer (has delay slots).
     pub(super) transfers: bool,
     /// For a transfer, the address after its delay slots (a `jl`'s return
@@ -31,6 +33,9 @@ pub(super) struct Decoded {
     pub(super) after_delay_slots: OnceCell<Result<u32, String>>,
     pub(super) slots: Vec<Slot>,
 }
+
+/// The vector unit's slot (llvm-aie's slot name).
+const VECTOR_SLOT: &str = "Vec";
 
 /// The bundle at the start of `bytes` (at program address `address`), or
 /// why it does not decode.
@@ -61,6 +66,9 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
         size: size as u32,
         text: print_bundle(&bundle),
         nops_only: slots.is_empty(),
+        vector: slots
+            .iter()
+            .any(|s| s.instruction.opcode.slot == VECTOR_SLOT),
         transfers: slots.iter().any(|s| s.instruction.opcode.has_delay_slot),
         after_delay_slots: OnceCell::new(),
         slots,

@@ -112,6 +112,12 @@ pub struct Core {
     pub status: Status,
     /// Cycles stalled, per lock (its name).
     pub stalls: BTreeMap<String, u64>,
+    /// Cycles stalled, per address of the waiting acquire (the line table
+    /// names its source line, and so its channel).
+    pub stall_sites: BTreeMap<u32, u64>,
+    /// Bundles issued with an instruction in the vector slot (the vector
+    /// unit's use: `vmac.f`, `vadd.f`, `vconv`, ...).
+    pub vector_bundles: u64,
     /// Each lock wait, oldest first, when a trace asked for them.
     pub stall_log: Option<Vec<LockStall>>,
     /// Whether its program came from the control code's writes yet.
@@ -162,6 +168,8 @@ impl Core {
             scratch: None,
             status: Status::Running,
             stalls: BTreeMap::new(),
+            stall_sites: BTreeMap::new(),
+            vector_bundles: 0,
             stall_log: None,
             program_taken: false,
         }
@@ -351,6 +359,7 @@ impl Core {
                 self.status = Status::Running;
                 if at > self.cycle {
                     *self.stalls.entry(lock_name(&request)).or_insert(0) += at - self.cycle;
+                    *self.stall_sites.entry(pc).or_insert(0) += at - self.cycle;
                     if let Some(log) = &mut self.stall_log {
                         log.push(LockStall {
                             tile: request.tile,
@@ -513,6 +522,7 @@ impl Core {
         }
         self.events += effects.events;
         self.bundles += 1;
+        self.vector_bundles += u64::from(decoded.vector);
         self.cycle += 1;
         if effects.done {
             self.status = Status::Done;

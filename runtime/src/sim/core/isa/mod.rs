@@ -50,6 +50,11 @@ pub struct CoreFigures {
     pub bundles: u64,
     /// Cycles stalled on each lock, by the lock's name.
     pub stalls: BTreeMap<String, u64>,
+    /// Cycles stalled at each waiting acquire, by its source location
+    /// (the line table's; the address where the image has none).
+    pub stall_sites: BTreeMap<String, u64>,
+    /// Bundles that issued an instruction in the vector slot.
+    pub vector_bundles: u64,
     /// `event` instructions issued (the tile's event logic is not modelled).
     pub events: u64,
 }
@@ -117,6 +122,20 @@ impl IsaCores {
                 cycles: c.cycle - c.started,
                 bundles: c.bundles,
                 stalls: c.stalls.clone(),
+                stall_sites: c
+                    .stall_sites
+                    .iter()
+                    .fold(BTreeMap::new(), |mut sites, (&pc, &n)| {
+                        let at = self.location(&c.image, pc);
+                        let at = if at.is_empty() {
+                            format!("{pc:#06x}")
+                        } else {
+                            at
+                        };
+                        *sites.entry(at).or_insert(0) += n;
+                        sites
+                    }),
+                vector_bundles: c.vector_bundles,
                 events: c.events,
             })
             .collect()

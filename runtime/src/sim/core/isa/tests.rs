@@ -164,6 +164,8 @@ fn a_counted_loop_computes_a_known_value() {
         "no stalls: a bundle per cycle"
     );
     assert!(figures.stalls.is_empty());
+    assert!(figures.stall_sites.is_empty());
+    assert_eq!(figures.vector_bundles, 0, "a scalar loop");
 }
 
 #[test]
@@ -401,7 +403,7 @@ fn a_tile_image_that_is_not_machine_code_is_refused() {
     let error = cores.start("worker", CORE, 0).unwrap_err().to_string();
     assert!(
         error.contains("is not a core ELF: it holds Low aie2p IR")
-            && error.contains("code generator (issue 16)"),
+            && error.contains("run these images with --core=lowir"),
         "{error}"
     );
 }
@@ -476,6 +478,9 @@ fn an_acquire_stalls_until_a_dma_release() {
     let figures = &cores.figures()[0];
     let stalled = figures.stalls["lock 1 of tile [0, 3] (core lock id 49)"];
     assert!(stalled > 0, "{figures:?}");
+    // One acquire waited: its address names the site (no line table here).
+    let sites: Vec<_> = figures.stall_sites.values().collect();
+    assert_eq!(sites, [&stalled], "{figures:?}");
     assert_eq!(figures.cycles, figures.bundles + stalled);
     assert_eq!(outcome.core_steps, figures.bundles);
     assert!(outcome.timing.cycles >= figures.cycles);

@@ -292,7 +292,10 @@ fn back_to_back_macs_on_one_accumulator_are_three_bundles_apart() {
     );
     let on_time = program(3);
     let refs: Vec<&str> = on_time.iter().map(String::as_str).collect();
-    run_alone(&refs, vec![], options()).2.unwrap();
+    let (cores, _, result) = run_alone(&refs, vec![], options());
+    result.unwrap();
+    // The vector unit issued in the two bundles of the two vmac.f.
+    assert_eq!(cores.figures()[0].vector_bundles, 2);
 }
 
 /// A vector load issued at t writes x through QEY_WA_PORT at t + 6 (its
