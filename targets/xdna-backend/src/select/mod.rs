@@ -27,7 +27,7 @@ mod vector;
 
 use loom_aie2p_codegen::{
     BlockId, BuildError, FunctionBuilder, MachineFunction, MachineOperand, RegClass,
-    SourceLocation, VReg,
+    SourceLocation, Terminator, VReg,
 };
 use loom_diagnostic::Diagnostic;
 use loom_dialects::ir::*;
@@ -68,6 +68,12 @@ pub(crate) struct Selector {
     at: Option<SourceLocation>,
     stack: Option<(u32, u32)>,
     lanes: Vec<Vec<Val>>,
+    /// The block before the worker's first, where scalar constants are
+    /// materialized once (it dominates every block; it jumps to the first
+    /// when selection is done, a fall-through in the layout), and the
+    /// register of each constant materialized so far.
+    constant_block: BlockId,
+    constants: BTreeMap<i32, VReg>,
 }
 
 fn key(v: MlirValue) -> usize {
@@ -189,6 +195,9 @@ impl Selector {
                 format!("the constant {c} does not fit in the core's 32-bit scalar registers"),
             ));
         };
+        if let Some(&r) = self.constants.get(&c) {
+            return Ok(r);
+        }
         let r = self.vreg(RegClass::Scalar);
         // `mov` takes 11 signed bits; `movxm` any 32.
         let opcode = if (-1024..1024).contains(&c) {
@@ -196,11 +205,14 @@ impl Selector {
         } else {
             "MOVXM"
         };
-        self.inst(
-            op,
-            opcode,
-            &[MachineOperand::VReg(r), MachineOperand::Imm(c.into())],
-        )?;
+        // Once, before the first block: a loop then reuses the register
+        // instead of rebuilding the constant every turn.
+        let operands = [MachineOperand::VReg(r), MachineOperand::Imm(c.into())];
+        let built = self
+            .b
+            .inst(self.constant_block, opcode, &operands, self.at.clone());
+        self.built(op, built)?;
+        self.constants.insert(c, r);
         Ok(r)
     }
 
@@ -351,6 +363,7 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
     };
     let order = reverse_post_order(entry);
     let mut b = FunctionBuilder::new(name);
+    let constant_block = b.block();
     let ids: Vec<BlockId> = order.iter().map(|_| b.block()).collect();
     let mut s = Selector {
         b,
@@ -365,6 +378,8 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
         at: source_location(worker),
         stack: None,
         lanes: Vec::new(),
+        constant_block,
+        constants: BTreeMap::new(),
     };
     for (&block, &id) in order.iter().zip(&ids) {
         for argument in arguments(block) {
@@ -396,6 +411,12 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
     for &block in &order {
         s.select_block(block)?;
     }
+    let into_first = Terminator::Jump {
+        target: ids[0],
+        args: Vec::new(),
+    };
+    s.b.terminate(constant_block, into_first, source_location(worker))
+        .map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
     let function =
         s.b.finish()
             .map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
