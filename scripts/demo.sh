@@ -106,7 +106,9 @@ step "loom-objdump projection.xdna   (what the artifact holds: profile, partitio
 "$BIN/loom-objdump" "$OUT/projection.xdna" | sed 's/^/  /'
 step "loom-objdump -d projection.xdna   (the worker's dot-product loop as machine code, its source lines between the bundles)"
 "$BIN/loom-objdump" -d "$OUT/projection.xdna" > "$OUT/projection.objdump"
-sed -n '/vector.load %input_values/,/^$/p' "$OUT/projection.objdump" | grep -v '^$' | cut -c1-150 | sed 's/^/  /'
+# From the loop's last source line for the input load (the first ones are its hoisted constants).
+from=$(grep -n '%x = vector.load %input_values' "$OUT/projection.objdump" | tail -1 | cut -d: -f1)
+tail -n +"$from" "$OUT/projection.objdump" | sed '/^$/q' | grep -v '^$' | cut -c1-150 | sed 's/^/  /'
 
 step "echo 'acq #1, r31 ; mov r1, r2' | loom-mc --show-encoding   (the AIE2P instruction set, from llvm-aie's tables)"
 echo 'acq #1, r31 ; mov r1, r2' | "$BIN/loom-mc" --show-encoding | sed 's/^/  /'
