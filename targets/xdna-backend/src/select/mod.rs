@@ -23,6 +23,7 @@ mod control;
 mod locks;
 mod memory;
 mod scalar;
+mod unroll;
 mod vector;
 
 use loom_aie2p_codegen::{
@@ -74,6 +75,8 @@ pub(crate) struct Selector {
     /// register of each constant materialized so far.
     constant_block: BlockId,
     constants: BTreeMap<i32, VReg>,
+    /// The worker's blocks (for the loops `unroll` recognizes).
+    order: Vec<MlirBlock>,
 }
 
 fn key(v: MlirValue) -> usize {
@@ -290,7 +293,44 @@ impl Selector {
 
     fn select_block(&mut self, block: MlirBlock) -> Result<(), Diagnostic> {
         self.block = self.blocks[&block_key(block)];
-        for op in ops_of(block) {
+        let ops = ops_of(block);
+        let Some(loop_body) = unroll::unrolled(block, &self.order) else {
+            return self.select_ops(&ops);
+        };
+        // The copies before the last end where the body would branch back
+        // to its header: the header's arguments become the branch's values,
+        // and the next copy starts from them.
+        let (&back, body) = ops.split_last().expect("a loop body ends in its branch");
+        let header = arguments(loop_body.header);
+        let kept: Vec<Option<Val>> = header
+            .iter()
+            .map(|&a| self.values.get(&key(a)).copied())
+            .collect();
+        for _ in 1..loop_body.copies {
+            self.select_ops(body)?;
+            let next = operands(back)
+                .into_iter()
+                .map(|v| self.val(back, v))
+                .collect::<Result<Vec<_>, _>>()?;
+            for (&a, v) in header.iter().zip(next) {
+                self.define(a, v);
+            }
+        }
+        self.select_ops(&ops)?;
+        // The header's own registers again, for the blocks after the loop.
+        for (&a, v) in header.iter().zip(kept) {
+            match v {
+                Some(v) => self.define(a, v),
+                None => {
+                    self.values.remove(&key(a));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn select_ops(&mut self, ops: &[MlirOperation]) -> Result<(), Diagnostic> {
+        for &op in ops {
             self.at = source_location(op);
             let name = op_name(op);
             let selected = scalar::select(self, op, &name)?
@@ -380,6 +420,7 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
         lanes: Vec::new(),
         constant_block,
         constants: BTreeMap::new(),
+        order: order.clone(),
     };
     for (&block, &id) in order.iter().zip(&ids) {
         for argument in arguments(block) {
