@@ -6,12 +6,12 @@
 
 use super::neighbours::{neighbour, view_of};
 use super::operands::{Name, Operands, Resolved};
-use super::registers::{Bits, Early, Pending, RegisterFile};
+use super::registers::{Bits, Early, Pending, RegisterFile, LEAF_WORDS};
 use super::timing::Bypass;
+use super::words::Words;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::rc::Rc;
 
 /// What an instruction does when it executes (`semantics::of`).
 pub type Semantics = fn(&mut Exec) -> Result<(), String>;
@@ -191,10 +191,10 @@ impl<'a> Exec<'a> {
     /// A register operand of any width as 32-bit words, lowest first (a
     /// vector's element 0 in the low bits of word 0, as LLVM's
     /// little-endian vector layout puts it), read at its use cycle.
-    pub fn read_words(&mut self, name: Name) -> Result<Vec<u32>, String> {
-        let (leaves, words, cycle, bypass) = self.leaves(name)?;
+    pub fn read_words(&mut self, name: Name) -> Result<Words, String> {
+        let (leaves, _, cycle, bypass) = self.leaves(name)?;
         let at = self.cycle + u64::from(cycle);
-        let mut out = Vec::with_capacity(words);
+        let mut out = Words::zeroed(0);
         for &leaf in leaves {
             self.note_late_read(leaf, cycle, at, bypass);
             if let Some(early) = self.regs.read_words(leaf, at, bypass, &mut out) {
@@ -243,7 +243,11 @@ impl<'a> Exec<'a> {
             rest = after;
             let bits = match these {
                 [one] => Bits::Word(*one),
-                many => Bits::Wide(Rc::from(many)),
+                many => {
+                    let mut wide = [0; LEAF_WORDS];
+                    wide[..many.len()].copy_from_slice(many);
+                    Bits::Wide(wide)
+                }
             };
             self.queue(leaf, at, bypass, bits);
         }
@@ -309,20 +313,21 @@ impl<'a> Exec<'a> {
     }
 
     /// `words` little-endian words at a data address aligned to their
-    /// size (a vector load).
-    pub fn load_words(&self, address: u32, words: usize) -> Result<Vec<u32>, String> {
+    /// size (a vector load; `words` is an operand's width).
+    pub fn load_words(&self, address: u32, words: usize) -> Result<Words, String> {
         let bytes = 4 * words;
         let (tile, offset) = self.place(address, bytes as u32)?;
+        let mut out = Words::zeroed(words);
         let Some(memory) = self.memories.get(&tile) else {
-            return Ok(vec![0; words]);
+            return Ok(out);
         };
         let data = memory
             .get(offset..offset + bytes)
             .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))?;
-        Ok(data
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect())
+        for (word, b) in out.iter_mut().zip(data.chunks_exact(4)) {
+            *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Ok(out)
     }
 
     /// Store `data` at a data address aligned to its length.

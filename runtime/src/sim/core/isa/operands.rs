@@ -6,6 +6,7 @@
 
 use super::registers::RegisterFile;
 use super::timing::Bypass;
+use super::words::MAX_WORDS;
 use loom_aie2p_isa::{isa, Instruction, Itinerary, OperandKind, Value};
 
 /// An operand as executing reads or writes it, resolved at decode.
@@ -199,6 +200,14 @@ fn register_operand(
             )
         })?;
         let bypass = Bypass::named(itinerary.bypass(name));
+        let words: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
+        if words > MAX_WORDS {
+            return Err(format!(
+                "register {r} is {} bits wide, more than the isa core's widest ({})",
+                32 * words,
+                32 * MAX_WORDS
+            ));
+        }
         Ok(match leaves {
             [leaf] if RegisterFile::is_word(*leaf) => Resolved::Register {
                 leaf: *leaf,
@@ -207,7 +216,7 @@ fn register_operand(
             },
             _ => Resolved::Wide {
                 leaves: leaves.into(),
-                words: leaves.iter().map(|&l| RegisterFile::words(l)).sum(),
+                words,
                 cycle,
                 bypass,
             },

@@ -5,9 +5,9 @@
 //! read sees the value before them, as the hardware's pipeline does.
 
 use super::timing::{visible, Bypass};
+use super::words::Words;
 use loom_aie2p_isa::isa;
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::OnceLock;
 
 /// One leaf: where its words are, and the bits a write keeps.
@@ -148,13 +148,16 @@ fn class_names() -> Vec<&'static str> {
     names
 }
 
-/// The bits a write gives one leaf: a word, or a wide leaf's words
-/// (shared, so the hazard checker's copies of a write cost no copy of its
-/// 512 bits).
+/// The widest leaf in words (512 bits: a quarter of `dm`, the halves of
+/// `bm`); the layout's test checks that every leaf fits.
+pub const LEAF_WORDS: usize = 16;
+
+/// The bits a write gives one leaf: a word, or a wide leaf's words inline
+/// (its first `RegisterFile::words(leaf)`), so a write allocates nothing.
 #[derive(Debug, Clone)]
 pub enum Bits {
     Word(u32),
-    Wide(Rc<[u32]>),
+    Wide([u32; LEAF_WORDS]),
 }
 
 /// A write that has not landed yet.
@@ -177,19 +180,25 @@ pub struct Early {
     pub write: Pending,
 }
 
+/// A write in flight and its place in issue order.
+#[derive(Debug, Clone)]
+struct InFlight {
+    issued: u64,
+    write: Pending,
+}
+
 #[derive(Debug, Clone)]
 pub struct RegisterFile {
     values: Vec<u32>,
-    /// Writes in flight, in issue order.
-    pending: Vec<Pending>,
+    /// Writes in flight in the order they land: by cycle, in issue order
+    /// among equal cycles (the later issued of two gives the value), so
+    /// the writes landing are the first ones.
+    pending: Vec<InFlight>,
+    /// Writes issued so far (the next one's `issued`).
+    issued: u64,
     /// Per leaf, its writes in flight: most reads find none and need not
     /// look through `pending`.
     in_flight: Vec<u16>,
-    /// The earliest cycle a write in flight lands at (u64::MAX: none), so a
-    /// cycle in which nothing lands costs one comparison.
-    next_landing: u64,
-    /// `settle`'s list of the writes landing, kept for its allocation.
-    landing: Vec<usize>,
 }
 
 impl Default for RegisterFile {
@@ -203,9 +212,8 @@ impl RegisterFile {
         RegisterFile {
             values: vec![0; layout().words],
             pending: Vec::new(),
+            issued: 0,
             in_flight: vec![0; layout().leaves.len()],
-            next_landing: u64::MAX,
-            landing: Vec::new(),
         }
     }
 
@@ -238,20 +246,22 @@ impl RegisterFile {
         if self.in_flight[leaf] == 0 {
             return (None, None);
         }
+        // The last visible write to land, and the first issued of those
+        // that have not.
         let mut seen: Option<&Pending> = None;
-        let mut early = None;
-        for p in self.pending.iter().filter(|p| p.leaf == leaf) {
+        let mut early: Option<&InFlight> = None;
+        for f in self.pending.iter().filter(|f| f.write.leaf == leaf) {
+            let p = &f.write;
             if visible(p.at, p.bypass, at, bypass) {
-                if seen.is_none_or(|s| p.at >= s.at) {
-                    seen = Some(p);
-                }
-            } else if early.is_none() {
-                early = Some(Early {
-                    register: Self::leaf_name(leaf),
-                    write: p.clone(),
-                });
+                seen = Some(p);
+            } else if early.is_none_or(|e| f.issued < e.issued) {
+                early = Some(f);
             }
         }
+        let early = early.map(|f| Early {
+            register: Self::leaf_name(leaf),
+            write: f.write.clone(),
+        });
         (seen, early)
     }
 
@@ -263,7 +273,7 @@ impl RegisterFile {
         let (seen, early) = self.seen(leaf, at, bypass);
         let value = match seen.map(|p| &p.value) {
             Some(Bits::Word(v)) => *v,
-            Some(Bits::Wide(v)) => v.first().copied().unwrap_or(0),
+            Some(Bits::Wide(v)) => v[0],
             None => self.values[word],
         };
         (value, early)
@@ -275,13 +285,13 @@ impl RegisterFile {
         leaf: usize,
         at: u64,
         bypass: Bypass,
-        out: &mut Vec<u32>,
+        out: &mut Words,
     ) -> Option<Early> {
         let l = &layout().leaves[leaf];
         let (seen, early) = self.seen(leaf, at, bypass);
         match seen.map(|p| &p.value) {
-            Some(Bits::Word(v)) => out.push(*v),
-            Some(Bits::Wide(v)) => out.extend_from_slice(v),
+            Some(Bits::Word(v)) => out.extend_from_slice(&[*v]),
+            Some(Bits::Wide(v)) => out.extend_from_slice(&v[..l.words]),
             None => out.extend_from_slice(&self.values[l.word..l.word + l.words]),
         }
         early
@@ -292,25 +302,30 @@ impl RegisterFile {
         if self.in_flight[leaf] == 0 {
             return None;
         }
-        self.pending.iter().find(|p| p.leaf == leaf && p.at == at)
+        self.pending
+            .iter()
+            .map(|f| &f.write)
+            .find(|p| p.leaf == leaf && p.at == at)
     }
 
     pub fn write(&mut self, mut write: Pending) {
         if let Bits::Word(v) = &mut write.value {
             *v &= layout().leaves[write.leaf].mask;
         }
-        self.next_landing = self.next_landing.min(write.at);
         self.in_flight[write.leaf] += 1;
-        self.pending.push(write);
+        // After every write landing at or before it: the latest issued.
+        let k = self.pending.partition_point(|f| f.write.at <= write.at);
+        let issued = self.issued;
+        self.issued += 1;
+        self.pending.insert(k, InFlight { issued, write });
     }
 
-    fn land(&mut self, p: usize) {
-        let leaf = &layout().leaves[self.pending[p].leaf];
-        match &self.pending[p].value {
-            Bits::Word(v) => self.values[leaf.word] = *v,
+    fn land(values: &mut [u32], write: &Pending) {
+        let leaf = &layout().leaves[write.leaf];
+        match &write.value {
+            Bits::Word(v) => values[leaf.word] = *v,
             Bits::Wide(v) => {
-                let n = leaf.words.min(v.len());
-                self.values[leaf.word..leaf.word + n].copy_from_slice(&v[..n]);
+                values[leaf.word..leaf.word + leaf.words].copy_from_slice(&v[..leaf.words])
             }
         }
     }
@@ -318,32 +333,16 @@ impl RegisterFile {
     /// Land every write whose cycle is before `now`: reads from `now` on
     /// see them whatever their bypass.
     pub fn settle(&mut self, now: u64) {
-        if self.next_landing >= now {
+        // `pending` is in landing order: the writes landing are a prefix,
+        // landed in order so that the last to land gives a leaf its value.
+        if self.pending.first().is_none_or(|f| f.write.at >= now) {
             return;
         }
-        // Of the landed writes to a leaf, the last to land (among equal
-        // cycles the later issued) gives its value: land them in that
-        // order (a stable sort of issue order by cycle).
-        let mut landing = std::mem::take(&mut self.landing);
-        landing.clear();
-        landing.extend((0..self.pending.len()).filter(|&k| self.pending[k].at < now));
-        if landing.len() > 1 {
-            landing.sort_by_key(|&k| self.pending[k].at);
+        let landing = self.pending.partition_point(|f| f.write.at < now);
+        for f in self.pending.drain(..landing) {
+            self.in_flight[f.write.leaf] -= 1;
+            Self::land(&mut self.values, &f.write);
         }
-        for &k in &landing {
-            self.land(k);
-        }
-        self.landing = landing;
-        let (in_flight, mut next) = (&mut self.in_flight, u64::MAX);
-        self.pending.retain(|p| {
-            if p.at < now {
-                in_flight[p.leaf] -= 1;
-                return false;
-            }
-            next = next.min(p.at);
-            true
-        });
-        self.next_landing = next;
     }
 
     /// The committed value of a register's first leaf word (tests and
@@ -403,5 +402,15 @@ mod tests {
         regs.settle(100);
         assert_eq!(regs.value("r0"), Some(3));
         assert_eq!(regs.value("p0"), Some(0xF_FFFF));
+    }
+
+    /// A wide write keeps its words inline (`Bits::Wide`): no leaf is wider.
+    #[test]
+    fn every_leaf_fits_inline() {
+        assert!(layout().leaves.iter().all(|l| l.words <= LEAF_WORDS));
+        assert_eq!(
+            RegisterFile::words(RegisterFile::leaves("dm0").unwrap()[0]),
+            LEAF_WORDS
+        );
     }
 }

@@ -30,6 +30,7 @@ use super::addressing::{address, Address};
 use super::assumptions::{self as a, accumulate, bf16_product};
 use super::exec::{Exec, Semantics};
 use super::operands::Name;
+use super::words::Words;
 
 /// The semantics of vector instruction `name`, if modelled.
 pub fn of(name: &str) -> Option<Semantics> {
@@ -159,9 +160,9 @@ fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
         Some(_) if !zero => x.read_words(Name::Acc1)?,
         Some(_) => {
             x.read_words(Name::Acc1)?; // read all the same: its timing counts
-            vec![0; words]
+            Words::zeroed(words)
         }
-        None => vec![0; words],
+        None => Words::zeroed(words),
     };
     for (lane, (p, q)) in halves(&s1).zip(halves(&s2)).enumerate() {
         let product = bf16_product(p, q);
@@ -182,7 +183,7 @@ fn add(x: &mut Exec, sign: f32) -> Result<(), String> {
     let (p, q) = (x.read_words(Name::Acc1)?, x.read_words(Name::Acc2)?);
     let out: Vec<u32> = p
         .iter()
-        .zip(&q)
+        .zip(q.iter())
         .map(|(&u, &v)| {
             let first = if zero { 0.0 } else { f32::from_bits(u) };
             a::add(first, sign * f32::from_bits(v)).to_bits()
@@ -228,7 +229,7 @@ fn broadcast(x: &mut Exec, bits: u32) -> Result<(), String> {
         8 => vec![(source[0] & 0xFF) * 0x0101_0101],
         16 => vec![(source[0] & 0xFFFF) * 0x0001_0001],
         32 => vec![source[0]],
-        _ => source,
+        _ => source.to_vec(),
     };
     let out: Vec<u32> = pattern.iter().copied().cycle().take(words).collect();
     x.write_words(Name::Dst, &out)
