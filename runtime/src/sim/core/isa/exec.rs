@@ -4,7 +4,7 @@
 //! request, a control transfer), which the bundle commits together after
 //! every slot has read its operands.
 
-use super::neighbours::{neighbour, view_of};
+use super::neighbours::{view_of, Views};
 use super::operands::{Name, Operands, Resolved};
 use super::registers::{Bits, Early, Pending, RegisterFile, LEAF_WORDS};
 use super::timing::Bypass;
@@ -74,6 +74,8 @@ pub struct LateRead {
 pub struct Exec<'a> {
     pub profile: &'static DeviceProfile,
     pub tile: Tile,
+    /// The tiles the core's data views reach.
+    pub views: &'a Views,
     pub regs: &'a RegisterFile,
     pub memories: &'a BTreeMap<Tile, Vec<u8>>,
     /// The bundle's issue cycle and address.
@@ -295,9 +297,10 @@ impl<'a> Exec<'a> {
         let (side, offset) = view_of(address).ok_or_else(|| {
             format!("address {address:#x} is in none of the core's data views 0x40000-0x7ffff")
         })?;
-        let tile = neighbour(self.profile, self.tile, side)
+        let tile = self.views[side as usize]
+            .as_ref()
             .map_err(|why| format!("address {address:#x} ({} view): {why}", side.name()))?;
-        Ok((tile, offset as usize))
+        Ok((*tile, offset as usize))
     }
 
     /// `bytes` (1, 2 or 4) little-endian bytes at a data address.

@@ -8,6 +8,7 @@
 use super::bundle::{self, Decoded};
 use super::checks;
 use super::exec::{Effects, Exec, LateRead, LockRequest};
+use super::neighbours::{views, Views};
 use super::registers::{Early, Pending, RegisterFile};
 use super::structural::Scoreboard;
 use super::timing::visible;
@@ -90,6 +91,8 @@ pub struct Core {
     pub tile: Tile,
     pub image: String,
     profile: &'static DeviceProfile,
+    /// The tiles its data views reach.
+    views: Views,
     program: Vec<u8>,
     /// Decoded bundles by address.
     decoded: Vec<Option<Rc<Decoded>>>,
@@ -147,6 +150,7 @@ impl Core {
             tile,
             image: image.to_string(),
             profile,
+            views: views(profile, tile),
             decoded: vec![None; program.len()],
             program,
             pc: entry,
@@ -273,6 +277,7 @@ impl Core {
             let mut x = Exec {
                 profile: self.profile,
                 tile: self.tile,
+                views: &self.views,
                 regs: &self.regs,
                 memories,
                 cycle: self.cycle,

@@ -190,10 +190,16 @@ struct InFlight {
 #[derive(Debug, Clone)]
 pub struct RegisterFile {
     values: Vec<u32>,
-    /// Writes in flight in the order they land: by cycle, in issue order
-    /// among equal cycles (the later issued of two gives the value), so
-    /// the writes landing are the first ones.
-    pending: Vec<InFlight>,
+    /// Writes in flight, each in the slot it was put in until it lands
+    /// (a write of a wide leaf is 100 bytes: it moves once, not each time
+    /// the order changes).
+    writes: Vec<InFlight>,
+    /// Slots of `writes` free for the next write.
+    free: Vec<usize>,
+    /// The writes in flight (cycle, slot) in the order they land: by cycle,
+    /// in issue order among equal cycles (the later issued of two gives the
+    /// value), so the writes landing are the first ones.
+    pending: Vec<(u64, usize)>,
     /// Writes issued so far (the next one's `issued`).
     issued: u64,
     /// Per leaf, its writes in flight: most reads find none and need not
@@ -211,6 +217,8 @@ impl RegisterFile {
     pub fn new() -> RegisterFile {
         RegisterFile {
             values: vec![0; layout().words],
+            writes: Vec::new(),
+            free: Vec::new(),
             pending: Vec::new(),
             issued: 0,
             in_flight: vec![0; layout().leaves.len()],
@@ -250,7 +258,8 @@ impl RegisterFile {
         // that have not.
         let mut seen: Option<&Pending> = None;
         let mut early: Option<&InFlight> = None;
-        for f in self.pending.iter().filter(|f| f.write.leaf == leaf) {
+        let writes = self.pending.iter().map(|&(_, k)| &self.writes[k]);
+        for f in writes.filter(|f| f.write.leaf == leaf) {
             let p = &f.write;
             if visible(p.at, p.bypass, at, bypass) {
                 seen = Some(p);
@@ -304,7 +313,7 @@ impl RegisterFile {
         }
         self.pending
             .iter()
-            .map(|f| &f.write)
+            .map(|&(_, k)| &self.writes[k].write)
             .find(|p| p.leaf == leaf && p.at == at)
     }
 
@@ -314,10 +323,24 @@ impl RegisterFile {
         }
         self.in_flight[write.leaf] += 1;
         // After every write landing at or before it: the latest issued.
-        let k = self.pending.partition_point(|f| f.write.at <= write.at);
-        let issued = self.issued;
+        let k = self.pending.partition_point(|&(at, _)| at <= write.at);
+        let at = write.at;
+        let f = InFlight {
+            issued: self.issued,
+            write,
+        };
         self.issued += 1;
-        self.pending.insert(k, InFlight { issued, write });
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.writes[slot] = f;
+                slot
+            }
+            None => {
+                self.writes.push(f);
+                self.writes.len() - 1
+            }
+        };
+        self.pending.insert(k, (at, slot));
     }
 
     fn land(values: &mut [u32], write: &Pending) {
@@ -335,13 +358,15 @@ impl RegisterFile {
     pub fn settle(&mut self, now: u64) {
         // `pending` is in landing order: the writes landing are a prefix,
         // landed in order so that the last to land gives a leaf its value.
-        if self.pending.first().is_none_or(|f| f.write.at >= now) {
+        if self.pending.first().is_none_or(|&(at, _)| at >= now) {
             return;
         }
-        let landing = self.pending.partition_point(|f| f.write.at < now);
-        for f in self.pending.drain(..landing) {
-            self.in_flight[f.write.leaf] -= 1;
-            Self::land(&mut self.values, &f.write);
+        let landing = self.pending.partition_point(|&(at, _)| at < now);
+        for (_, slot) in self.pending.drain(..landing) {
+            let write = &self.writes[slot].write;
+            self.in_flight[write.leaf] -= 1;
+            Self::land(&mut self.values, write);
+            self.free.push(slot);
         }
     }
 
