@@ -180,6 +180,18 @@ pub struct Early {
     pub write: Pending,
 }
 
+/// A write in `RegisterFile::pending`: its cycle and leaf (what settling
+/// and reads look at) and its slot in `writes`.
+#[derive(Debug, Clone, Copy)]
+struct Flight {
+    at: u64,
+    leaf: usize,
+    slot: usize,
+}
+
+/// Entries of `pending` that may have landed before they are dropped.
+const LANDED_KEPT: usize = 32;
+
 /// A write in flight and its place in issue order.
 #[derive(Debug, Clone)]
 struct InFlight {
@@ -196,10 +208,14 @@ pub struct RegisterFile {
     writes: Vec<InFlight>,
     /// Slots of `writes` free for the next write.
     free: Vec<usize>,
-    /// The writes in flight (cycle, slot) in the order they land: by cycle,
-    /// in issue order among equal cycles (the later issued of two gives the
-    /// value), so the writes landing are the first ones.
-    pending: Vec<(u64, usize)>,
+    /// The writes (cycle, leaf, slot) in the order they land, from
+    /// `landed` on: by cycle, in issue order among equal cycles (the later
+    /// issued of two gives the value), so the writes landing are the first
+    /// ones.
+    pending: Vec<Flight>,
+    /// The first entries of `pending` that have landed, dropped in bulk
+    /// (not one shift of the rest per cycle).
+    landed: usize,
     /// Writes issued so far (the next one's `issued`).
     issued: u64,
     /// Per leaf, its writes in flight: most reads find none and need not
@@ -220,6 +236,7 @@ impl RegisterFile {
             writes: Vec::new(),
             free: Vec::new(),
             pending: Vec::new(),
+            landed: 0,
             issued: 0,
             in_flight: vec![0; layout().leaves.len()],
         }
@@ -258,8 +275,11 @@ impl RegisterFile {
         // that have not.
         let mut seen: Option<&Pending> = None;
         let mut early: Option<&InFlight> = None;
-        let writes = self.pending.iter().map(|&(_, k)| &self.writes[k]);
-        for f in writes.filter(|f| f.write.leaf == leaf) {
+        let flights = self.pending[self.landed..].iter();
+        for f in flights
+            .filter(|f| f.leaf == leaf)
+            .map(|f| &self.writes[f.slot])
+        {
             let p = &f.write;
             if visible(p.at, p.bypass, at, bypass) {
                 seen = Some(p);
@@ -311,10 +331,10 @@ impl RegisterFile {
         if self.in_flight[leaf] == 0 {
             return None;
         }
-        self.pending
+        self.pending[self.landed..]
             .iter()
-            .map(|&(_, k)| &self.writes[k].write)
-            .find(|p| p.leaf == leaf && p.at == at)
+            .find(|f| f.leaf == leaf && f.at == at)
+            .map(|f| &self.writes[f.slot].write)
     }
 
     pub fn write(&mut self, mut write: Pending) {
@@ -322,9 +342,7 @@ impl RegisterFile {
             *v &= layout().leaves[write.leaf].mask;
         }
         self.in_flight[write.leaf] += 1;
-        // After every write landing at or before it: the latest issued.
-        let k = self.pending.partition_point(|&(at, _)| at <= write.at);
-        let at = write.at;
+        let (at, leaf) = (write.at, write.leaf);
         let f = InFlight {
             issued: self.issued,
             write,
@@ -340,7 +358,14 @@ impl RegisterFile {
                 self.writes.len() - 1
             }
         };
-        self.pending.insert(k, (at, slot));
+        // After every write landing at or before it (the latest issued):
+        // moved down from the end, past the few that land later.
+        self.pending.push(Flight { at, leaf, slot });
+        let mut k = self.pending.len() - 1;
+        while k > self.landed && self.pending[k - 1].at > at {
+            self.pending.swap(k - 1, k);
+            k -= 1;
+        }
     }
 
     fn land(values: &mut [u32], write: &Pending) {
@@ -358,15 +383,18 @@ impl RegisterFile {
     pub fn settle(&mut self, now: u64) {
         // `pending` is in landing order: the writes landing are a prefix,
         // landed in order so that the last to land gives a leaf its value.
-        if self.pending.first().is_none_or(|&(at, _)| at >= now) {
-            return;
+        while let Some(f) = self.pending.get(self.landed).filter(|f| f.at < now) {
+            self.in_flight[f.leaf] -= 1;
+            Self::land(&mut self.values, &self.writes[f.slot].write);
+            self.free.push(f.slot);
+            self.landed += 1;
         }
-        let landing = self.pending.partition_point(|&(at, _)| at < now);
-        for (_, slot) in self.pending.drain(..landing) {
-            let write = &self.writes[slot].write;
-            self.in_flight[write.leaf] -= 1;
-            Self::land(&mut self.values, write);
-            self.free.push(slot);
+        if self.landed == self.pending.len() {
+            self.pending.clear();
+            self.landed = 0;
+        } else if self.landed >= LANDED_KEPT {
+            self.pending.drain(..self.landed);
+            self.landed = 0;
         }
     }
 
