@@ -124,8 +124,8 @@ impl<'a> Exec<'a> {
                 let at = self.cycle + u64::from(cycle);
                 self.note_late_read(leaf, cycle, at, bypass);
                 let (value, early) = self.regs.read(leaf, at, bypass);
-                if let Some(early) = early {
-                    self.early.push((at, early));
+                if let Some(write) = early {
+                    self.early.push((at, RegisterFile::early(leaf, write)));
                 }
                 Ok(value)
             }
@@ -199,8 +199,8 @@ impl<'a> Exec<'a> {
         let mut out = Words::zeroed(0);
         for &leaf in leaves {
             self.note_late_read(leaf, cycle, at, bypass);
-            if let Some(early) = self.regs.read_words(leaf, at, bypass, &mut out) {
-                self.early.push((at, early));
+            if let Some(write) = self.regs.read_words(leaf, at, bypass, &mut out) {
+                self.early.push((at, RegisterFile::early(leaf, write)));
             }
         }
         Ok(out)

@@ -266,8 +266,9 @@ impl RegisterFile {
     }
 
     /// The write a read at cycle `at` (with `bypass`) sees, if any (else
-    /// the committed value), and the first write that had not landed.
-    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<Early>) {
+    /// the committed value), and the first write that had not landed (a
+    /// reference: building an `Early` on every read would copy 100 bytes).
+    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<&Pending>) {
         if self.in_flight[leaf] == 0 {
             return (None, None);
         }
@@ -287,17 +288,13 @@ impl RegisterFile {
                 early = Some(f);
             }
         }
-        let early = early.map(|f| Early {
-            register: Self::leaf_name(leaf),
-            write: f.write.clone(),
-        });
-        (seen, early)
+        (seen, early.map(|f| &f.write))
     }
 
     /// The value of a one-word leaf as a read at cycle `at` (with
     /// `bypass`) sees it: the last write visible then, else the committed
     /// value; and the first write that had not landed, if any.
-    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<Early>) {
+    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
         let word = layout().leaves[leaf].word;
         let (seen, early) = self.seen(leaf, at, bypass);
         let value = match seen.map(|p| &p.value) {
@@ -315,7 +312,7 @@ impl RegisterFile {
         at: u64,
         bypass: Bypass,
         out: &mut Words,
-    ) -> Option<Early> {
+    ) -> Option<&Pending> {
         let l = &layout().leaves[leaf];
         let (seen, early) = self.seen(leaf, at, bypass);
         match seen.map(|p| &p.value) {
@@ -324,6 +321,14 @@ impl RegisterFile {
             None => out.extend_from_slice(&self.values[l.word..l.word + l.words]),
         }
         early
+    }
+
+    /// What a read of `leaf` saw instead of `write`, which had not landed.
+    pub fn early(leaf: usize, write: &Pending) -> Early {
+        Early {
+            register: Self::leaf_name(leaf),
+            write: write.clone(),
+        }
     }
 
     /// A write already in flight to `leaf` landing at the same cycle.
