@@ -4,7 +4,7 @@
 //! to its value; and each name the semantics ask for (`Name`) to its
 //! operand's index, so executing looks nothing up by text.
 
-use super::registers::RegisterFile;
+use super::registers::{RegisterFile, WINDOW};
 use super::timing::Bypass;
 use super::words::MAX_WORDS;
 use loom_aie2p_isa::{isa, Instruction, Itinerary, OperandKind, Value};
@@ -199,6 +199,13 @@ fn register_operand(
                 itinerary.name
             )
         })?;
+        if u64::from(cycle) >= WINDOW {
+            return Err(format!(
+                "its itinerary {} gives operand `{name}` cycle {cycle}, past the {WINDOW} cycles \
+                 the isa core's register file holds writes for",
+                itinerary.name
+            ));
+        }
         let bypass = Bypass::named(itinerary.bypass(name));
         let words: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
         if words > MAX_WORDS {

@@ -180,18 +180,6 @@ pub struct Early {
     pub write: Pending,
 }
 
-/// A write in `RegisterFile::pending`: its cycle and leaf (what settling
-/// and reads look at) and its slot in `writes`.
-#[derive(Debug, Clone, Copy)]
-struct Flight {
-    at: u64,
-    leaf: usize,
-    slot: usize,
-}
-
-/// Entries of `pending` that may have landed before they are dropped.
-const LANDED_KEPT: usize = 32;
-
 /// A write in flight and its place in issue order.
 #[derive(Debug, Clone)]
 struct InFlight {
@@ -199,28 +187,29 @@ struct InFlight {
     write: Pending,
 }
 
+/// Cycles after its issue a write can land in (the itineraries' operand
+/// cycles end by 9; `operands` refuses later ones at decode).
+pub const WINDOW: u64 = 16;
+
 #[derive(Debug, Clone)]
 pub struct RegisterFile {
     values: Vec<u32>,
-    /// Writes in flight, each in the slot it was put in until it lands
-    /// (a write of a wide leaf is 100 bytes: it moves once, not each time
-    /// the order changes).
-    writes: Vec<InFlight>,
-    /// Slots of `writes` free for the next write.
-    free: Vec<usize>,
-    /// The writes (cycle, leaf, slot) in the order they land, from
-    /// `landed` on: by cycle, in issue order among equal cycles (the later
-    /// issued of two gives the value), so the writes landing are the first
-    /// ones.
-    pending: Vec<Flight>,
-    /// The first entries of `pending` that have landed, dropped in bulk
-    /// (not one shift of the rest per cycle).
-    landed: usize,
+    /// Per landing cycle modulo `WINDOW`, the writes landing then in issue
+    /// order: a write is queued and landed without moving the others, and
+    /// a cycle's writes are found without a search.
+    ring: [Vec<InFlight>; WINDOW as usize],
+    /// Every write landing before this cycle has landed; every write in
+    /// flight lands within `WINDOW` cycles from it.
+    settled: u64,
+    /// Writes in flight.
+    count: usize,
     /// Writes issued so far (the next one's `issued`).
     issued: u64,
-    /// Per leaf, its writes in flight: most reads find none and need not
-    /// look through `pending`.
+    /// Per leaf, its writes in flight (most reads find none and look at
+    /// nothing) and the last cycle one of them lands at (where a read's
+    /// search of the ring ends).
     in_flight: Vec<u16>,
+    last: Vec<u64>,
 }
 
 impl Default for RegisterFile {
@@ -233,12 +222,12 @@ impl RegisterFile {
     pub fn new() -> RegisterFile {
         RegisterFile {
             values: vec![0; layout().words],
-            writes: Vec::new(),
-            free: Vec::new(),
-            pending: Vec::new(),
-            landed: 0,
+            ring: std::array::from_fn(|_| Vec::new()),
+            settled: 0,
+            count: 0,
             issued: 0,
             in_flight: vec![0; layout().leaves.len()],
+            last: vec![0; layout().leaves.len()],
         }
     }
 
@@ -276,11 +265,10 @@ impl RegisterFile {
         // that have not.
         let mut seen: Option<&Pending> = None;
         let mut early: Option<&InFlight> = None;
-        let flights = self.pending[self.landed..].iter();
-        for f in flights
-            .filter(|f| f.leaf == leaf)
-            .map(|f| &self.writes[f.slot])
-        {
+        // Cycle by cycle, each in issue order: the order they land in.
+        let cycles = self.settled..=self.last[leaf];
+        let flights = cycles.flat_map(|c| &self.ring[(c % WINDOW) as usize]);
+        for f in flights.filter(|f| f.write.leaf == leaf) {
             let p = &f.write;
             if visible(p.at, p.bypass, at, bypass) {
                 seen = Some(p);
@@ -333,44 +321,37 @@ impl RegisterFile {
 
     /// A write already in flight to `leaf` landing at the same cycle.
     pub fn same_cycle(&self, leaf: usize, at: u64) -> Option<&Pending> {
-        if self.in_flight[leaf] == 0 {
+        if self.in_flight[leaf] == 0 || !(self.settled..self.settled + WINDOW).contains(&at) {
             return None;
         }
-        self.pending[self.landed..]
+        self.ring[(at % WINDOW) as usize]
             .iter()
-            .find(|f| f.leaf == leaf && f.at == at)
-            .map(|f| &self.writes[f.slot].write)
+            .map(|f| &f.write)
+            .find(|p| p.leaf == leaf)
     }
 
+    /// Queue `write`, which lands after the last settled cycle (its issue
+    /// cycle, settled before it) and within `WINDOW` cycles of it.
     pub fn write(&mut self, mut write: Pending) {
+        let (leaf, at) = (write.leaf, write.at);
+        assert!(
+            (self.settled..self.settled + WINDOW).contains(&at),
+            "a write landing at cycle {at}, the register file settled to {}",
+            self.settled
+        );
         if let Bits::Word(v) = &mut write.value {
-            *v &= layout().leaves[write.leaf].mask;
+            *v &= layout().leaves[leaf].mask;
         }
-        self.in_flight[write.leaf] += 1;
-        let (at, leaf) = (write.at, write.leaf);
-        let f = InFlight {
-            issued: self.issued,
-            write,
+        self.in_flight[leaf] += 1;
+        self.last[leaf] = if self.in_flight[leaf] == 1 {
+            at
+        } else {
+            self.last[leaf].max(at)
         };
+        self.count += 1;
+        let issued = self.issued;
         self.issued += 1;
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.writes[slot] = f;
-                slot
-            }
-            None => {
-                self.writes.push(f);
-                self.writes.len() - 1
-            }
-        };
-        // After every write landing at or before it (the latest issued):
-        // moved down from the end, past the few that land later.
-        self.pending.push(Flight { at, leaf, slot });
-        let mut k = self.pending.len() - 1;
-        while k > self.landed && self.pending[k - 1].at > at {
-            self.pending.swap(k - 1, k);
-            k -= 1;
-        }
+        self.ring[(at % WINDOW) as usize].push(InFlight { issued, write });
     }
 
     fn land(values: &mut [u32], write: &Pending) {
@@ -386,20 +367,20 @@ impl RegisterFile {
     /// Land every write whose cycle is before `now`: reads from `now` on
     /// see them whatever their bypass.
     pub fn settle(&mut self, now: u64) {
-        // `pending` is in landing order: the writes landing are a prefix,
-        // landed in order so that the last to land gives a leaf its value.
-        while let Some(f) = self.pending.get(self.landed).filter(|f| f.at < now) {
-            self.in_flight[f.leaf] -= 1;
-            Self::land(&mut self.values, &self.writes[f.slot].write);
-            self.free.push(f.slot);
-            self.landed += 1;
+        let from = self.settled;
+        self.settled = from.max(now);
+        if self.count == 0 {
+            return;
         }
-        if self.landed == self.pending.len() {
-            self.pending.clear();
-            self.landed = 0;
-        } else if self.landed >= LANDED_KEPT {
-            self.pending.drain(..self.landed);
-            self.landed = 0;
+        // Cycle by cycle, each in issue order, so that of a leaf's writes
+        // the last to land (among equal cycles the later issued) gives its
+        // value.
+        for cycle in from..now.min(from + WINDOW) {
+            for f in self.ring[(cycle % WINDOW) as usize].drain(..) {
+                self.in_flight[f.write.leaf] -= 1;
+                self.count -= 1;
+                Self::land(&mut self.values, &f.write);
+            }
         }
     }
 
