@@ -70,6 +70,24 @@ pub struct LateRead {
     pub slot: usize,
 }
 
+/// Why `operand`, not a one-word register (nor, read, an immediate),
+/// cannot be `access`ed as a word: out of line, so that the hot reads and
+/// writes carry no formatting in their frames.
+#[cold]
+#[inline(never)]
+fn not_a_word(operand: &Resolved, name: &str, access: &str) -> String {
+    match operand {
+        Resolved::Wide { words, .. } => format!(
+            "operand `{name}` is {} bits wide where a 32-bit value is {access}",
+            32 * words
+        ),
+        Resolved::Unusable(why) => why.clone(),
+        Resolved::Immediate(_) | Resolved::Register { .. } => {
+            format!("operand `{name}` is an immediate")
+        }
+    }
+}
+
 /// One instruction being executed.
 pub struct Exec<'a> {
     pub profile: &'static DeviceProfile,
@@ -111,11 +129,6 @@ impl<'a> Exec<'a> {
     fn read_resolved(&mut self, operand: &Resolved, name: &str) -> Result<u32, String> {
         match operand {
             Resolved::Immediate(v) => Ok(*v),
-            Resolved::Unusable(why) => Err(why.clone()),
-            Resolved::Wide { words, .. } => Err(format!(
-                "operand `{name}` is {} bits wide where a 32-bit value is read",
-                32 * words
-            )),
             &Resolved::Register {
                 leaf,
                 cycle,
@@ -129,6 +142,7 @@ impl<'a> Exec<'a> {
                 }
                 Ok(value)
             }
+            _ => Err(not_a_word(operand, name, "read")),
         }
     }
 
@@ -177,12 +191,7 @@ impl<'a> Exec<'a> {
                 self.queue(leaf, at, bypass, Bits::Word(value));
                 Ok(())
             }
-            Resolved::Wide { words, .. } => Err(format!(
-                "operand `{name}` is {} bits wide where a 32-bit value is written",
-                32 * words
-            )),
-            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
-            Resolved::Unusable(why) => Err(why.clone()),
+            _ => Err(not_a_word(operand, name, "written")),
         }
     }
 

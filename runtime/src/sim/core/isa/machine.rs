@@ -191,9 +191,16 @@ impl Core {
     }
 
     pub(super) fn decode(&mut self, address: u32) -> Result<Rc<Decoded>, Fault> {
-        if let Some(Some(d)) = self.decoded.get(address as usize) {
-            return Ok(d.clone());
+        match self.decoded.get(address as usize) {
+            Some(Some(d)) => Ok(d.clone()),
+            _ => self.decode_first(address),
         }
+    }
+
+    /// The first decode at `address` (out of line: every later one finds
+    /// it decoded).
+    #[inline(never)]
+    fn decode_first(&mut self, address: u32) -> Result<Rc<Decoded>, Fault> {
         let bytes = self.program.get(address as usize..).unwrap_or(&[]);
         if bytes.is_empty() {
             return Err(self.fault(
@@ -551,16 +558,24 @@ impl Core {
             if branch.left > 0 {
                 self.branch = Some(branch);
             } else if let Some(target) = branch.target {
-                if options.hazards {
-                    let mut decode = |at| self.decode(at).map_err(|f| f.message);
-                    if let Err(why) = checks::jump_target(target, &mut decode) {
-                        let text = self.decode(branch.from).ok().map(|d| d.text.clone());
-                        return Err(self.fault(branch.from, text.as_deref(), why));
-                    }
-                }
-                self.pc = target;
+                return self.jump(branch.from, target, options);
             }
         }
+        Ok(())
+    }
+
+    /// Take the jump of the transfer at `from` (its delay slots done); out
+    /// of line, as one bundle in several takes it.
+    #[inline(never)]
+    fn jump(&mut self, from: u32, target: u32, options: &Options) -> Result<(), Fault> {
+        if options.hazards {
+            let mut decode = |at| self.decode(at).map_err(|f| f.message);
+            if let Err(why) = checks::jump_target(target, &mut decode) {
+                let text = self.decode(from).ok().map(|d| d.text.clone());
+                return Err(self.fault(from, text.as_deref(), why));
+            }
+        }
+        self.pc = target;
         Ok(())
     }
 }
