@@ -1,6 +1,7 @@
 //! A bundle as the core executes it: decoded once per address, with each
 //! non-NOP slot's text, itinerary and semantics looked up.
 
+use super::checks;
 use super::operands::{resolve, Operands};
 use super::semantics::{self, Semantics};
 use super::structural::{holds, Hold};
@@ -29,6 +30,12 @@ pub(super) struct Decoded {
     /// For a transfer, the address after its delay slots (a `jl`'s return
     /// address) or why it is unknown, found at its first issue.
     pub(super) after_delay_slots: OnceCell<Result<u32, String>>,
+    /// Whether every slot has semantics and an itinerary, or why not
+    /// (`checks::modelled`).
+    pub(super) modelled: Result<(), String>,
+    /// Whether an operand is a zero-overhead loop register, whose writes
+    /// the checker refuses (`checks::names_loop_register`).
+    pub(super) names_loop_register: bool,
     pub(super) slots: Vec<Slot>,
 }
 
@@ -63,6 +70,8 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
         nops_only: slots.is_empty(),
         transfers: slots.iter().any(|s| s.instruction.opcode.has_delay_slot),
         after_delay_slots: OnceCell::new(),
+        modelled: checks::modelled(&slots),
+        names_loop_register: checks::names_loop_register(&slots),
         slots,
     })
 }

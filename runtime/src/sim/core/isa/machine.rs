@@ -171,6 +171,7 @@ impl Core {
         }
     }
 
+    #[cold]
     pub(super) fn fault(&self, address: u32, bundle: Option<&str>, message: String) -> Fault {
         let bundle = bundle.map_or(String::new(), |b| format!(" `{b}`"));
         Fault {
@@ -329,7 +330,9 @@ impl Core {
                 .map(|()| true);
         }
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
-        checks::modelled(&decoded).map_err(|why| fail(self, why))?;
+        if let Err(why) = &decoded.modelled {
+            return Err(fail(self, why.clone()));
+        }
         let branch = self.branch.map(|b| (b.from, DELAY_SLOTS - b.left + 1));
         checks::delay_slots(&decoded, branch, options.hazards).map_err(|why| fail(self, why))?;
         let none = Err(String::new()); // no control transfer, no return address
@@ -431,8 +434,10 @@ impl Core {
         let pc = self.pc;
         let pc_cycle = self.cycle;
         for (k, write) in effects.writes.iter().enumerate() {
-            checks::loop_register(write, options.hazards, || self.writer_text(write))
-                .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+            if decoded.names_loop_register {
+                checks::loop_register(write, options.hazards, || self.writer_text(write))
+                    .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+            }
             let twin = self
                 .regs
                 .same_cycle(write.leaf, write.at)

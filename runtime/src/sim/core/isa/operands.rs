@@ -156,6 +156,16 @@ impl Operands {
         }
     }
 
+    /// Every register leaf of its operands.
+    pub(super) fn leaves(&self) -> impl Iterator<Item = usize> + '_ {
+        let leaves = self.list.iter().flat_map(|(_, r)| match r {
+            Resolved::Register { leaf, .. } => std::slice::from_ref(leaf),
+            Resolved::Wide { leaves, .. } => leaves,
+            Resolved::Immediate(_) | Resolved::Unusable(_) => &[],
+        });
+        leaves.copied()
+    }
+
     /// The operand called `name`, if the instruction has one.
     pub(super) fn get(&self, name: Name) -> Option<&Resolved> {
         self.list
