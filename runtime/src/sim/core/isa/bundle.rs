@@ -36,6 +36,8 @@ pub(super) struct Decoded {
     /// Whether an operand is a zero-overhead loop register, whose writes
     /// the checker refuses (`checks::names_loop_register`).
     pub(super) names_loop_register: bool,
+    /// What of it may not be in a delay slot (`checks::delay_slot_offences`).
+    pub(super) delay_slot_offences: [Option<String>; 2],
     pub(super) slots: Vec<Slot>,
 }
 
@@ -72,6 +74,7 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
         after_delay_slots: OnceCell::new(),
         modelled: checks::modelled(&slots),
         names_loop_register: checks::names_loop_register(&slots),
+        delay_slot_offences: checks::delay_slot_offences(&slots),
         slots,
     })
 }

@@ -49,37 +49,43 @@ pub fn modelled(slots: &[Slot]) -> Result<(), String> {
     Ok(())
 }
 
+/// What of a bundle may not be in a delay slot, per `Options::hazards`
+/// (off: a control transfer; on: also `done` and a lock request): the
+/// first such slot's description, decided at decode.
+pub fn delay_slot_offences(slots: &[Slot]) -> [Option<String>; 2] {
+    [false, true].map(|hazards| {
+        slots.iter().find_map(|slot| {
+            let opcode = slot.instruction.opcode;
+            if opcode.has_delay_slot {
+                Some(format!("a control transfer (`{}`)", slot.text))
+            } else if !hazards {
+                None
+            } else if opcode.mnemonic == "done" {
+                Some("`done`".to_string())
+            } else if opcode.mnemonic.starts_with("acq") || opcode.mnemonic.starts_with("rel") {
+                Some(format!("a lock request (`{}`)", slot.text))
+            } else {
+                None
+            }
+        })
+    })
+}
+
 /// `branch`: the transfer whose delay slots the bundle is in (its address,
-/// and which delay slot, from 1).
+/// and which delay slot, from 1); `offences` the bundle's
+/// (`delay_slot_offences`).
 pub fn delay_slots(
-    decoded: &Decoded,
+    offences: &[Option<String>; 2],
     branch: Option<(u32, u32)>,
     hazards: bool,
 ) -> Result<(), String> {
-    let Some((from, slot_number)) = branch else {
+    let (Some((from, slot_number)), Some(what)) = (branch, &offences[usize::from(hazards)]) else {
         return Ok(());
     };
-    for slot in &decoded.slots {
-        let opcode = slot.instruction.opcode;
-        let what = if opcode.has_delay_slot {
-            Some(format!("a control transfer (`{}`)", slot.text))
-        } else if !hazards {
-            None
-        } else if opcode.mnemonic == "done" {
-            Some("`done`".to_string())
-        } else if opcode.mnemonic.starts_with("acq") || opcode.mnemonic.starts_with("rel") {
-            Some(format!("a lock request (`{}`)", slot.text))
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(format!(
-                "{what} in delay slot {slot_number} of the transfer at {from:#06x}; delay slots \
-                 hold no control transfer, `done` or lock request (xdna-hardware-facts §9)"
-            ));
-        }
-    }
-    Ok(())
+    Err(format!(
+        "{what} in delay slot {slot_number} of the transfer at {from:#06x}; delay slots hold no \
+         control transfer, `done` or lock request (xdna-hardware-facts §9)"
+    ))
 }
 
 /// `apart`: bundles issued since the previous lock request, if any.

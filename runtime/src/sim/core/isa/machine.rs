@@ -303,7 +303,9 @@ impl Core {
                     format!("`{}`: {why}", slot.text),
                 )
             })?;
-            early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
+            if !early.is_empty() {
+                early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
+            }
         }
         Ok(())
     }
@@ -334,7 +336,8 @@ impl Core {
             return Err(fail(self, why.clone()));
         }
         let branch = self.branch.map(|b| (b.from, DELAY_SLOTS - b.left + 1));
-        checks::delay_slots(&decoded, branch, options.hazards).map_err(|why| fail(self, why))?;
+        checks::delay_slots(&decoded.delay_slot_offences, branch, options.hazards)
+            .map_err(|why| fail(self, why))?;
         let none = Err(String::new()); // no control transfer, no return address
         let after = if decoded.transfers {
             if decoded.after_delay_slots.get().is_none() {
@@ -495,8 +498,9 @@ impl Core {
         }
         for (tile, offset, range) in effects.stores.drain(..) {
             let bytes = &effects.stored[range];
-            let size = crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize;
-            let memory = memories.entry(tile).or_insert_with(|| vec![0; size]);
+            let memory = memories.entry(tile).or_insert_with(|| {
+                vec![0; crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize]
+            });
             let Some(window) = memory.get_mut(offset..offset + bytes.len()) else {
                 return Err(self.fault(
                     pc,
