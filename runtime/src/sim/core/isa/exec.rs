@@ -203,16 +203,24 @@ impl<'a> Exec<'a> {
     /// vector's element 0 in the low bits of word 0, as LLVM's
     /// little-endian vector layout puts it), read at its use cycle.
     pub fn read_words(&mut self, name: Name) -> Result<Words, String> {
+        let mut out = Words::zeroed(0);
+        self.read_words_into(name, &mut out)?;
+        Ok(out)
+    }
+
+    /// `read_words` into `out` (its words replaced): for the hot vector
+    /// instructions, which would otherwise move 256-byte values around.
+    pub fn read_words_into(&mut self, name: Name, out: &mut Words) -> Result<(), String> {
         let (leaves, _, cycle, bypass) = self.leaves(name)?;
         let at = self.cycle + u64::from(cycle);
-        let mut out = Words::zeroed(0);
+        out.clear();
         for &leaf in leaves {
             self.note_late_read(leaf, cycle, at, bypass);
-            if let Some(write) = self.regs.read_words(leaf, at, bypass, &mut out) {
+            if let Some(write) = self.regs.read_words(leaf, at, bypass, out) {
                 self.early.push((at, RegisterFile::early(leaf, write)));
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A register operand's leaves (borrowed from the bundle's operands),
@@ -324,14 +332,14 @@ impl<'a> Exec<'a> {
         Ok(bytes.iter().rev().fold(0u32, |v, &b| v << 8 | u32::from(b)))
     }
 
-    /// `words` little-endian words at a data address aligned to their
-    /// size (a vector load; `words` is an operand's width).
-    pub fn load_words(&self, address: u32, words: usize) -> Result<Words, String> {
-        let bytes = 4 * words;
+    /// `out`'s length of little-endian words at a data address aligned to
+    /// their size, into `out` (a vector load).
+    pub fn load_words(&self, address: u32, out: &mut Words) -> Result<(), String> {
+        let bytes = 4 * out.len();
         let (tile, offset) = self.place(address, bytes as u32)?;
-        let mut out = Words::zeroed(words);
         let Some(memory) = self.memories.get(&tile) else {
-            return Ok(out);
+            out.fill(0);
+            return Ok(());
         };
         let data = memory
             .get(offset..offset + bytes)
@@ -339,7 +347,7 @@ impl<'a> Exec<'a> {
         for (word, b) in out.iter_mut().zip(data.chunks_exact(4)) {
             *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Store `data` at a data address aligned to its length.

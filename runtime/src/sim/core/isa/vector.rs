@@ -138,7 +138,8 @@ fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
 fn load(x: &mut Exec, how: Address) -> Result<(), String> {
     let words = x.width(Name::Dst)?;
     let at = address(x, &how)?;
-    let data = x.load_words(at, words)?;
+    let mut data = Words::zeroed(words);
+    x.load_words(at, &mut data)?;
     x.write_words(Name::Dst, &data)?;
     x.keep_implicit()
 }
@@ -154,16 +155,19 @@ fn store(x: &mut Exec, how: Address) -> Result<(), String> {
 fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
     let conf = x.read(Name::Acc)?;
     let zero = a::zero_accumulator(conf)?;
-    let (s1, s2) = (x.read_words(Name::S1)?, x.read_words(Name::S2)?);
+    let (mut s1, mut s2, mut out) = (Words::zeroed(0), Words::zeroed(0), Words::zeroed(0));
+    x.read_words_into(Name::S1, &mut s1)?;
+    x.read_words_into(Name::S2, &mut s2)?;
     let words = x.width(Name::Dst)?;
-    let mut out = match sign {
-        Some(_) if !zero => x.read_words(Name::Acc1)?,
+    match sign {
         Some(_) => {
-            x.read_words(Name::Acc1)?; // read all the same: its timing counts
-            Words::zeroed(words)
+            x.read_words_into(Name::Acc1, &mut out)?;
+            if zero {
+                out = Words::zeroed(words); // read all the same: its timing counts
+            }
         }
-        None => Words::zeroed(words),
-    };
+        None => out = Words::zeroed(words),
+    }
     // Lanes 2k and 2k + 1 are word k's halves (A1); one loop by word
     // pairs, its sign chosen outside it, is what makes this cheap.
     let lanes = out.chunks_exact_mut(2).zip(s1.iter().zip(s2.iter()));

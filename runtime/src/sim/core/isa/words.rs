@@ -24,6 +24,10 @@ impl Words {
         }
     }
 
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     pub fn extend_from_slice(&mut self, words: &[u32]) {
         let end = self.len + words.len();
         assert!(end <= MAX_WORDS, "{end} words is wider than any register");
