@@ -266,14 +266,17 @@ impl RegisterFile {
         let mut seen: Option<&Pending> = None;
         let mut early: Option<&InFlight> = None;
         // Cycle by cycle, each in issue order: the order they land in.
-        let cycles = self.settled..=self.last[leaf];
-        let flights = cycles.flat_map(|c| &self.ring[(c % WINDOW) as usize]);
-        for f in flights.filter(|f| f.write.leaf == leaf) {
-            let p = &f.write;
-            if visible(p.at, p.bypass, at, bypass) {
-                seen = Some(p);
-            } else if early.is_none_or(|e| f.issued < e.issued) {
-                early = Some(f);
+        for cycle in self.settled..=self.last[leaf] {
+            for f in &self.ring[(cycle % WINDOW) as usize] {
+                let p = &f.write;
+                if p.leaf != leaf {
+                    continue;
+                }
+                if visible(p.at, p.bypass, at, bypass) {
+                    seen = Some(p);
+                } else if early.is_none_or(|e| f.issued < e.issued) {
+                    early = Some(f);
+                }
             }
         }
         (seen, early.map(|f| &f.write))
