@@ -318,19 +318,20 @@ impl Core {
         memories: &mut BTreeMap<Tile, Vec<u8>>,
         options: &Options,
     ) -> Result<bool, Fault> {
-        self.regs.settle(self.cycle);
         let pc = self.pc;
         let decoded = self.decode(pc)?;
         if decoded.nops_only {
             // NOPs read, write, hold and check nothing: the bundle only
-            // issues. (The late reads it would drop as past, the next bundle
-            // with writes drops.)
+            // issues. (The writes landing meanwhile the next bundle with
+            // slots settles, before it reads, and the late reads it would
+            // drop as past, that bundle drops.)
             self.bundles += 1;
             self.cycle += 1;
             return self
                 .advance(pc + decoded.size, None, options)
                 .map(|()| true);
         }
+        self.regs.settle(self.cycle);
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
         if let Err(why) = &decoded.modelled {
             return Err(fail(self, why.clone()));
@@ -441,22 +442,20 @@ impl Core {
                 checks::loop_register(write, options.hazards, || self.writer_text(write))
                     .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
             }
-            let twin = self
-                .regs
-                .same_cycle(write.leaf, write.at)
-                .cloned()
-                .or_else(|| {
-                    effects.writes[..k]
-                        .iter()
-                        .find(|w| w.leaf == write.leaf && w.at == write.at)
-                        .cloned()
-                });
-            if let (true, Some(other)) = (options.hazards, twin) {
+            if !options.hazards {
+                continue;
+            }
+            let twin = self.regs.same_cycle(write.leaf, write.at).or_else(|| {
+                effects.writes[..k]
+                    .iter()
+                    .find(|w| w.leaf == write.leaf && w.at == write.at)
+            });
+            if let Some(other) = twin {
                 let why = checks::same_cycle(
                     &self.writer_text(write),
                     write,
-                    &self.writer_text(&other),
-                    &other,
+                    &self.writer_text(other),
+                    other,
                 );
                 return Err(self.fault(pc, Some(&decoded.text), why));
             }
