@@ -193,6 +193,8 @@ pub const WINDOW: u64 = 16;
 
 #[derive(Debug, Clone)]
 pub struct RegisterFile {
+    /// `layout()`, kept so that an access does not check its `OnceLock`.
+    layout: &'static Layout,
     values: Vec<u32>,
     /// Per landing cycle modulo `WINDOW`, the writes landing then in issue
     /// order: a write is queued and landed without moving the others, and
@@ -221,6 +223,7 @@ impl Default for RegisterFile {
 impl RegisterFile {
     pub fn new() -> RegisterFile {
         RegisterFile {
+            layout: layout(),
             values: vec![0; layout().words],
             ring: std::array::from_fn(|_| Vec::new()),
             settled: 0,
@@ -286,7 +289,7 @@ impl RegisterFile {
     /// `bypass`) sees it: the last write visible then, else the committed
     /// value; and the first write that had not landed, if any.
     pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
-        let word = layout().leaves[leaf].word;
+        let word = self.layout.leaves[leaf].word;
         let (seen, early) = self.seen(leaf, at, bypass);
         let value = match seen.map(|p| &p.value) {
             Some(Bits::Word(v)) => *v,
@@ -304,7 +307,7 @@ impl RegisterFile {
         bypass: Bypass,
         out: &mut Words,
     ) -> Option<&Pending> {
-        let l = &layout().leaves[leaf];
+        let l = &self.layout.leaves[leaf];
         let (seen, early) = self.seen(leaf, at, bypass);
         match seen.map(|p| &p.value) {
             Some(Bits::Word(v)) => out.extend_from_slice(&[*v]),
@@ -343,7 +346,7 @@ impl RegisterFile {
             self.settled
         );
         if let Bits::Word(v) = &mut write.value {
-            *v &= layout().leaves[leaf].mask;
+            *v &= self.layout.leaves[leaf].mask;
         }
         self.in_flight[leaf] += 1;
         self.last[leaf] = if self.in_flight[leaf] == 1 {
@@ -357,8 +360,8 @@ impl RegisterFile {
         self.ring[(at % WINDOW) as usize].push(InFlight { issued, write });
     }
 
-    fn land(values: &mut [u32], write: &Pending) {
-        let leaf = &layout().leaves[write.leaf];
+    fn land(layout: &Layout, values: &mut [u32], write: &Pending) {
+        let leaf = &layout.leaves[write.leaf];
         match &write.value {
             Bits::Word(v) => values[leaf.word] = *v,
             Bits::Wide(v) => {
@@ -379,11 +382,13 @@ impl RegisterFile {
         // the last to land (among equal cycles the later issued) gives its
         // value.
         for cycle in from..now.min(from + WINDOW) {
-            for f in self.ring[(cycle % WINDOW) as usize].drain(..) {
+            let landing = &mut self.ring[(cycle % WINDOW) as usize];
+            for f in landing.iter() {
                 self.in_flight[f.write.leaf] -= 1;
-                self.count -= 1;
-                Self::land(&mut self.values, &f.write);
+                Self::land(self.layout, &mut self.values, &f.write);
             }
+            self.count -= landing.len();
+            landing.clear();
         }
     }
 
