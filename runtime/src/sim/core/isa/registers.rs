@@ -260,10 +260,23 @@ impl RegisterFile {
     /// The write a read at cycle `at` (with `bypass`) sees, if any (else
     /// the committed value), and the first write that had not landed (a
     /// reference: building an `Early` on every read would copy 100 bytes).
+    #[inline]
     fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<&Pending>) {
         if self.in_flight[leaf] == 0 {
             return (None, None);
         }
+        self.seen_in_flight(leaf, at, bypass)
+    }
+
+    /// `seen` of a leaf with writes in flight (out of line: most reads
+    /// find none).
+    #[inline(never)]
+    fn seen_in_flight(
+        &self,
+        leaf: usize,
+        at: u64,
+        bypass: Bypass,
+    ) -> (Option<&Pending>, Option<&Pending>) {
         // The last visible write to land, and the first issued of those
         // that have not.
         let mut seen: Option<&Pending> = None;
