@@ -1,6 +1,7 @@
 //! A bundle as the core executes it: decoded once per address, with each
 //! non-NOP slot's text, itinerary and semantics looked up.
 
+use super::checks;
 use super::operands::{resolve, Operands};
 use super::semantics::{self, Semantics};
 use super::structural::{holds, Hold};
@@ -31,6 +32,14 @@ pub(super) struct Decoded {
     /// For a transfer, the address after its delay slots (a `jl`'s return
     /// address) or why it is unknown, found at its first issue.
     pub(super) after_delay_slots: OnceCell<Result<u32, String>>,
+    /// Whether every slot has semantics and an itinerary, or why not
+    /// (`checks::modelled`).
+    pub(super) modelled: Result<(), String>,
+    /// Whether an operand is a zero-overhead loop register, whose writes
+    /// the checker refuses (`checks::names_loop_register`).
+    pub(super) names_loop_register: bool,
+    /// What of it may not be in a delay slot (`checks::delay_slot_offences`).
+    pub(super) delay_slot_offences: [Option<String>; 2],
     pub(super) slots: Vec<Slot>,
 }
 
@@ -71,6 +80,9 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
             .any(|s| s.instruction.opcode.slot == VECTOR_SLOT),
         transfers: slots.iter().any(|s| s.instruction.opcode.has_delay_slot),
         after_delay_slots: OnceCell::new(),
+        modelled: checks::modelled(&slots),
+        names_loop_register: checks::names_loop_register(&slots),
+        delay_slot_offences: checks::delay_slot_offences(&slots),
         slots,
     })
 }

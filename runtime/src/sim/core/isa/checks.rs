@@ -16,7 +16,7 @@
 //!   at a later use cycle of its own or an earlier bundle (the model reads
 //!   operands at issue, the hardware at their use cycle).
 
-use super::bundle::Decoded;
+use super::bundle::{Decoded, Slot};
 use super::registers::{Early, Pending, RegisterFile};
 use std::rc::Rc;
 
@@ -26,8 +26,9 @@ const LOCK_REQUEST_SPACING: u64 = 4;
 /// Bytes of the line a jump target should start (§9).
 const TARGET_LINE: u32 = 16;
 
-pub fn modelled(decoded: &Decoded) -> Result<(), String> {
-    for slot in &decoded.slots {
+/// (Decided at decode: `Decoded::modelled`.)
+pub fn modelled(slots: &[Slot]) -> Result<(), String> {
+    for slot in slots {
         let opcode = slot.instruction.opcode;
         if slot.semantics.is_none() {
             return Err(format!(
@@ -48,37 +49,43 @@ pub fn modelled(decoded: &Decoded) -> Result<(), String> {
     Ok(())
 }
 
+/// What of a bundle may not be in a delay slot, per `Options::hazards`
+/// (off: a control transfer; on: also `done` and a lock request): the
+/// first such slot's description, decided at decode.
+pub fn delay_slot_offences(slots: &[Slot]) -> [Option<String>; 2] {
+    [false, true].map(|hazards| {
+        slots.iter().find_map(|slot| {
+            let opcode = slot.instruction.opcode;
+            if opcode.has_delay_slot {
+                Some(format!("a control transfer (`{}`)", slot.text))
+            } else if !hazards {
+                None
+            } else if opcode.mnemonic == "done" {
+                Some("`done`".to_string())
+            } else if opcode.mnemonic.starts_with("acq") || opcode.mnemonic.starts_with("rel") {
+                Some(format!("a lock request (`{}`)", slot.text))
+            } else {
+                None
+            }
+        })
+    })
+}
+
 /// `branch`: the transfer whose delay slots the bundle is in (its address,
-/// and which delay slot, from 1).
+/// and which delay slot, from 1); `offences` the bundle's
+/// (`delay_slot_offences`).
 pub fn delay_slots(
-    decoded: &Decoded,
+    offences: &[Option<String>; 2],
     branch: Option<(u32, u32)>,
     hazards: bool,
 ) -> Result<(), String> {
-    let Some((from, slot_number)) = branch else {
+    let (Some((from, slot_number)), Some(what)) = (branch, &offences[usize::from(hazards)]) else {
         return Ok(());
     };
-    for slot in &decoded.slots {
-        let opcode = slot.instruction.opcode;
-        let what = if opcode.has_delay_slot {
-            Some(format!("a control transfer (`{}`)", slot.text))
-        } else if !hazards {
-            None
-        } else if opcode.mnemonic == "done" {
-            Some("`done`".to_string())
-        } else if opcode.mnemonic.starts_with("acq") || opcode.mnemonic.starts_with("rel") {
-            Some(format!("a lock request (`{}`)", slot.text))
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(format!(
-                "{what} in delay slot {slot_number} of the transfer at {from:#06x}; delay slots \
-                 hold no control transfer, `done` or lock request (xdna-hardware-facts §9)"
-            ));
-        }
-    }
-    Ok(())
+    Err(format!(
+        "{what} in delay slot {slot_number} of the transfer at {from:#06x}; delay slots hold no \
+         control transfer, `done` or lock request (xdna-hardware-facts §9)"
+    ))
 }
 
 /// `apart`: bundles issued since the previous lock request, if any.
@@ -92,6 +99,7 @@ pub fn lock_spacing(apart: Option<u64>, hazards: bool) -> Result<(), String> {
     }
 }
 
+#[cold]
 pub fn early_read(reader: &str, at: u64, early: &Early, writer: &str) -> String {
     format!(
         "`{reader}` reads {} at cycle {at}, but `{writer}` (bundle at {:#06x}) writes it at cycle \
@@ -100,6 +108,7 @@ pub fn early_read(reader: &str, at: u64, early: &Early, writer: &str) -> String 
     )
 }
 
+#[cold]
 pub fn same_cycle(text: &str, write: &Pending, other_text: &str, other: &Pending) -> String {
     format!(
         "`{text}` writes {} at cycle {}, the cycle `{other_text}` (bundle at {:#06x}) writes it \
@@ -114,21 +123,34 @@ pub fn same_cycle(text: &str, write: &Pending, other_text: &str, other: &Pending
 /// (§9), so writing them is refused; loops are `jnz` back edges.
 const LOOP_REGISTERS: [&str; 3] = ["ls", "le", "lc"];
 
+/// The loop registers' leaves, found once.
+fn loop_leaves() -> &'static [usize] {
+    static LEAVES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    LEAVES.get_or_init(|| {
+        LOOP_REGISTERS
+            .iter()
+            .filter_map(|r| RegisterFile::leaves(r)?.first().copied())
+            .collect()
+    })
+}
+
+/// Whether an operand of the bundle is a loop register: decided at decode,
+/// so that only such a bundle's writes are checked (`loop_register`).
+pub fn names_loop_register(slots: &[Slot]) -> bool {
+    let leaves = loop_leaves();
+    slots
+        .iter()
+        .flat_map(|s| s.operands.leaves())
+        .any(|leaf| leaves.contains(&leaf))
+}
+
 /// `text` gives the writing instruction's text, asked only for the error.
 pub fn loop_register(
     write: &Pending,
     hazards: bool,
     text: impl FnOnce() -> String,
 ) -> Result<(), String> {
-    // By leaf, found once: this runs for every write.
-    static LEAVES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
-    let leaves = LEAVES.get_or_init(|| {
-        LOOP_REGISTERS
-            .iter()
-            .filter_map(|r| RegisterFile::leaves(r)?.first().copied())
-            .collect()
-    });
-    if hazards && leaves.contains(&write.leaf) {
+    if hazards && loop_leaves().contains(&write.leaf) {
         let name = RegisterFile::leaf_name(write.leaf);
         return Err(format!(
             "`{}` writes {name}, a zero-overhead loop register; silicon ran such loops' bodies \
@@ -140,6 +162,7 @@ pub fn loop_register(
 }
 
 /// Two instructions holding one functional unit in one cycle.
+#[cold]
 pub fn structural(text: &str, unit: &str, at: u64, other: &str, other_at: u32) -> String {
     format!(
         "`{text}` needs functional unit {unit} at cycle {at}, which `{other}` (bundle at \
@@ -149,6 +172,7 @@ pub fn structural(text: &str, unit: &str, at: u64, other: &str, other_at: u32) -
 }
 
 /// A write that lands before a late read (of its own or an earlier bundle).
+#[cold]
 pub fn overtaken(text: &str, write: &Pending, reader: &str, at: u32, read: u64) -> String {
     format!(
         "`{text}` writes {} at cycle {}, before `{reader}` (bundle at {at:#06x}) \

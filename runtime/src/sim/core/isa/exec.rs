@@ -4,14 +4,14 @@
 //! request, a control transfer), which the bundle commits together after
 //! every slot has read its operands.
 
-use super::neighbours::{neighbour, view_of};
+use super::neighbours::{view_of, Views};
 use super::operands::{Name, Operands, Resolved};
-use super::registers::{Bits, Early, Pending, RegisterFile};
+use super::registers::{Bits, Early, Pending, RegisterFile, LEAF_WORDS};
 use super::timing::Bypass;
+use super::words::Words;
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::rc::Rc;
 
 /// What an instruction does when it executes (`semantics::of`).
 pub type Semantics = fn(&mut Exec) -> Result<(), String>;
@@ -70,10 +70,30 @@ pub struct LateRead {
     pub slot: usize,
 }
 
+/// Why `operand`, not a one-word register (nor, read, an immediate),
+/// cannot be `access`ed as a word: out of line, so that the hot reads and
+/// writes carry no formatting in their frames.
+#[cold]
+#[inline(never)]
+fn not_a_word(operand: &Resolved, name: &str, access: &str) -> String {
+    match operand {
+        Resolved::Wide { words, .. } => format!(
+            "operand `{name}` is {} bits wide where a 32-bit value is {access}",
+            32 * words
+        ),
+        Resolved::Unusable(why) => why.clone(),
+        Resolved::Immediate(_) | Resolved::Register { .. } => {
+            format!("operand `{name}` is an immediate")
+        }
+    }
+}
+
 /// One instruction being executed.
 pub struct Exec<'a> {
     pub profile: &'static DeviceProfile,
     pub tile: Tile,
+    /// The tiles the core's data views reach.
+    pub views: &'a Views,
     pub regs: &'a RegisterFile,
     pub memories: &'a BTreeMap<Tile, Vec<u8>>,
     /// The bundle's issue cycle and address.
@@ -109,11 +129,6 @@ impl<'a> Exec<'a> {
     fn read_resolved(&mut self, operand: &Resolved, name: &str) -> Result<u32, String> {
         match operand {
             Resolved::Immediate(v) => Ok(*v),
-            Resolved::Unusable(why) => Err(why.clone()),
-            Resolved::Wide { words, .. } => Err(format!(
-                "operand `{name}` is {} bits wide where a 32-bit value is read",
-                32 * words
-            )),
             &Resolved::Register {
                 leaf,
                 cycle,
@@ -122,11 +137,12 @@ impl<'a> Exec<'a> {
                 let at = self.cycle + u64::from(cycle);
                 self.note_late_read(leaf, cycle, at, bypass);
                 let (value, early) = self.regs.read(leaf, at, bypass);
-                if let Some(early) = early {
-                    self.early.push((at, early));
+                if let Some(write) = early {
+                    self.early.push((at, RegisterFile::early(leaf, write)));
                 }
                 Ok(value)
             }
+            _ => Err(not_a_word(operand, name, "read")),
         }
     }
 
@@ -175,12 +191,7 @@ impl<'a> Exec<'a> {
                 self.queue(leaf, at, bypass, Bits::Word(value));
                 Ok(())
             }
-            Resolved::Wide { words, .. } => Err(format!(
-                "operand `{name}` is {} bits wide where a 32-bit value is written",
-                32 * words
-            )),
-            Resolved::Immediate(_) => Err(format!("operand `{name}` is an immediate")),
-            Resolved::Unusable(why) => Err(why.clone()),
+            _ => Err(not_a_word(operand, name, "written")),
         }
     }
 
@@ -191,17 +202,25 @@ impl<'a> Exec<'a> {
     /// A register operand of any width as 32-bit words, lowest first (a
     /// vector's element 0 in the low bits of word 0, as LLVM's
     /// little-endian vector layout puts it), read at its use cycle.
-    pub fn read_words(&mut self, name: Name) -> Result<Vec<u32>, String> {
-        let (leaves, words, cycle, bypass) = self.leaves(name)?;
+    pub fn read_words(&mut self, name: Name) -> Result<Words, String> {
+        let mut out = Words::zeroed(0);
+        self.read_words_into(name, &mut out)?;
+        Ok(out)
+    }
+
+    /// `read_words` into `out` (its words replaced): for the hot vector
+    /// instructions, which would otherwise move 256-byte values around.
+    pub fn read_words_into(&mut self, name: Name, out: &mut Words) -> Result<(), String> {
+        let (leaves, _, cycle, bypass) = self.leaves(name)?;
         let at = self.cycle + u64::from(cycle);
-        let mut out = Vec::with_capacity(words);
+        out.clear();
         for &leaf in leaves {
             self.note_late_read(leaf, cycle, at, bypass);
-            if let Some(early) = self.regs.read_words(leaf, at, bypass, &mut out) {
-                self.early.push((at, early));
+            if let Some(write) = self.regs.read_words(leaf, at, bypass, out) {
+                self.early.push((at, RegisterFile::early(leaf, write)));
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A register operand's leaves (borrowed from the bundle's operands),
@@ -243,7 +262,11 @@ impl<'a> Exec<'a> {
             rest = after;
             let bits = match these {
                 [one] => Bits::Word(*one),
-                many => Bits::Wide(Rc::from(many)),
+                many => {
+                    let mut wide = [0; LEAF_WORDS];
+                    wide[..many.len()].copy_from_slice(many);
+                    Bits::Wide(wide)
+                }
             };
             self.queue(leaf, at, bypass, bits);
         }
@@ -291,9 +314,10 @@ impl<'a> Exec<'a> {
         let (side, offset) = view_of(address).ok_or_else(|| {
             format!("address {address:#x} is in none of the core's data views 0x40000-0x7ffff")
         })?;
-        let tile = neighbour(self.profile, self.tile, side)
+        let tile = self.views[side as usize]
+            .as_ref()
             .map_err(|why| format!("address {address:#x} ({} view): {why}", side.name()))?;
-        Ok((tile, offset as usize))
+        Ok((*tile, offset as usize))
     }
 
     /// `bytes` (1, 2 or 4) little-endian bytes at a data address.
@@ -308,21 +332,22 @@ impl<'a> Exec<'a> {
         Ok(bytes.iter().rev().fold(0u32, |v, &b| v << 8 | u32::from(b)))
     }
 
-    /// `words` little-endian words at a data address aligned to their
-    /// size (a vector load).
-    pub fn load_words(&self, address: u32, words: usize) -> Result<Vec<u32>, String> {
-        let bytes = 4 * words;
+    /// `out`'s length of little-endian words at a data address aligned to
+    /// their size, into `out` (a vector load).
+    pub fn load_words(&self, address: u32, out: &mut Words) -> Result<(), String> {
+        let bytes = 4 * out.len();
         let (tile, offset) = self.place(address, bytes as u32)?;
         let Some(memory) = self.memories.get(&tile) else {
-            return Ok(vec![0; words]);
+            out.fill(0);
+            return Ok(());
         };
         let data = memory
             .get(offset..offset + bytes)
             .ok_or_else(|| format!("address {address:#x} is outside tile {tile}'s memory"))?;
-        Ok(data
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect())
+        for (word, b) in out.iter_mut().zip(data.chunks_exact(4)) {
+            *word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Ok(())
     }
 
     /// Store `data` at a data address aligned to its length.

@@ -8,6 +8,7 @@
 use super::bundle::{self, Decoded};
 use super::checks;
 use super::exec::{Effects, Exec, LateRead, LockRequest};
+use super::neighbours::{views, Views};
 use super::registers::{Early, Pending, RegisterFile};
 use super::structural::Scoreboard;
 use super::timing::visible;
@@ -90,6 +91,8 @@ pub struct Core {
     pub tile: Tile,
     pub image: String,
     profile: &'static DeviceProfile,
+    /// The tiles its data views reach.
+    views: Views,
     program: Vec<u8>,
     /// Decoded bundles by address.
     decoded: Vec<Option<Rc<Decoded>>>,
@@ -153,6 +156,7 @@ impl Core {
             tile,
             image: image.to_string(),
             profile,
+            views: views(profile, tile),
             decoded: vec![None; program.len()],
             program,
             pc: entry,
@@ -175,6 +179,7 @@ impl Core {
         }
     }
 
+    #[cold]
     pub(super) fn fault(&self, address: u32, bundle: Option<&str>, message: String) -> Fault {
         let bundle = bundle.map_or(String::new(), |b| format!(" `{b}`"));
         Fault {
@@ -195,9 +200,16 @@ impl Core {
     }
 
     pub(super) fn decode(&mut self, address: u32) -> Result<Rc<Decoded>, Fault> {
-        if let Some(Some(d)) = self.decoded.get(address as usize) {
-            return Ok(d.clone());
+        match self.decoded.get(address as usize) {
+            Some(Some(d)) => Ok(d.clone()),
+            _ => self.decode_first(address),
         }
+    }
+
+    /// The first decode at `address` (out of line: every later one finds
+    /// it decoded).
+    #[inline(never)]
+    fn decode_first(&mut self, address: u32) -> Result<Rc<Decoded>, Fault> {
         let bytes = self.program.get(address as usize..).unwrap_or(&[]);
         if bytes.is_empty() {
             return Err(self.fault(
@@ -281,6 +293,7 @@ impl Core {
             let mut x = Exec {
                 profile: self.profile,
                 tile: self.tile,
+                views: &self.views,
                 regs: &self.regs,
                 memories,
                 cycle: self.cycle,
@@ -298,7 +311,9 @@ impl Core {
                     format!("`{}`: {why}", slot.text),
                 )
             })?;
-            early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
+            if !early.is_empty() {
+                early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
+            }
         }
         Ok(())
     }
@@ -311,23 +326,27 @@ impl Core {
         memories: &mut BTreeMap<Tile, Vec<u8>>,
         options: &Options,
     ) -> Result<bool, Fault> {
-        self.regs.settle(self.cycle);
         let pc = self.pc;
         let decoded = self.decode(pc)?;
         if decoded.nops_only {
             // NOPs read, write, hold and check nothing: the bundle only
-            // issues. (The late reads it would drop as past, the next bundle
-            // with writes drops.)
+            // issues. (The writes landing meanwhile the next bundle with
+            // slots settles, before it reads, and the late reads it would
+            // drop as past, that bundle drops.)
             self.bundles += 1;
             self.cycle += 1;
             return self
                 .advance(pc + decoded.size, None, options)
                 .map(|()| true);
         }
+        self.regs.settle(self.cycle);
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
-        checks::modelled(&decoded).map_err(|why| fail(self, why))?;
+        if let Err(why) = &decoded.modelled {
+            return Err(fail(self, why.clone()));
+        }
         let branch = self.branch.map(|b| (b.from, DELAY_SLOTS - b.left + 1));
-        checks::delay_slots(&decoded, branch, options.hazards).map_err(|why| fail(self, why))?;
+        checks::delay_slots(&decoded.delay_slot_offences, branch, options.hazards)
+            .map_err(|why| fail(self, why))?;
         let none = Err(String::new()); // no control transfer, no return address
         let after = if decoded.transfers {
             if decoded.after_delay_slots.get().is_none() {
@@ -428,24 +447,24 @@ impl Core {
         let pc = self.pc;
         let pc_cycle = self.cycle;
         for (k, write) in effects.writes.iter().enumerate() {
-            checks::loop_register(write, options.hazards, || self.writer_text(write))
-                .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
-            let twin = self
-                .regs
-                .same_cycle(write.leaf, write.at)
-                .cloned()
-                .or_else(|| {
-                    effects.writes[..k]
-                        .iter()
-                        .find(|w| w.leaf == write.leaf && w.at == write.at)
-                        .cloned()
-                });
-            if let (true, Some(other)) = (options.hazards, twin) {
+            if decoded.names_loop_register {
+                checks::loop_register(write, options.hazards, || self.writer_text(write))
+                    .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+            }
+            if !options.hazards {
+                continue;
+            }
+            let twin = self.regs.same_cycle(write.leaf, write.at).or_else(|| {
+                effects.writes[..k]
+                    .iter()
+                    .find(|w| w.leaf == write.leaf && w.at == write.at)
+            });
+            if let Some(other) = twin {
                 let why = checks::same_cycle(
                     &self.writer_text(write),
                     write,
-                    &self.writer_text(&other),
-                    &other,
+                    &self.writer_text(other),
+                    other,
                 );
                 return Err(self.fault(pc, Some(&decoded.text), why));
             }
@@ -487,8 +506,9 @@ impl Core {
         }
         for (tile, offset, range) in effects.stores.drain(..) {
             let bytes = &effects.stored[range];
-            let size = crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize;
-            let memory = memories.entry(tile).or_insert_with(|| vec![0; size]);
+            let memory = memories.entry(tile).or_insert_with(|| {
+                vec![0; crate::sim::memory::tile_memory_bytes(self.profile, tile) as usize]
+            });
             let Some(window) = memory.get_mut(offset..offset + bytes.len()) else {
                 return Err(self.fault(
                     pc,
@@ -556,16 +576,24 @@ impl Core {
             if branch.left > 0 {
                 self.branch = Some(branch);
             } else if let Some(target) = branch.target {
-                if options.hazards {
-                    let mut decode = |at| self.decode(at).map_err(|f| f.message);
-                    if let Err(why) = checks::jump_target(target, &mut decode) {
-                        let text = self.decode(branch.from).ok().map(|d| d.text.clone());
-                        return Err(self.fault(branch.from, text.as_deref(), why));
-                    }
-                }
-                self.pc = target;
+                return self.jump(branch.from, target, options);
             }
         }
+        Ok(())
+    }
+
+    /// Take the jump of the transfer at `from` (its delay slots done); out
+    /// of line, as one bundle in several takes it.
+    #[inline(never)]
+    fn jump(&mut self, from: u32, target: u32, options: &Options) -> Result<(), Fault> {
+        if options.hazards {
+            let mut decode = |at| self.decode(at).map_err(|f| f.message);
+            if let Err(why) = checks::jump_target(target, &mut decode) {
+                let text = self.decode(from).ok().map(|d| d.text.clone());
+                return Err(self.fault(from, text.as_deref(), why));
+            }
+        }
+        self.pc = target;
         Ok(())
     }
 }

@@ -7,7 +7,8 @@
 //! each modelled scalar instruction does and `vector` each vector one (with
 //! the unit's open semantics in `assumptions`), `addressing` how loads and
 //! stores form addresses, `exec` what an instruction may touch,
-//! `operands` how its operands resolve, `bundle` a decoded bundle.
+//! `operands` how its operands resolve, `bundle` a decoded bundle,
+//! `words` a vector value held inline.
 //! docs/array-simulator.md, "The isa core", lists the assumptions.
 
 mod addressing;
@@ -28,6 +29,7 @@ mod timing;
 mod vector;
 #[cfg(test)]
 mod vector_tests;
+mod words;
 
 pub use machine::Options;
 

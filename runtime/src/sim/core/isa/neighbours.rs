@@ -35,11 +35,19 @@ impl Side {
         }
     }
 
+    const ALL: [Side; 4] = [Side::South, Side::West, Side::North, Side::Own];
+
     fn of_index(index: u32) -> Option<Side> {
-        [Side::South, Side::West, Side::North, Side::Own]
-            .get(index as usize)
-            .copied()
+        Side::ALL.get(index as usize).copied()
     }
+}
+
+/// Per side, in `Side` order, the tile its data view reaches (or why the
+/// core cannot reach it): found once per core, not on every access.
+pub type Views = [Result<Tile, String>; 4];
+
+pub fn views(profile: &DeviceProfile, tile: Tile) -> Views {
+    Side::ALL.map(|side| neighbour(profile, tile, side))
 }
 
 /// Bytes of one data view.

@@ -4,8 +4,9 @@
 //! to its value; and each name the semantics ask for (`Name`) to its
 //! operand's index, so executing looks nothing up by text.
 
-use super::registers::RegisterFile;
+use super::registers::{RegisterFile, WINDOW};
 use super::timing::Bypass;
+use super::words::MAX_WORDS;
 use loom_aie2p_isa::{isa, Instruction, Itinerary, OperandKind, Value};
 
 /// An operand as executing reads or writes it, resolved at decode.
@@ -155,6 +156,16 @@ impl Operands {
         }
     }
 
+    /// Every register leaf of its operands.
+    pub(super) fn leaves(&self) -> impl Iterator<Item = usize> + '_ {
+        let leaves = self.list.iter().flat_map(|(_, r)| match r {
+            Resolved::Register { leaf, .. } => std::slice::from_ref(leaf),
+            Resolved::Wide { leaves, .. } => leaves,
+            Resolved::Immediate(_) | Resolved::Unusable(_) => &[],
+        });
+        leaves.copied()
+    }
+
     /// The operand called `name`, if the instruction has one.
     pub(super) fn get(&self, name: Name) -> Option<&Resolved> {
         self.list
@@ -198,7 +209,22 @@ fn register_operand(
                 itinerary.name
             )
         })?;
+        if u64::from(cycle) >= WINDOW {
+            return Err(format!(
+                "its itinerary {} gives operand `{name}` cycle {cycle}, past the {WINDOW} cycles \
+                 the isa core's register file holds writes for",
+                itinerary.name
+            ));
+        }
         let bypass = Bypass::named(itinerary.bypass(name));
+        let words: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
+        if words > MAX_WORDS {
+            return Err(format!(
+                "register {r} is {} bits wide, more than the isa core's widest ({})",
+                32 * words,
+                32 * MAX_WORDS
+            ));
+        }
         Ok(match leaves {
             [leaf] if RegisterFile::is_word(*leaf) => Resolved::Register {
                 leaf: *leaf,
@@ -207,7 +233,7 @@ fn register_operand(
             },
             _ => Resolved::Wide {
                 leaves: leaves.into(),
-                words: leaves.iter().map(|&l| RegisterFile::words(l)).sum(),
+                words,
                 cycle,
                 bypass,
             },

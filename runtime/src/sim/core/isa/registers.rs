@@ -5,9 +5,9 @@
 //! read sees the value before them, as the hardware's pipeline does.
 
 use super::timing::{visible, Bypass};
+use super::words::Words;
 use loom_aie2p_isa::isa;
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::OnceLock;
 
 /// One leaf: where its words are, and the bits a write keeps.
@@ -148,13 +148,16 @@ fn class_names() -> Vec<&'static str> {
     names
 }
 
-/// The bits a write gives one leaf: a word, or a wide leaf's words
-/// (shared, so the hazard checker's copies of a write cost no copy of its
-/// 512 bits).
+/// The widest leaf in words (512 bits: a quarter of `dm`, the halves of
+/// `bm`); the layout's test checks that every leaf fits.
+pub const LEAF_WORDS: usize = 16;
+
+/// The bits a write gives one leaf: a word, or a wide leaf's words inline
+/// (its first `RegisterFile::words(leaf)`), so a write allocates nothing.
 #[derive(Debug, Clone)]
 pub enum Bits {
     Word(u32),
-    Wide(Rc<[u32]>),
+    Wide([u32; LEAF_WORDS]),
 }
 
 /// A write that has not landed yet.
@@ -177,19 +180,38 @@ pub struct Early {
     pub write: Pending,
 }
 
+/// A write in flight and its place in issue order.
+#[derive(Debug, Clone)]
+struct InFlight {
+    issued: u64,
+    write: Pending,
+}
+
+/// Cycles after its issue a write can land in (the itineraries' operand
+/// cycles end by 9; `operands` refuses later ones at decode).
+pub const WINDOW: u64 = 16;
+
 #[derive(Debug, Clone)]
 pub struct RegisterFile {
+    /// `layout()`, kept so that an access does not check its `OnceLock`.
+    layout: &'static Layout,
     values: Vec<u32>,
-    /// Writes in flight, in issue order.
-    pending: Vec<Pending>,
-    /// Per leaf, its writes in flight: most reads find none and need not
-    /// look through `pending`.
+    /// Per landing cycle modulo `WINDOW`, the writes landing then in issue
+    /// order: a write is queued and landed without moving the others, and
+    /// a cycle's writes are found without a search.
+    ring: [Vec<InFlight>; WINDOW as usize],
+    /// Every write landing before this cycle has landed; every write in
+    /// flight lands within `WINDOW` cycles from it.
+    settled: u64,
+    /// Writes in flight.
+    count: usize,
+    /// Writes issued so far (the next one's `issued`).
+    issued: u64,
+    /// Per leaf, its writes in flight (most reads find none and look at
+    /// nothing) and the last cycle one of them lands at (where a read's
+    /// search of the ring ends).
     in_flight: Vec<u16>,
-    /// The earliest cycle a write in flight lands at (u64::MAX: none), so a
-    /// cycle in which nothing lands costs one comparison.
-    next_landing: u64,
-    /// `settle`'s list of the writes landing, kept for its allocation.
-    landing: Vec<usize>,
+    last: Vec<u64>,
 }
 
 impl Default for RegisterFile {
@@ -201,11 +223,14 @@ impl Default for RegisterFile {
 impl RegisterFile {
     pub fn new() -> RegisterFile {
         RegisterFile {
+            layout: layout(),
             values: vec![0; layout().words],
-            pending: Vec::new(),
+            ring: std::array::from_fn(|_| Vec::new()),
+            settled: 0,
+            count: 0,
+            issued: 0,
             in_flight: vec![0; layout().leaves.len()],
-            next_landing: u64::MAX,
-            landing: Vec::new(),
+            last: vec![0; layout().leaves.len()],
         }
     }
 
@@ -233,37 +258,55 @@ impl RegisterFile {
     }
 
     /// The write a read at cycle `at` (with `bypass`) sees, if any (else
-    /// the committed value), and the first write that had not landed.
-    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<Early>) {
+    /// the committed value), and the first write that had not landed (a
+    /// reference: building an `Early` on every read would copy 100 bytes).
+    #[inline]
+    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<&Pending>) {
         if self.in_flight[leaf] == 0 {
             return (None, None);
         }
+        self.seen_in_flight(leaf, at, bypass)
+    }
+
+    /// `seen` of a leaf with writes in flight (out of line: most reads
+    /// find none).
+    #[inline(never)]
+    fn seen_in_flight(
+        &self,
+        leaf: usize,
+        at: u64,
+        bypass: Bypass,
+    ) -> (Option<&Pending>, Option<&Pending>) {
+        // The last visible write to land, and the first issued of those
+        // that have not.
         let mut seen: Option<&Pending> = None;
-        let mut early = None;
-        for p in self.pending.iter().filter(|p| p.leaf == leaf) {
-            if visible(p.at, p.bypass, at, bypass) {
-                if seen.is_none_or(|s| p.at >= s.at) {
-                    seen = Some(p);
+        let mut early: Option<&InFlight> = None;
+        // Cycle by cycle, each in issue order: the order they land in.
+        for cycle in self.settled..=self.last[leaf] {
+            for f in &self.ring[(cycle % WINDOW) as usize] {
+                let p = &f.write;
+                if p.leaf != leaf {
+                    continue;
                 }
-            } else if early.is_none() {
-                early = Some(Early {
-                    register: Self::leaf_name(leaf),
-                    write: p.clone(),
-                });
+                if visible(p.at, p.bypass, at, bypass) {
+                    seen = Some(p);
+                } else if early.is_none_or(|e| f.issued < e.issued) {
+                    early = Some(f);
+                }
             }
         }
-        (seen, early)
+        (seen, early.map(|f| &f.write))
     }
 
     /// The value of a one-word leaf as a read at cycle `at` (with
     /// `bypass`) sees it: the last write visible then, else the committed
     /// value; and the first write that had not landed, if any.
-    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<Early>) {
-        let word = layout().leaves[leaf].word;
+    pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
+        let word = self.layout.leaves[leaf].word;
         let (seen, early) = self.seen(leaf, at, bypass);
         let value = match seen.map(|p| &p.value) {
             Some(Bits::Word(v)) => *v,
-            Some(Bits::Wide(v)) => v.first().copied().unwrap_or(0),
+            Some(Bits::Wide(v)) => v[0],
             None => self.values[word],
         };
         (value, early)
@@ -275,42 +318,67 @@ impl RegisterFile {
         leaf: usize,
         at: u64,
         bypass: Bypass,
-        out: &mut Vec<u32>,
-    ) -> Option<Early> {
-        let l = &layout().leaves[leaf];
+        out: &mut Words,
+    ) -> Option<&Pending> {
+        let l = &self.layout.leaves[leaf];
         let (seen, early) = self.seen(leaf, at, bypass);
         match seen.map(|p| &p.value) {
-            Some(Bits::Word(v)) => out.push(*v),
-            Some(Bits::Wide(v)) => out.extend_from_slice(v),
+            Some(Bits::Word(v)) => out.extend_from_slice(&[*v]),
+            Some(Bits::Wide(v)) => out.extend_from_slice(&v[..l.words]),
             None => out.extend_from_slice(&self.values[l.word..l.word + l.words]),
         }
         early
     }
 
+    /// What a read of `leaf` saw instead of `write`, which had not landed.
+    pub fn early(leaf: usize, write: &Pending) -> Early {
+        Early {
+            register: Self::leaf_name(leaf),
+            write: write.clone(),
+        }
+    }
+
     /// A write already in flight to `leaf` landing at the same cycle.
     pub fn same_cycle(&self, leaf: usize, at: u64) -> Option<&Pending> {
-        if self.in_flight[leaf] == 0 {
+        if self.in_flight[leaf] == 0 || !(self.settled..self.settled + WINDOW).contains(&at) {
             return None;
         }
-        self.pending.iter().find(|p| p.leaf == leaf && p.at == at)
+        self.ring[(at % WINDOW) as usize]
+            .iter()
+            .map(|f| &f.write)
+            .find(|p| p.leaf == leaf)
     }
 
+    /// Queue `write`, which lands after the last settled cycle (its issue
+    /// cycle, settled before it) and within `WINDOW` cycles of it.
     pub fn write(&mut self, mut write: Pending) {
+        let (leaf, at) = (write.leaf, write.at);
+        assert!(
+            (self.settled..self.settled + WINDOW).contains(&at),
+            "a write landing at cycle {at}, the register file settled to {}",
+            self.settled
+        );
         if let Bits::Word(v) = &mut write.value {
-            *v &= layout().leaves[write.leaf].mask;
+            *v &= self.layout.leaves[leaf].mask;
         }
-        self.next_landing = self.next_landing.min(write.at);
-        self.in_flight[write.leaf] += 1;
-        self.pending.push(write);
+        self.in_flight[leaf] += 1;
+        self.last[leaf] = if self.in_flight[leaf] == 1 {
+            at
+        } else {
+            self.last[leaf].max(at)
+        };
+        self.count += 1;
+        let issued = self.issued;
+        self.issued += 1;
+        self.ring[(at % WINDOW) as usize].push(InFlight { issued, write });
     }
 
-    fn land(&mut self, p: usize) {
-        let leaf = &layout().leaves[self.pending[p].leaf];
-        match &self.pending[p].value {
-            Bits::Word(v) => self.values[leaf.word] = *v,
+    fn land(layout: &Layout, values: &mut [u32], write: &Pending) {
+        let leaf = &layout.leaves[write.leaf];
+        match &write.value {
+            Bits::Word(v) => values[leaf.word] = *v,
             Bits::Wide(v) => {
-                let n = leaf.words.min(v.len());
-                self.values[leaf.word..leaf.word + n].copy_from_slice(&v[..n]);
+                values[leaf.word..leaf.word + leaf.words].copy_from_slice(&v[..leaf.words])
             }
         }
     }
@@ -318,32 +386,23 @@ impl RegisterFile {
     /// Land every write whose cycle is before `now`: reads from `now` on
     /// see them whatever their bypass.
     pub fn settle(&mut self, now: u64) {
-        if self.next_landing >= now {
+        let from = self.settled;
+        self.settled = from.max(now);
+        if self.count == 0 {
             return;
         }
-        // Of the landed writes to a leaf, the last to land (among equal
-        // cycles the later issued) gives its value: land them in that
-        // order (a stable sort of issue order by cycle).
-        let mut landing = std::mem::take(&mut self.landing);
-        landing.clear();
-        landing.extend((0..self.pending.len()).filter(|&k| self.pending[k].at < now));
-        if landing.len() > 1 {
-            landing.sort_by_key(|&k| self.pending[k].at);
-        }
-        for &k in &landing {
-            self.land(k);
-        }
-        self.landing = landing;
-        let (in_flight, mut next) = (&mut self.in_flight, u64::MAX);
-        self.pending.retain(|p| {
-            if p.at < now {
-                in_flight[p.leaf] -= 1;
-                return false;
+        // Cycle by cycle, each in issue order, so that of a leaf's writes
+        // the last to land (among equal cycles the later issued) gives its
+        // value.
+        for cycle in from..now.min(from + WINDOW) {
+            let landing = &mut self.ring[(cycle % WINDOW) as usize];
+            for f in landing.iter() {
+                self.in_flight[f.write.leaf] -= 1;
+                Self::land(self.layout, &mut self.values, &f.write);
             }
-            next = next.min(p.at);
-            true
-        });
-        self.next_landing = next;
+            self.count -= landing.len();
+            landing.clear();
+        }
     }
 
     /// The committed value of a register's first leaf word (tests and
@@ -403,5 +462,15 @@ mod tests {
         regs.settle(100);
         assert_eq!(regs.value("r0"), Some(3));
         assert_eq!(regs.value("p0"), Some(0xF_FFFF));
+    }
+
+    /// A wide write keeps its words inline (`Bits::Wide`): no leaf is wider.
+    #[test]
+    fn every_leaf_fits_inline() {
+        assert!(layout().leaves.iter().all(|l| l.words <= LEAF_WORDS));
+        assert_eq!(
+            RegisterFile::words(RegisterFile::leaves("dm0").unwrap()[0]),
+            LEAF_WORDS
+        );
     }
 }

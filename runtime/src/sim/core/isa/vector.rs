@@ -30,6 +30,7 @@ use super::addressing::{address, Address};
 use super::assumptions::{self as a, accumulate, bf16_product};
 use super::exec::{Exec, Semantics};
 use super::operands::Name;
+use super::words::Words;
 
 /// The semantics of vector instruction `name`, if modelled.
 pub fn of(name: &str) -> Option<Semantics> {
@@ -137,7 +138,8 @@ fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
 fn load(x: &mut Exec, how: Address) -> Result<(), String> {
     let words = x.width(Name::Dst)?;
     let at = address(x, &how)?;
-    let data = x.load_words(at, words)?;
+    let mut data = Words::zeroed(words);
+    x.load_words(at, &mut data)?;
     x.write_words(Name::Dst, &data)?;
     x.keep_implicit()
 }
@@ -153,23 +155,32 @@ fn store(x: &mut Exec, how: Address) -> Result<(), String> {
 fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
     let conf = x.read(Name::Acc)?;
     let zero = a::zero_accumulator(conf)?;
-    let (s1, s2) = (x.read_words(Name::S1)?, x.read_words(Name::S2)?);
+    let (mut s1, mut s2, mut out) = (Words::zeroed(0), Words::zeroed(0), Words::zeroed(0));
+    x.read_words_into(Name::S1, &mut s1)?;
+    x.read_words_into(Name::S2, &mut s2)?;
     let words = x.width(Name::Dst)?;
-    let mut out = match sign {
-        Some(_) if !zero => x.read_words(Name::Acc1)?,
+    match sign {
         Some(_) => {
-            x.read_words(Name::Acc1)?; // read all the same: its timing counts
-            vec![0; words]
+            x.read_words_into(Name::Acc1, &mut out)?;
+            if zero {
+                out = Words::zeroed(words); // read all the same: its timing counts
+            }
         }
-        None => vec![0; words],
-    };
-    for (lane, (p, q)) in halves(&s1).zip(halves(&s2)).enumerate() {
-        let product = bf16_product(p, q);
-        out[lane] = match sign {
-            Some(s) => accumulate(f32::from_bits(out[lane]), s * product),
-            None => product,
+        None => out = Words::zeroed(words),
+    }
+    // Lanes 2k and 2k + 1 are word k's halves (A1); one loop by word
+    // pairs, its sign chosen outside it, is what makes this cheap.
+    let lanes = out.chunks_exact_mut(2).zip(s1.iter().zip(s2.iter()));
+    for (pair, (&u, &v)) in lanes {
+        for (half, lane) in pair.iter_mut().enumerate() {
+            let shift = 16 * half;
+            let product = bf16_product((u >> shift) as u16, (v >> shift) as u16);
+            *lane = match sign {
+                Some(s) => accumulate(f32::from_bits(*lane), s * product),
+                None => product,
+            }
+            .to_bits();
         }
-        .to_bits();
     }
     x.write_words(Name::Dst, &out)?;
     x.keep_implicit()
@@ -182,7 +193,7 @@ fn add(x: &mut Exec, sign: f32) -> Result<(), String> {
     let (p, q) = (x.read_words(Name::Acc1)?, x.read_words(Name::Acc2)?);
     let out: Vec<u32> = p
         .iter()
-        .zip(&q)
+        .zip(q.iter())
         .map(|(&u, &v)| {
             let first = if zero { 0.0 } else { f32::from_bits(u) };
             a::add(first, sign * f32::from_bits(v)).to_bits()
@@ -228,7 +239,7 @@ fn broadcast(x: &mut Exec, bits: u32) -> Result<(), String> {
         8 => vec![(source[0] & 0xFF) * 0x0101_0101],
         16 => vec![(source[0] & 0xFFFF) * 0x0001_0001],
         32 => vec![source[0]],
-        _ => source,
+        _ => source.to_vec(),
     };
     let out: Vec<u32> = pattern.iter().copied().cycle().take(words).collect();
     x.write_words(Name::Dst, &out)

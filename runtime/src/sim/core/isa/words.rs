@@ -1,0 +1,51 @@
+//! A register operand's 32-bit words, lowest first, held inline: reading a
+//! vector operand, loading one or computing a result allocates nothing.
+//! Operands are at most `MAX_WORDS` wide (`operands` refuses wider ones at
+//! decode), so a value always fits.
+
+use std::ops::{Deref, DerefMut};
+
+/// The widest register, an ACC2048 accumulator (`dm`), in words.
+pub const MAX_WORDS: usize = 64;
+
+#[derive(Clone, Copy)]
+pub struct Words {
+    len: usize,
+    words: [u32; MAX_WORDS],
+}
+
+impl Words {
+    /// `len` zero words (`len` at most `MAX_WORDS`).
+    pub fn zeroed(len: usize) -> Words {
+        assert!(len <= MAX_WORDS, "{len} words is wider than any register");
+        Words {
+            len,
+            words: [0; MAX_WORDS],
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    pub fn extend_from_slice(&mut self, words: &[u32]) {
+        let end = self.len + words.len();
+        assert!(end <= MAX_WORDS, "{end} words is wider than any register");
+        self.words[self.len..end].copy_from_slice(words);
+        self.len = end;
+    }
+}
+
+impl Deref for Words {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        &self.words[..self.len]
+    }
+}
+
+impl DerefMut for Words {
+    fn deref_mut(&mut self) -> &mut [u32] {
+        &mut self.words[..self.len]
+    }
+}
