@@ -25,7 +25,7 @@ use crate::location::SourceLocation;
 use crate::timing::{self, Effects, Memory, UnitUse};
 use loom_aie2p_isa::rules::{DELAY_SLOTS, LOCK_REQUEST_DISTANCE};
 use loom_aie2p_isa::{isa, Instruction, Opcode};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 pub(crate) type Located = (Instruction, Option<SourceLocation>);
@@ -541,26 +541,50 @@ impl Problem {
         // could go first would otherwise take the bundles the transfer's
         // operands need, and push the transfer past its delay slots' reach.
         order.sort_by_key(|&i| (deadlines[i], std::cmp::Reverse(self.priority[i]), i));
+        // Each cycle visits, in that order, only the nodes whose
+        // predecessors are all placed (by their rank in `order`): the same
+        // visits as a scan of every node, without the scan. A node placed
+        // in a cycle can free a later-ranked one in the same cycle (a
+        // latency of 0), as the scan would find it.
+        let mut rank = vec![usize::MAX; n];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r;
+        }
+        let mut waiting = vec![0usize; n];
+        let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, node) in self.nodes.iter().enumerate() {
+            for &(p, _) in &node.preds {
+                successors[p].push(i);
+                if times[p].is_none() {
+                    waiting[i] += 1;
+                }
+            }
+        }
+        let mut ready: BTreeSet<usize> = order
+            .iter()
+            .filter(|&&i| waiting[i] == 0)
+            .map(|&i| rank[i])
+            .collect();
         let mut left = order.len();
         let mut cycle = 0;
         while left > 0 {
             if cycle > limit {
                 return None;
             }
-            for &i in &order {
-                if times[i].is_some() {
-                    continue;
-                }
+            let mut from = 0;
+            while let Some(&r) = ready.range(from..).next() {
+                from = r + 1;
+                let i = order[r];
                 if cycle > deadlines[i] {
                     return None;
                 }
                 let node = &self.nodes[i];
-                let ready = cycle >= node.release
+                let ready_now = cycle >= node.release
                     && node
                         .preds
                         .iter()
                         .all(|&(p, latency)| times[p].is_some_and(|t| t + latency <= cycle));
-                if !ready {
+                if !ready_now {
                     continue;
                 }
                 let (occ, slots) = occupied.get(&cycle).copied().unwrap_or((0, 0));
@@ -582,6 +606,13 @@ impl Problem {
                 times[i] = Some(cycle);
                 chosen[i] = c;
                 left -= 1;
+                ready.remove(&r);
+                for &succ in &successors[i] {
+                    waiting[succ] -= 1;
+                    if waiting[succ] == 0 && times[succ].is_none() {
+                        ready.insert(rank[succ]);
+                    }
+                }
             }
             cycle += 1;
         }
