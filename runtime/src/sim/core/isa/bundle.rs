@@ -1,24 +1,12 @@
 //! A bundle as the core executes it: decoded once per address, with each
 //! non-NOP slot's text, itinerary and semantics looked up.
 
-use super::checks;
-use super::operands::{resolve, Operands};
-use super::semantics::{self, Semantics};
-use super::structural::{holds, Hold};
-use loom_aie2p_isa::{decode_one, print_bundle, print_instruction, Instruction, Itinerary};
+use super::operands::resolve;
+use super::semantics;
+use super::slot::{self, Slot};
+use super::structural::holds;
+use loom_aie2p_isa::{decode_one, print_bundle, print_instruction};
 use std::cell::OnceCell;
-
-/// One slot's instruction, decoded with what executing it needs.
-pub(super) struct Slot {
-    pub(super) instruction: Instruction,
-    pub(super) text: String,
-    pub(super) itinerary: Option<&'static Itinerary>,
-    pub(super) semantics: Option<Semantics>,
-    pub(super) operands: Operands,
-    /// The functional units its stages hold (or why they cannot be
-    /// checked).
-    pub(super) holds: Result<Vec<Hold>, String>,
-}
 
 /// A decoded bundle: its size and text, its slots other than NOPs.
 pub(super) struct Decoded {
@@ -33,12 +21,12 @@ pub(super) struct Decoded {
     /// address) or why it is unknown, found at its first issue.
     pub(super) after_delay_slots: OnceCell<Result<u32, String>>,
     /// Whether every slot has semantics and an itinerary, or why not
-    /// (`checks::modelled`).
+    /// (`slot::modelled`).
     pub(super) modelled: Result<(), String>,
     /// Whether an operand is a zero-overhead loop register, whose writes
-    /// the checker refuses (`checks::names_loop_register`).
+    /// the checker refuses (`slot::names_loop_register`).
     pub(super) names_loop_register: bool,
-    /// What of it may not be in a delay slot (`checks::delay_slot_offences`).
+    /// What of it may not be in a delay slot (`slot::delay_slot_offences`).
     pub(super) delay_slot_offences: [Option<String>; 2],
     pub(super) slots: Vec<Slot>,
 }
@@ -80,9 +68,9 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
             .any(|s| s.instruction.opcode.slot == VECTOR_SLOT),
         transfers: slots.iter().any(|s| s.instruction.opcode.has_delay_slot),
         after_delay_slots: OnceCell::new(),
-        modelled: checks::modelled(&slots),
-        names_loop_register: checks::names_loop_register(&slots),
-        delay_slot_offences: checks::delay_slot_offences(&slots),
+        modelled: slot::modelled(&slots),
+        names_loop_register: slot::names_loop_register(&slots),
+        delay_slot_offences: slot::delay_slot_offences(&slots),
         slots,
     })
 }

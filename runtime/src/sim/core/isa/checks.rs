@@ -16,8 +16,9 @@
 //!   at a later use cycle of its own or an earlier bundle (the model reads
 //!   operands at issue, the hardware at their use cycle).
 
-use super::bundle::{Decoded, Slot};
+use super::bundle::Decoded;
 use super::registers::{Early, Pending, RegisterFile};
+use super::slot::loop_leaves;
 use std::rc::Rc;
 
 /// Bundles that must separate two lock requests (§9).
@@ -25,51 +26,6 @@ const LOCK_REQUEST_SPACING: u64 = 4;
 
 /// Bytes of the line a jump target should start (§9).
 const TARGET_LINE: u32 = 16;
-
-/// (Decided at decode: `Decoded::modelled`.)
-pub fn modelled(slots: &[Slot]) -> Result<(), String> {
-    for slot in slots {
-        let opcode = slot.instruction.opcode;
-        if slot.semantics.is_none() {
-            return Err(format!(
-                "`{}` ({}, {} slot) is not modelled by the isa core",
-                slot.text, opcode.name, opcode.slot
-            ));
-        }
-        if slot.itinerary.is_none() {
-            return Err(format!(
-                "`{}` ({}): targets/aie2p-isa/data/schedule.json has no itinerary {} for it, \
-                 so the cycles its results land at are unknown",
-                slot.text,
-                opcode.name,
-                opcode.itinerary.as_deref().unwrap_or("(none)")
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// What of a bundle may not be in a delay slot, per `Options::hazards`
-/// (off: a control transfer; on: also `done` and a lock request): the
-/// first such slot's description, decided at decode.
-pub fn delay_slot_offences(slots: &[Slot]) -> [Option<String>; 2] {
-    [false, true].map(|hazards| {
-        slots.iter().find_map(|slot| {
-            let opcode = slot.instruction.opcode;
-            if opcode.has_delay_slot {
-                Some(format!("a control transfer (`{}`)", slot.text))
-            } else if !hazards {
-                None
-            } else if opcode.mnemonic == "done" {
-                Some("`done`".to_string())
-            } else if opcode.mnemonic.starts_with("acq") || opcode.mnemonic.starts_with("rel") {
-                Some(format!("a lock request (`{}`)", slot.text))
-            } else {
-                None
-            }
-        })
-    })
-}
 
 /// `branch`: the transfer whose delay slots the bundle is in (its address,
 /// and which delay slot, from 1); `offences` the bundle's
@@ -117,31 +73,6 @@ pub fn same_cycle(text: &str, write: &Pending, other_text: &str, other: &Pending
         write.at,
         other.writer
     )
-}
-
-/// The zero-overhead loop registers: silicon ran such loops' bodies once
-/// (§9), so writing them is refused; loops are `jnz` back edges.
-const LOOP_REGISTERS: [&str; 3] = ["ls", "le", "lc"];
-
-/// The loop registers' leaves, found once.
-fn loop_leaves() -> &'static [usize] {
-    static LEAVES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
-    LEAVES.get_or_init(|| {
-        LOOP_REGISTERS
-            .iter()
-            .filter_map(|r| RegisterFile::leaves(r)?.first().copied())
-            .collect()
-    })
-}
-
-/// Whether an operand of the bundle is a loop register: decided at decode,
-/// so that only such a bundle's writes are checked (`loop_register`).
-pub fn names_loop_register(slots: &[Slot]) -> bool {
-    let leaves = loop_leaves();
-    slots
-        .iter()
-        .flat_map(|s| s.operands.leaves())
-        .any(|leaf| leaves.contains(&leaf))
 }
 
 /// `text` gives the writing instruction's text, asked only for the error.

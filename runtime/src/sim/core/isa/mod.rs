@@ -22,6 +22,7 @@ mod neighbours;
 mod operands;
 mod registers;
 mod semantics;
+mod slot;
 mod structural;
 #[cfg(test)]
 mod tests;
