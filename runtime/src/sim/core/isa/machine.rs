@@ -135,6 +135,12 @@ struct Scratch {
     early: Vec<EarlyRead>,
 }
 
+/// A leaf's bit in a 64-bit set of leaves (leaves 64 apart share one: a
+/// set bit means a search, a clear one that the leaf is not there).
+fn leaf_bit(leaf: usize) -> u64 {
+    1 << (leaf % 64)
+}
+
 /// The name reports give a core lock.
 pub fn lock_name(request: &LockRequest) -> String {
     format!(
@@ -446,6 +452,9 @@ impl Core {
     ) -> Result<(), Fault> {
         let pc = self.pc;
         let pc_cycle = self.cycle;
+        // The leaves of the bundle's writes so far, as `leaf_bit`s: most
+        // writes share no leaf with an earlier one and search nothing.
+        let mut written = 0;
         for (k, write) in effects.writes.iter().enumerate() {
             if decoded.names_loop_register {
                 checks::loop_register(write, options.hazards, || self.writer_text(write))
@@ -454,10 +463,13 @@ impl Core {
             if !options.hazards {
                 continue;
             }
+            let bit = leaf_bit(write.leaf);
+            let earlier = written & bit != 0;
+            written |= bit;
             let twin = self.regs.same_cycle(write.leaf, write.at).or_else(|| {
-                effects.writes[..k]
-                    .iter()
-                    .find(|w| w.leaf == write.leaf && w.at == write.at)
+                let before = &effects.writes[..k];
+                let same = |w: &&Pending| w.leaf == write.leaf && w.at == write.at;
+                earlier.then(|| before.iter().find(same)).flatten()
             });
             if let Some(other) = twin {
                 let why = checks::same_cycle(
@@ -480,7 +492,17 @@ impl Core {
         // the hardware.
         self.late_reads.retain(|r| r.at > pc_cycle);
         self.late_reads.append(&mut effects.late_reads);
-        for write in &effects.writes {
+        // The late reads' leaves, as `leaf_bit`s: a write to none of them
+        // searches nothing.
+        let late = self
+            .late_reads
+            .iter()
+            .fold(0, |bits, r| bits | leaf_bit(r.leaf));
+        for write in effects
+            .writes
+            .iter()
+            .filter(|w| late & leaf_bit(w.leaf) != 0)
+        {
             let overtaken = self
                 .late_reads
                 .iter()
