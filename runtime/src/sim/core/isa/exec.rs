@@ -107,8 +107,9 @@ pub struct Exec<'a> {
     /// bundle (a `jl`'s return address), when it could be decoded.
     pub after_delay_slots: &'a Result<u32, String>,
     pub effects: &'a mut Effects,
-    /// Reads that came before a write they depend on landed.
-    pub early: &'a mut Vec<(u64, Early)>,
+    /// Reads that came before a write they depend on landed: the read's
+    /// cycle, the write, the reading slot's index.
+    pub early: &'a mut Vec<(u64, Early, usize)>,
 }
 
 impl<'a> Exec<'a> {
@@ -138,7 +139,8 @@ impl<'a> Exec<'a> {
                 self.note_late_read(leaf, cycle, at, bypass);
                 let (value, early) = self.regs.read(leaf, at, bypass);
                 if let Some(write) = early {
-                    self.early.push((at, RegisterFile::early(leaf, write)));
+                    self.early
+                        .push((at, RegisterFile::early(leaf, write), self.slot));
                 }
                 Ok(value)
             }
@@ -217,7 +219,8 @@ impl<'a> Exec<'a> {
         for &leaf in leaves {
             self.note_late_read(leaf, cycle, at, bypass);
             if let Some(write) = self.regs.read_words(leaf, at, bypass, out) {
-                self.early.push((at, RegisterFile::early(leaf, write)));
+                self.early
+                    .push((at, RegisterFile::early(leaf, write), self.slot));
             }
         }
         Ok(())

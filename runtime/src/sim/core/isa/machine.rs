@@ -31,8 +31,8 @@ pub enum ProgramSource {
 }
 
 /// A read before its write landed: the read's cycle, the write, and the
-/// reading instruction's text.
-type EarlyRead = (u64, Early, String);
+/// reading instruction's slot.
+type EarlyRead = (u64, Early, usize);
 
 /// Bundles between a control transfer and its effect.
 pub const DELAY_SLOTS: u32 = 5;
@@ -291,25 +291,30 @@ impl Core {
     ) -> Result<(), Fault> {
         effects.clear();
         early_all.clear();
+        let Some(first) = decoded.slots.first() else {
+            return Ok(());
+        };
+        // One `Exec` for the bundle, its slot and operands set per slot.
+        let mut x = Exec {
+            profile: self.profile,
+            tile: self.tile,
+            views: &self.views,
+            regs: &self.regs,
+            memories,
+            cycle: self.cycle,
+            address: self.pc,
+            slot: 0,
+            operands: &first.operands,
+            after_delay_slots: after,
+            effects,
+            early: early_all,
+        };
         for (index, slot) in decoded.slots.iter().enumerate() {
             let (Some(semantics), Some(_)) = (slot.semantics, slot.itinerary) else {
                 continue; // refused before
             };
-            let mut early = Vec::new();
-            let mut x = Exec {
-                profile: self.profile,
-                tile: self.tile,
-                views: &self.views,
-                regs: &self.regs,
-                memories,
-                cycle: self.cycle,
-                address: self.pc,
-                slot: index,
-                operands: &slot.operands,
-                after_delay_slots: after,
-                effects,
-                early: &mut early,
-            };
+            x.slot = index;
+            x.operands = &slot.operands;
             semantics(&mut x).map_err(|why| {
                 self.fault(
                     self.pc,
@@ -317,9 +322,6 @@ impl Core {
                     format!("`{}`: {why}", slot.text),
                 )
             })?;
-            if !early.is_empty() {
-                early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
-            }
         }
         Ok(())
     }
@@ -404,7 +406,8 @@ impl Core {
             self.last_lock = Some(self.bundles);
         }
         if options.hazards {
-            if let Some((at, e, reader)) = early.first() {
+            if let Some((at, e, slot)) = early.first() {
+                let reader = &decoded.slots[*slot].text;
                 let why = checks::early_read(reader, *at, e, &self.writer_text(&e.write));
                 return Err(fail(self, why));
             }
