@@ -8,7 +8,7 @@ use super::neighbours::{view_of, Views};
 use super::operands::{Name, Operands, Resolved};
 use super::registers::{Bits, Early, Pending, RegisterFile, LEAF_WORDS};
 use super::timing::Bypass;
-use super::words::Words;
+use super::words::{copy_words, Words};
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -267,7 +267,7 @@ impl<'a> Exec<'a> {
                 [one] => Bits::Word(*one),
                 many => {
                     let mut wide = [0; LEAF_WORDS];
-                    wide[..many.len()].copy_from_slice(many);
+                    copy_words(&mut wide[..many.len()], many);
                     Bits::Wide(wide)
                 }
             };

@@ -5,7 +5,7 @@
 //! read sees the value before them, as the hardware's pipeline does.
 
 use super::timing::{visible, Bypass};
-use super::words::Words;
+use super::words::{copy_words, Words};
 use loom_aie2p_isa::isa;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -377,9 +377,10 @@ impl RegisterFile {
         let leaf = &layout.leaves[write.leaf];
         match &write.value {
             Bits::Word(v) => values[leaf.word] = *v,
-            Bits::Wide(v) => {
-                values[leaf.word..leaf.word + leaf.words].copy_from_slice(&v[..leaf.words])
-            }
+            Bits::Wide(v) => copy_words(
+                &mut values[leaf.word..leaf.word + leaf.words],
+                &v[..leaf.words],
+            ),
         }
     }
 
