@@ -113,6 +113,7 @@ pub struct Exec<'a> {
 }
 
 impl<'a> Exec<'a> {
+    #[inline]
     fn operand(&self, name: Name) -> Result<&'a Resolved, String> {
         // The operands outlive this borrow of `self` (they are the bundle's).
         let operands: &'a Operands = self.operands;
@@ -123,6 +124,7 @@ impl<'a> Exec<'a> {
 
     /// An input operand's value (or an implicit register's, by its record
     /// name): a register as read at its use cycle, or an immediate.
+    #[inline]
     pub fn read(&mut self, name: Name) -> Result<u32, String> {
         self.read_resolved(self.operand(name)?, name.text())
     }
@@ -178,6 +180,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Write an output operand (or an implicit register) at its def cycle.
+    #[inline]
     pub fn write(&mut self, name: Name, value: u32) -> Result<(), String> {
         self.write_resolved(self.operand(name)?, name.text(), value)
     }
