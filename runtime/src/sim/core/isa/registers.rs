@@ -301,6 +301,7 @@ impl RegisterFile {
     /// The value of a one-word leaf as a read at cycle `at` (with
     /// `bypass`) sees it: the last write visible then, else the committed
     /// value; and the first write that had not landed, if any.
+    #[inline]
     pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
         let word = self.layout.leaves[leaf].word;
         let (seen, early) = self.seen(leaf, at, bypass);
