@@ -8,7 +8,7 @@ use super::neighbours::{view_of, Views};
 use super::operands::{Name, Operands, Resolved};
 use super::registers::{Bits, Early, Pending, RegisterFile, LEAF_WORDS};
 use super::timing::Bypass;
-use super::words::Words;
+use super::words::{copy_words, Words};
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -107,11 +107,13 @@ pub struct Exec<'a> {
     /// bundle (a `jl`'s return address), when it could be decoded.
     pub after_delay_slots: &'a Result<u32, String>,
     pub effects: &'a mut Effects,
-    /// Reads that came before a write they depend on landed.
-    pub early: &'a mut Vec<(u64, Early)>,
+    /// Reads that came before a write they depend on landed: the read's
+    /// cycle, the write, the reading slot's index.
+    pub early: &'a mut Vec<(u64, Early, usize)>,
 }
 
 impl<'a> Exec<'a> {
+    #[inline]
     fn operand(&self, name: Name) -> Result<&'a Resolved, String> {
         // The operands outlive this borrow of `self` (they are the bundle's).
         let operands: &'a Operands = self.operands;
@@ -122,6 +124,7 @@ impl<'a> Exec<'a> {
 
     /// An input operand's value (or an implicit register's, by its record
     /// name): a register as read at its use cycle, or an immediate.
+    #[inline]
     pub fn read(&mut self, name: Name) -> Result<u32, String> {
         self.read_resolved(self.operand(name)?, name.text())
     }
@@ -138,7 +141,8 @@ impl<'a> Exec<'a> {
                 self.note_late_read(leaf, cycle, at, bypass);
                 let (value, early) = self.regs.read(leaf, at, bypass);
                 if let Some(write) = early {
-                    self.early.push((at, RegisterFile::early(leaf, write)));
+                    self.early
+                        .push((at, RegisterFile::early(leaf, write), self.slot));
                 }
                 Ok(value)
             }
@@ -176,6 +180,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Write an output operand (or an implicit register) at its def cycle.
+    #[inline]
     pub fn write(&mut self, name: Name, value: u32) -> Result<(), String> {
         self.write_resolved(self.operand(name)?, name.text(), value)
     }
@@ -217,7 +222,8 @@ impl<'a> Exec<'a> {
         for &leaf in leaves {
             self.note_late_read(leaf, cycle, at, bypass);
             if let Some(write) = self.regs.read_words(leaf, at, bypass, out) {
-                self.early.push((at, RegisterFile::early(leaf, write)));
+                self.early
+                    .push((at, RegisterFile::early(leaf, write), self.slot));
             }
         }
         Ok(())
@@ -264,7 +270,7 @@ impl<'a> Exec<'a> {
                 [one] => Bits::Word(*one),
                 many => {
                     let mut wide = [0; LEAF_WORDS];
-                    wide[..many.len()].copy_from_slice(many);
+                    copy_words(&mut wide[..many.len()], many);
                     Bits::Wide(wide)
                 }
             };

@@ -31,8 +31,8 @@ pub enum ProgramSource {
 }
 
 /// A read before its write landed: the read's cycle, the write, and the
-/// reading instruction's text.
-type EarlyRead = (u64, Early, String);
+/// reading instruction's slot.
+type EarlyRead = (u64, Early, usize);
 
 /// Bundles between a control transfer and its effect.
 pub const DELAY_SLOTS: u32 = 5;
@@ -133,6 +133,12 @@ pub struct Core {
 struct Scratch {
     effects: Effects,
     early: Vec<EarlyRead>,
+}
+
+/// A leaf's bit in a 64-bit set of leaves (leaves 64 apart share one: a
+/// set bit means a search, a clear one that the leaf is not there).
+fn leaf_bit(leaf: usize) -> u64 {
+    1 << (leaf % 64)
 }
 
 /// The name reports give a core lock.
@@ -285,25 +291,30 @@ impl Core {
     ) -> Result<(), Fault> {
         effects.clear();
         early_all.clear();
+        let Some(first) = decoded.slots.first() else {
+            return Ok(());
+        };
+        // One `Exec` for the bundle, its slot and operands set per slot.
+        let mut x = Exec {
+            profile: self.profile,
+            tile: self.tile,
+            views: &self.views,
+            regs: &self.regs,
+            memories,
+            cycle: self.cycle,
+            address: self.pc,
+            slot: 0,
+            operands: &first.operands,
+            after_delay_slots: after,
+            effects,
+            early: early_all,
+        };
         for (index, slot) in decoded.slots.iter().enumerate() {
             let (Some(semantics), Some(_)) = (slot.semantics, slot.itinerary) else {
                 continue; // refused before
             };
-            let mut early = Vec::new();
-            let mut x = Exec {
-                profile: self.profile,
-                tile: self.tile,
-                views: &self.views,
-                regs: &self.regs,
-                memories,
-                cycle: self.cycle,
-                address: self.pc,
-                slot: index,
-                operands: &slot.operands,
-                after_delay_slots: after,
-                effects,
-                early: &mut early,
-            };
+            x.slot = index;
+            x.operands = &slot.operands;
             semantics(&mut x).map_err(|why| {
                 self.fault(
                     self.pc,
@@ -311,9 +322,6 @@ impl Core {
                     format!("`{}`: {why}", slot.text),
                 )
             })?;
-            if !early.is_empty() {
-                early_all.extend(early.into_iter().map(|(at, e)| (at, e, slot.text.clone())));
-            }
         }
         Ok(())
     }
@@ -398,7 +406,8 @@ impl Core {
             self.last_lock = Some(self.bundles);
         }
         if options.hazards {
-            if let Some((at, e, reader)) = early.first() {
+            if let Some((at, e, slot)) = early.first() {
+                let reader = &decoded.slots[*slot].text;
                 let why = checks::early_read(reader, *at, e, &self.writer_text(&e.write));
                 return Err(fail(self, why));
             }
@@ -446,6 +455,9 @@ impl Core {
     ) -> Result<(), Fault> {
         let pc = self.pc;
         let pc_cycle = self.cycle;
+        // The leaves of the bundle's writes so far, as `leaf_bit`s: most
+        // writes share no leaf with an earlier one and search nothing.
+        let mut written = 0;
         for (k, write) in effects.writes.iter().enumerate() {
             if decoded.names_loop_register {
                 checks::loop_register(write, options.hazards, || self.writer_text(write))
@@ -454,10 +466,13 @@ impl Core {
             if !options.hazards {
                 continue;
             }
+            let bit = leaf_bit(write.leaf);
+            let earlier = written & bit != 0;
+            written |= bit;
             let twin = self.regs.same_cycle(write.leaf, write.at).or_else(|| {
-                effects.writes[..k]
-                    .iter()
-                    .find(|w| w.leaf == write.leaf && w.at == write.at)
+                let before = &effects.writes[..k];
+                let same = |w: &&Pending| w.leaf == write.leaf && w.at == write.at;
+                earlier.then(|| before.iter().find(same)).flatten()
             });
             if let Some(other) = twin {
                 let why = checks::same_cycle(
@@ -480,7 +495,17 @@ impl Core {
         // the hardware.
         self.late_reads.retain(|r| r.at > pc_cycle);
         self.late_reads.append(&mut effects.late_reads);
-        for write in &effects.writes {
+        // The late reads' leaves, as `leaf_bit`s: a write to none of them
+        // searches nothing.
+        let late = self
+            .late_reads
+            .iter()
+            .fold(0, |bits, r| bits | leaf_bit(r.leaf));
+        for write in effects
+            .writes
+            .iter()
+            .filter(|w| late & leaf_bit(w.leaf) != 0)
+        {
             let overtaken = self
                 .late_reads
                 .iter()

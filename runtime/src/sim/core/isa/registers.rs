@@ -5,7 +5,7 @@
 //! read sees the value before them, as the hardware's pipeline does.
 
 use super::timing::{visible, Bypass};
-use super::words::Words;
+use super::words::{copy_words, Words};
 use loom_aie2p_isa::isa;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -301,6 +301,7 @@ impl RegisterFile {
     /// The value of a one-word leaf as a read at cycle `at` (with
     /// `bypass`) sees it: the last write visible then, else the committed
     /// value; and the first write that had not landed, if any.
+    #[inline]
     pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
         let word = self.layout.leaves[leaf].word;
         let (seen, early) = self.seen(leaf, at, bypass);
@@ -377,9 +378,10 @@ impl RegisterFile {
         let leaf = &layout.leaves[write.leaf];
         match &write.value {
             Bits::Word(v) => values[leaf.word] = *v,
-            Bits::Wide(v) => {
-                values[leaf.word..leaf.word + leaf.words].copy_from_slice(&v[..leaf.words])
-            }
+            Bits::Wide(v) => copy_words(
+                &mut values[leaf.word..leaf.word + leaf.words],
+                &v[..leaf.words],
+            ),
         }
     }
 

@@ -11,11 +11,11 @@ use loom_aie2p_isa::Itinerary;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-/// One stage's hold, with its unit as a bit.
+/// One cycle of a stage's hold, with its unit as a bit (a stage of several
+/// cycles is one per cycle, so that taking a hold is one step).
 #[derive(Debug, Clone, Copy)]
 pub struct Hold {
     start: u32,
-    cycles: u32,
     unit: u64,
     required: bool,
 }
@@ -67,12 +67,11 @@ pub fn holds(itinerary: &Itinerary) -> Result<Vec<Hold>, String> {
         let unit = *unit_bits()
             .get(unit.as_str())
             .ok_or_else(|| format!("unit {unit} is past the 64 the isa core tracks"))?;
-        out.push(Hold {
-            start: stage.start,
-            cycles: stage.cycles,
+        out.extend((0..stage.cycles).map(|c| Hold {
+            start: stage.start + c,
             unit,
             required: stage.kind == StageKind::Required,
-        });
+        }));
     }
     Ok(out)
 }
@@ -120,36 +119,34 @@ impl Scoreboard {
     /// the first conflict with a unit already held.
     pub fn take(&mut self, issue: u64, holds: &[Hold], holder: Holder) -> Result<(), Conflict> {
         for hold in holds {
-            for c in 0..hold.cycles {
-                let at = issue + u64::from(hold.start + c);
-                let k = (at % WINDOW as u64) as usize;
-                let entry = &mut self.cycles[k];
-                if entry.at != at {
-                    *entry = Cycle {
-                        at,
-                        ..Cycle::default()
-                    };
-                }
-                let busy = if hold.required {
-                    entry.required | entry.reserved
-                } else {
-                    entry.required
+            let at = issue + u64::from(hold.start);
+            let k = (at % WINDOW as u64) as usize;
+            let entry = &mut self.cycles[k];
+            if entry.at != at {
+                *entry = Cycle {
+                    at,
+                    ..Cycle::default()
                 };
-                if busy & hold.unit != 0 {
-                    let bit = hold.unit.trailing_zeros() as usize;
-                    return Err(Conflict {
-                        unit: unit_name(hold.unit),
-                        at,
-                        holder: self.holders[k][bit],
-                    });
-                }
-                if hold.required {
-                    entry.required |= hold.unit;
-                } else {
-                    entry.reserved |= hold.unit;
-                }
-                self.holders[k][hold.unit.trailing_zeros() as usize] = holder;
             }
+            let busy = if hold.required {
+                entry.required | entry.reserved
+            } else {
+                entry.required
+            };
+            if busy & hold.unit != 0 {
+                let bit = hold.unit.trailing_zeros() as usize;
+                return Err(Conflict {
+                    unit: unit_name(hold.unit),
+                    at,
+                    holder: self.holders[k][bit],
+                });
+            }
+            if hold.required {
+                entry.required |= hold.unit;
+            } else {
+                entry.reserved |= hold.unit;
+            }
+            self.holders[k][hold.unit.trailing_zeros() as usize] = holder;
         }
         Ok(())
     }
@@ -162,7 +159,6 @@ mod tests {
     fn hold(start: u32, unit: u64, required: bool) -> Hold {
         Hold {
             start,
-            cycles: 1,
             unit,
             required,
         }

@@ -31,8 +31,20 @@ impl Words {
     pub fn extend_from_slice(&mut self, words: &[u32]) {
         let end = self.len + words.len();
         assert!(end <= MAX_WORDS, "{end} words is wider than any register");
-        self.words[self.len..end].copy_from_slice(words);
+        copy_words(&mut self.words[self.len..end], words);
         self.len = end;
+    }
+}
+
+/// `dst.copy_from_slice(src)`, with the widths of vector leaves (8 and 16
+/// words) as copies of a constant length, which compile inline instead of
+/// calling `memcpy` (several times a vector instruction).
+#[inline]
+pub fn copy_words(dst: &mut [u32], src: &[u32]) {
+    match src.len() {
+        16 => dst[..16].copy_from_slice(&src[..16]),
+        8 => dst[..8].copy_from_slice(&src[..8]),
+        _ => dst.copy_from_slice(src),
     }
 }
 
