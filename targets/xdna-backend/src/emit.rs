@@ -237,7 +237,8 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                 let (bytes, program) = match options.worker_code {
                     WorkerCode::LowIr => (low_ir_image(&symbols, worker), vec![]),
                     WorkerCode::Machine => {
-                        let code = crate::select::compile(worker, at)?;
+                        let locks = profile.limits.lock_value_max;
+                        let code = crate::select::compile(worker, at, locks)?;
                         let limit = profile.core_tile.program_memory_bytes;
                         if code.bytes.len() as u64 > limit {
                             return Err(fail(

@@ -66,7 +66,18 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             format!("lock {lock} is not one of a tile's 16 locks"),
         ));
     }
-    let value = s.constant(op, sign * int(op, "value"))?;
+    // A request beyond the lock's range could never be granted (an
+    // acquire) or always overflows (a release); negative ones the
+    // instruction would read as the other request.
+    let amount = int(op, "value");
+    let max = s.lock_value_max();
+    if !(0..=i64::from(max)).contains(&amount) {
+        return Err(fail(
+            op,
+            format!("a lock request of {amount}: tile {at}'s locks hold 0 to {max}"),
+        ));
+    }
+    let value = s.constant(op, sign * amount)?;
     s.inst(op, opcode, &[Imm(first_lock(side) + lock), V(value)])?;
     Ok(true)
 }

@@ -77,6 +77,8 @@ pub(crate) struct Selector {
     constants: BTreeMap<i32, VReg>,
     /// The worker's blocks (for the loops `unroll` recognizes).
     order: Vec<MlirBlock>,
+    /// The largest value a lock holds (the profile's).
+    lock_value_max: u32,
 }
 
 fn key(v: MlirValue) -> usize {
@@ -359,6 +361,10 @@ impl Selector {
         self.core
     }
 
+    pub(crate) fn lock_value_max(&self) -> u32 {
+        self.lock_value_max
+    }
+
     pub(crate) fn set_stack(&mut self, base: u32, size: u32) {
         self.stack = Some((base, size));
     }
@@ -396,7 +402,11 @@ fn reverse_post_order(entry: MlirBlock) -> Vec<MlirBlock> {
 }
 
 /// Select `worker`, which runs on `core`.
-pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diagnostic> {
+pub(crate) fn select(
+    worker: MlirOperation,
+    core: Tile,
+    lock_value_max: u32,
+) -> Result<Selected, Diagnostic> {
     let name = symbol_name(worker).unwrap_or_default();
     let Some(entry) = first_block(worker, 0) else {
         return Err(fail(worker, format!("@{name} has no body to compile")));
@@ -421,6 +431,7 @@ pub(crate) fn select(worker: MlirOperation, core: Tile) -> Result<Selected, Diag
         constant_block,
         constants: BTreeMap::new(),
         order: order.clone(),
+        lock_value_max,
     };
     for (&block, &id) in order.iter().zip(&ids) {
         for argument in arguments(block) {
@@ -479,13 +490,15 @@ pub(crate) fn result_type(op: MlirOperation, i: usize) -> String {
     type_text(value_type(results(op)[i]))
 }
 
-/// `worker`'s machine code for the core of `core`: selected, then
-/// allocated, scheduled, emitted and checked by the machine layer.
+/// `worker`'s machine code for the core of `core` (whose locks hold up to
+/// `lock_value_max`): selected, then allocated, scheduled, emitted and
+/// checked by the machine layer.
 pub(crate) fn compile(
     worker: MlirOperation,
     core: Tile,
+    lock_value_max: u32,
 ) -> Result<loom_aie2p_codegen::Program, Diagnostic> {
-    let selected = select(worker, core)?;
+    let selected = select(worker, core, lock_value_max)?;
     let Some((base, size)) = selected.stack else {
         return Err(fail(
             worker,
