@@ -87,23 +87,27 @@ impl fmt::Display for Diagnostic {
 impl std::error::Error for Diagnostic {}
 
 /// `file`, `line` and `col` of a `file:line:col` location.
-fn source_position(location: &str) -> Option<(&str, usize, usize)> {
+pub fn source_position(location: &str) -> Option<(&str, usize, usize)> {
     let mut parts = location.rsplitn(3, ':');
     let (col, line, file) = (parts.next()?, parts.next()?, parts.next()?);
     Some((file, line.parse().ok()?, col.parse().ok()?))
 }
 
+/// The text of the source line a `file:line:col` location points at, when
+/// its file can be read.
+pub fn source_line(location: &str) -> Option<String> {
+    let (file, line, _) = source_position(location)?;
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().nth(line.saturating_sub(1)).map(str::to_string)
+}
+
 /// The source line a `file:line:col` location points at, with a caret.
 fn snippet(location: &str) -> String {
-    let Some((file, line, col)) = source_position(location) else {
-        return String::new();
-    };
-    let Ok(text) = std::fs::read_to_string(file) else {
-        return String::new();
-    };
-    match text.lines().nth(line.saturating_sub(1)) {
-        Some(source) => format!("{source}\n{}^\n", " ".repeat(col.saturating_sub(1))),
-        None => String::new(),
+    match (source_position(location), source_line(location)) {
+        (Some((_, _, col)), Some(source)) => {
+            format!("{source}\n{}^\n", " ".repeat(col.saturating_sub(1)))
+        }
+        _ => String::new(),
     }
 }
 

@@ -399,11 +399,7 @@ fn execute_sim(
 /// `channel.reserve` operand at `location` (FILE:LINE:COL, the line
 /// table's), when that source line has one.
 fn channel_at(location: &str) -> Option<String> {
-    let mut parts = location.rsplitn(3, ':');
-    let (_, line, file) = (parts.next()?, parts.next()?, parts.next()?);
-    let line: usize = line.parse().ok()?;
-    let text = std::fs::read_to_string(file).ok()?;
-    let source = text.lines().nth(line.checked_sub(1)?)?;
+    let source = loom_diagnostic::source_line(location)?;
     ["channel.acquire ", "channel.reserve "]
         .iter()
         .find_map(|op| {
