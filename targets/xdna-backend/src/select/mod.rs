@@ -92,11 +92,12 @@ fn block_key(b: MlirBlock) -> usize {
 /// `file:line:col` as the line table's location.
 fn source_location(op: MlirOperation) -> Option<SourceLocation> {
     let text = location_text(location(op));
-    let mut parts = text.rsplitn(3, ':');
-    let column = parts.next()?.parse().ok()?;
-    let line = parts.next()?.parse().ok()?;
-    let file = parts.next()?;
-    Some(SourceLocation::new(file, line, column))
+    let (file, line, column) = loom_diagnostic::source_position(&text)?;
+    Some(SourceLocation::new(
+        file,
+        line.try_into().ok()?,
+        column.try_into().ok()?,
+    ))
 }
 
 pub(crate) fn fail(op: MlirOperation, message: impl Into<String>) -> Diagnostic {
@@ -304,10 +305,12 @@ impl Selector {
         // and the next copy starts from them.
         let (&back, body) = ops.split_last().expect("a loop body ends in its branch");
         let header = arguments(loop_body.header);
-        let kept: Vec<Option<Val>> = header
+        // Every block argument has its register before any block is
+        // selected (`select`).
+        let kept = header
             .iter()
-            .map(|&a| self.values.get(&key(a)).copied())
-            .collect();
+            .map(|&a| self.val(back, a))
+            .collect::<Result<Vec<_>, _>>()?;
         for _ in 1..loop_body.copies {
             self.select_ops(body)?;
             let next = operands(back)
@@ -321,12 +324,7 @@ impl Selector {
         self.select_ops(&ops)?;
         // The header's own registers again, for the blocks after the loop.
         for (&a, v) in header.iter().zip(kept) {
-            match v {
-                Some(v) => self.define(a, v),
-                None => {
-                    self.values.remove(&key(a));
-                }
-            }
+            self.define(a, v);
         }
         Ok(())
     }
