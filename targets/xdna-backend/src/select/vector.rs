@@ -206,13 +206,7 @@ fn select_scalar(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool
             s.define(results(op)[0], Val::Reg(r));
         }
         scalar::FPTRUNC => {
-            let (from, to) = (type_text(value_type(operands(op)[0])), result_type(op, 0));
-            if (from.as_str(), to.as_str()) != ("f32", "bf16") {
-                return Err(fail(
-                    op,
-                    format!("`scalar.fptrunc` from `{from}` to `{to}` has no AIE2P pattern"),
-                ));
-            }
+            scalar_conversion(op, name, "f32", "bf16")?;
             let a = reg(s, op, 0)?;
             let x = broadcast(s, op, a, 32)?;
             let acc = to_accumulator(s, op, x)?;
@@ -221,13 +215,7 @@ fn select_scalar(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool
             s.define(results(op)[0], Val::Reg(r));
         }
         scalar::EXTF => {
-            let (from, to) = (type_text(value_type(operands(op)[0])), result_type(op, 0));
-            if (from.as_str(), to.as_str()) != ("bf16", "f32") {
-                return Err(fail(
-                    op,
-                    format!("`scalar.extf` from `{from}` to `{to}` has no AIE2P pattern"),
-                ));
-            }
+            scalar_conversion(op, name, "bf16", "f32")?;
             // Exact: a bf16 is the high half of its f32.
             let a = reg(s, op, 0)?;
             let sixteen = s.constant(op, 16)?;
@@ -381,6 +369,24 @@ fn multiply_accumulate(
         "VMAC_f_vmac_bf_vmul_bf_core_X_X",
         |d| vec![V(d), V(acc), V(x), V(w), V(conf)],
     )
+}
+
+/// Refuses the scalar conversion `op` (`name`) unless it is from `from`
+/// to `to`, the one form it has a pattern for.
+fn scalar_conversion(
+    op: MlirOperation,
+    name: &str,
+    from: &str,
+    to: &str,
+) -> Result<(), Diagnostic> {
+    let (given, wanted) = (type_text(value_type(operands(op)[0])), result_type(op, 0));
+    if (given.as_str(), wanted.as_str()) != (from, to) {
+        return Err(fail(
+            op,
+            format!("`{name}` from `{given}` to `{wanted}` has no AIE2P pattern"),
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
