@@ -7,8 +7,9 @@
 //! each modelled scalar instruction does and `vector` each vector one (with
 //! the unit's open semantics in `assumptions`), `addressing` how loads and
 //! stores form addresses, `exec` what an instruction may touch,
-//! `operands` how its operands resolve, `bundle` a decoded bundle,
-//! `words` a vector value held inline.
+//! `operands` how its operands resolve, `bundle` a decoded bundle, `slot`
+//! one of its slots and what they decide at decode for the checks, `words`
+//! a vector value held inline.
 //! docs/array-simulator.md, "The isa core", lists the assumptions.
 
 mod addressing;
