@@ -4,6 +4,7 @@
 //! names the tile, the resource, what the placement needs and what exists.
 
 use super::realization::{refuse, tile_kind, Placed, Plan, Refusal, Way};
+use super::ring::most_runs;
 use loom_dialects::ir::*;
 use loom_targets::Tile;
 use mlir_sys::*;
@@ -177,7 +178,7 @@ impl Plan<'_> {
         for t in &self.transfers {
             let tile = self.channels[t.channel].tile;
             let ingress = t.way == Way::Ingress;
-            let ring = t.ring_slots(&self.channels[t.channel]);
+            let ring = t.tile_descriptors(&self.channels[t.channel], most_runs(self.profile));
             for (at, bd, channel, s2mm) in [
                 (tile, t.tile_bd + ring - 1, t.tile_channel, ingress),
                 (t.shim, t.shim_bd, t.shim_channel, !ingress),

@@ -4,6 +4,7 @@
 //! tile's data memory, and the refusal that names what the profile cannot
 //! hold.
 
+use super::ring::{ring_tasks, TileTask};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -107,7 +108,8 @@ pub struct Transfer {
     pub bytes: i64,
     /// Records it moves: more than one for the DMA-engine realization of an
     /// endpoint the stream admits repeatedly (`rings`), whose records are
-    /// consecutive in the caller's buffer and go round the channel's slots.
+    /// consecutive in the caller's buffer and go round the channel's slots
+    /// (`tile_tasks`).
     pub records: i64,
     pub tile_channel: i64,
     pub tile_bd: i64,
@@ -117,14 +119,19 @@ pub struct Transfer {
 }
 
 impl Transfer {
-    /// The tile buffer descriptors it takes: one per channel slot for a
-    /// ring of records, else one.
-    pub fn ring_slots(&self, channel: &Channel) -> i64 {
-        if self.records > 1 {
-            channel.capacity
-        } else {
-            1
-        }
+    /// The tile side's tasks, in queue order (`ring::ring_tasks`).
+    pub fn tile_tasks(&self, channel: &Channel, most_runs: i64) -> Vec<TileTask> {
+        ring_tasks(self.records, channel.capacity, most_runs)
+    }
+
+    /// The tile buffer descriptors its tasks' chains take, consecutive from
+    /// `tile_bd`.
+    pub fn tile_descriptors(&self, channel: &Channel, most_runs: i64) -> i64 {
+        self.tile_tasks(channel, most_runs)
+            .iter()
+            .map(|t| t.first + t.slots)
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -5,6 +5,7 @@
 //! waits).
 
 use super::realization::{refuse, Command, Plan, Refusal, Way, Worker};
+use super::ring::most_runs;
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::Tile;
@@ -438,46 +439,50 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     Way::Egress => (channel.published_lock, channel.free_lock),
                 };
                 let slot = plan.placed[channel.storage].offset + channel.base;
-                // One descriptor per slot of a ring of records (chained, in
-                // slot order), else one for slot 0.
-                let ring = t.ring_slots(channel);
-                for i in 0..ring {
-                    let mut bd = tile_op(
-                        names::aie2p::DMA_BD,
+                // A chain of one descriptor per slot for each of the ring's
+                // tasks (`Transfer::tile_tasks`), then its start-queue entry.
+                let ingress = t.way == Way::Ingress;
+                let tasks = t.tile_tasks(channel, most_runs(plan.profile));
+                let mut chains = BTreeSet::new();
+                for task in &tasks {
+                    // Tasks of whole rounds run one chain.
+                    if chains.insert(task.first) {
+                        for i in 0..task.slots {
+                            let at = t.tile_bd + task.first + i;
+                            let mut bd = tile_op(
+                                names::aie2p::DMA_BD,
+                                loc,
+                                "tile",
+                                channel.tile,
+                                &[
+                                    ("bd", at),
+                                    ("offset", slot + i * channel.slot_bytes),
+                                    ("length", t.bytes),
+                                    ("acquire_lock", take),
+                                    ("acquire_value", 1),
+                                    ("release_lock", give),
+                                    ("release_value", 1),
+                                ],
+                            );
+                            if i + 1 < task.slots {
+                                bd.attributes.push(("next", i64_attr(ctx, at + 1)));
+                            }
+                            put(bd);
+                        }
+                    }
+                    let mut start = tile_op(
+                        names::aie2p::DMA_START,
                         loc,
                         "tile",
                         channel.tile,
-                        &[
-                            ("bd", t.tile_bd + i),
-                            ("offset", slot + i * channel.slot_bytes),
-                            ("length", t.bytes),
-                            ("acquire_lock", take),
-                            ("acquire_value", 1),
-                            ("release_lock", give),
-                            ("release_value", 1),
-                        ],
+                        &[("channel", t.tile_channel), ("bd", t.tile_bd + task.first)],
                     );
-                    if i + 1 < ring {
-                        bd.attributes
-                            .push(("next", i64_attr(ctx, t.tile_bd + i + 1)));
+                    if task.runs > 1 {
+                        start.attributes.push(("repeat", i64_attr(ctx, task.runs)));
                     }
-                    put(bd);
+                    start.attributes.push(("direction", direction(ingress)));
+                    put(start);
                 }
-                let ingress = t.way == Way::Ingress;
-                let mut start = tile_op(
-                    names::aie2p::DMA_START,
-                    loc,
-                    "tile",
-                    channel.tile,
-                    &[("channel", t.tile_channel), ("bd", t.tile_bd)],
-                );
-                if t.records > 1 {
-                    start
-                        .attributes
-                        .push(("repeat", i64_attr(ctx, t.records / ring)));
-                }
-                start.attributes.push(("direction", direction(ingress)));
-                put(start);
                 let mut shim = tile_op(
                     names::aie2p::SHIM_BD,
                     loc,

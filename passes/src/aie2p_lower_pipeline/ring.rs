@@ -14,9 +14,11 @@
 //! where the program waits for the last record: the records in between
 //! move as the slots' credits allow, ahead of the program's order, so the
 //! realization is refused when that order could be seen: records that are
-//! not consecutive in the caller's buffer, a record count that is not whole
-//! rounds of the slots, an endpoint a worker also admits, or a run over
-//! caller bytes another transfer touches (one of them writing).
+//! not consecutive in the caller's buffer, an endpoint a worker also admits,
+//! or a run over caller bytes another transfer touches (one of them
+//! writing). Any record count goes: whole rounds in tasks of at most the
+//! profile's runs each, then a partial round (`Transfer::tile_tasks`), as
+//! long as the tasks fit the channel's queue.
 
 use super::realization::{refuse, Channel, Command, Refusal, Transfer, Way};
 use super::schedule::conflict;
@@ -173,18 +175,89 @@ fn check(
             ));
         }
     }
-    let capacity = channel.capacity;
-    if n % capacity != 0 {
+    // The tile's tasks queue on its channel when the stream starts the run
+    // (its channel may still be finishing an earlier transfer's task).
+    let tasks = ring_tasks(n, channel.capacity, most_runs(profile));
+    let depth = i64::from(profile.limits.task_queue_depth);
+    if tasks.len() as i64 > depth {
+        let capacity = channel.capacity;
+        let most = most_runs(profile);
         return refuse(second.copy, format!(
-            "the command stream moves {n} records of %{name} through its {capacity} slots; the DMA-engine realization goes round the slots whole times"
-        ));
-    }
-    let rounds = n / capacity;
-    let most = i64::from(profile.limits.bd_repeat_count_max);
-    if rounds > most {
-        return refuse(second.copy, format!(
-            "the command stream moves {n} records of %{name}: {rounds} rounds of its {capacity} slots, but a DMA task runs at most {most}"
+            "the command stream moves {n} records of %{name} through its {capacity} slots: {} DMA tasks of at most {most} rounds each, but a DMA channel queues at most {depth} tasks",
+            tasks.len()
         ));
     }
     Ok(())
+}
+
+/// The most runs of its chain one DMA task makes.
+pub(super) fn most_runs(profile: &DeviceProfile) -> i64 {
+    i64::from(profile.limits.bd_repeat_count_max)
+}
+
+/// One start-queue entry of a transfer's tile side: a chain of buffer
+/// descriptors and the runs of it that its task makes.
+pub struct TileTask {
+    /// The chain's first descriptor, counted from the transfer's `tile_bd`.
+    pub first: i64,
+    /// Descriptors in the chain: slots 0, 1, ... in order.
+    pub slots: i64,
+    pub runs: i64,
+}
+
+/// The tile-side tasks of `records` records through `capacity` slots, in
+/// queue order. A ring of records goes round the slots whole times with one
+/// chain of a descriptor per slot, in tasks of at most `most_runs` runs, and
+/// moves a last partial round with a second, shorter chain from slot 0; a
+/// single record is one run of one descriptor for slot 0.
+pub fn ring_tasks(records: i64, capacity: i64, most_runs: i64) -> Vec<TileTask> {
+    let slots = if records > 1 { capacity } else { 1 };
+    let (mut rounds, partial) = (records / slots, records % slots);
+    let mut tasks = Vec::new();
+    while rounds > 0 {
+        let runs = rounds.min(most_runs);
+        tasks.push(TileTask {
+            first: 0,
+            slots,
+            runs,
+        });
+        rounds -= runs;
+    }
+    if partial > 0 {
+        tasks.push(TileTask {
+            first: if tasks.is_empty() { 0 } else { slots },
+            slots: partial,
+            runs: 1,
+        });
+    }
+    tasks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ring_tasks;
+
+    /// (first, slots, runs) of each task.
+    fn tasks(records: i64, capacity: i64) -> Vec<(i64, i64, i64)> {
+        ring_tasks(records, capacity, 256)
+            .iter()
+            .map(|t| (t.first, t.slots, t.runs))
+            .collect()
+    }
+
+    #[test]
+    fn whole_and_partial_rounds() {
+        assert_eq!(tasks(1, 3), [(0, 1, 1)]);
+        assert_eq!(tasks(4, 2), [(0, 2, 2)]);
+        assert_eq!(tasks(5, 2), [(0, 2, 2), (2, 1, 1)]);
+        assert_eq!(tasks(4, 3), [(0, 3, 1), (3, 1, 1)]);
+        assert_eq!(tasks(2, 3), [(0, 2, 1)]);
+    }
+
+    #[test]
+    fn rounds_beyond_one_task() {
+        assert_eq!(tasks(1024, 2), [(0, 2, 256), (0, 2, 256)]);
+        assert_eq!(tasks(513, 1), [(0, 1, 256), (0, 1, 256), (0, 1, 1)]);
+        assert_eq!(tasks(1025, 2), [(0, 2, 256), (0, 2, 256), (2, 1, 1)]);
+    }
 }

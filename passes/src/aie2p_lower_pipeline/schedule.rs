@@ -33,6 +33,7 @@
 //! ones 24-47 (aie-rt `_XAieMl_MemTileDmaCheckBdChValidity`).
 
 use super::realization::{refuse, tile_kind, Channel, Command, Refusal, Transfer, Way};
+use super::ring::most_runs;
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::DeviceProfile;
 use loom_targets::Tile;
@@ -224,7 +225,7 @@ fn order(
 }
 
 /// Gives each transfer its tile and shim buffer descriptors, in start
-/// order (a ring takes one tile descriptor per slot, consecutive).
+/// order (a ring takes its chains' descriptors, consecutive).
 fn number_descriptors(
     profile: &DeviceProfile,
     channels: &[Channel],
@@ -238,7 +239,7 @@ fn number_descriptors(
             continue;
         };
         let t = &mut transfers[*t];
-        let ring = t.ring_slots(&channels[t.channel]);
+        let ring = t.tile_descriptors(&channels[t.channel], most_runs(profile));
         let (half, half_size) = if tile_kind(profile, t.tile) == Ok(TileKind::Memory) {
             let half_size = i64::from(profile.memory_tile.buffer_descriptors / 2);
             (t.tile_channel % 2, half_size)
