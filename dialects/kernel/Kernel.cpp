@@ -35,7 +35,8 @@ static constexpr llvm::StringLiteral kCopyKeys[] = {"cache_scope", "cache_tempor
 static ArrayRef<StringRef> allowedValues(StringRef key) {
   static const StringRef scopes[] = {"workgroup", "device", "system"};
   static const StringRef temporal[] = {"regular", "nontemporal"};
-  static const StringRef directions[] = {"global_to_workgroup", "workgroup_to_global"};
+  static const StringRef directions[] = {"global_to_workgroup", "workgroup_to_global",
+                                        "workgroup_to_workgroup"};
   if (key == "cache_scope")
     return scopes;
   if (key == "cache_temporal")

@@ -34,8 +34,10 @@ def Kernel_AsyncCopyOp : Kernel_Op<"async.copy", [Loom_DependentTypeOpInterface]
     ```
     The destination holds the data only after a `kernel.async.wait` on a
     group containing the token has completed. `direction` is
-    `global_to_workgroup` or `workgroup_to_global`; `cache_scope` and
-    `cache_temporal` are cache hints.
+    `global_to_workgroup`, `workgroup_to_global` or `workgroup_to_workgroup`
+    (between two tiles' storage, as a strand that forwards records from one
+    channel to another copies); `cache_scope` and `cache_temporal` are cache
+    hints.
   }];
   let arguments = (ins Loom_ViewType:$source, Loom_ViewType:$destination,
                        StrAttr:$direction, StrAttr:$cache_scope, StrAttr:$cache_temporal,

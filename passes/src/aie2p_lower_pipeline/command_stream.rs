@@ -3,7 +3,8 @@
 //! whole slots, every copy grouped and waited for, records published in the
 //! order reserved) and turned into DMA transfers and ordered waits.
 
-use super::evaluate::evaluate;
+use super::evaluate::{evaluate, evaluated};
+use super::joins::Joins;
 use super::placement::view_bytes;
 use super::realization::{
     argument_index, refuse, run_argument, Command, Plan, Refusal, Transfer, Way,
@@ -52,9 +53,7 @@ impl Plan<'_> {
         let mut unpublished: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         // Fixed external endpoints: view value -> (argument, byte offset).
         let mut external: Vec<(MlirValue, usize, i64)> = Vec::new();
-        let mut pending: Vec<(MlirValue, usize)> = Vec::new(); // token -> transfer
-        let mut groups: Vec<(MlirValue, Vec<usize>)> = Vec::new();
-        let mut completed: Vec<MlirValue> = Vec::new();
+        let mut joins = Joins::new("the command stream");
         let mut waited: Vec<usize> = Vec::new();
         let mut transfers: Vec<Transfer> = Vec::new();
         // The starts and waits in program order; `stream::schedule` orders
@@ -65,18 +64,7 @@ impl Plan<'_> {
             let name = op_name(op);
             match name.as_str() {
                 // Control flow and index arithmetic: `evaluate` ran them.
-                names::cfg::BR
-                | names::cfg::COND_BR
-                | names::func::RETURN
-                | names::index::CONSTANT
-                | names::index::ADD
-                | names::index::SUB
-                | names::index::MUL
-                | names::index::MIN
-                | names::index::MAX
-                | names::index::CMP
-                | names::index::ASSUME
-                | names::index::CAST => {}
+                name if evaluated(name) => {}
                 names::buffer::VIEW => {
                     let all = operands(op);
                     let Some(argument) = caller_buffer(all[0]) else {
@@ -156,46 +144,16 @@ impl Plan<'_> {
                     admission_of.push(admission);
                     let t = transfers.len() - 1;
                     program.push(Command::Start(t));
-                    let token = results(op)[0];
-                    if pending.iter().any(|p| same_value(p.0, token)) {
-                        return refuse(op, "the copy's previous run (an earlier pass of the loop) was never grouped; the command stream must join every transfer".into());
-                    }
-                    pending.push((token, t));
+                    joins.copy(op, t)?;
                 }
-                names::kernel::ASYNC_GROUP => {
-                    let mut members = Vec::new();
-                    for token in operands(op) {
-                        match pending.iter().position(|p| same_value(p.0, token)) {
-                            Some(i) => members.push(pending.remove(i).1),
-                            None => return refuse(op, "the group's tokens must be copies of this strand not grouped before".into()),
-                        }
-                    }
-                    groups.push((results(op)[0], members));
-                }
+                names::kernel::ASYNC_GROUP => joins.group(op)?,
                 names::kernel::ASYNC_WAIT => {
-                    let newer = int_attribute(op, "newer_groups").unwrap_or(0);
-                    if newer != 0 {
-                        return refuse(
-                            op,
-                            "the command stream waits for whole groups in order (newer_groups = 0)"
-                                .into(),
-                        );
+                    let members = joins.wait(op)?;
+                    // Empty when a wait for a younger group completed it.
+                    if !members.is_empty() {
+                        waited.extend(&members);
+                        program.push(Command::Wait(op, members));
                     }
-                    let group = operands(op)[0];
-                    let Some(i) = groups.iter().rposition(|g| same_value(g.0, group)) else {
-                        // Completed already, by a wait for a younger group.
-                        if completed.iter().any(|&g| same_value(g, group)) {
-                            continue;
-                        }
-                        return refuse(op, "the group is not one of this strand's".into());
-                    };
-                    // Waiting for a group completes it and every group
-                    // committed before it (docs/semantics.md).
-                    let older: Vec<(MlirValue, Vec<usize>)> = groups.drain(..=i).collect();
-                    completed.extend(older.iter().map(|g| g.0));
-                    let members: Vec<usize> = older.into_iter().flat_map(|g| g.1).collect();
-                    waited.extend(&members);
-                    program.push(Command::Wait(op, members));
                 }
                 names::channel::PUBLISH | names::channel::RELEASE => {
                     let obligation = operands(op)[0];
@@ -231,12 +189,7 @@ impl Plan<'_> {
                 }
             }
         }
-        if let Some(&(token, _)) = pending.first() {
-            return refuse(
-                owner_op(token),
-                "the copy is never waited for; the command stream must join every transfer".into(),
-            );
-        }
+        joins.all_grouped()?;
         // In program order; `Plan::of` schedules them once the workers are
         // planned.
         self.commands = program;

@@ -18,6 +18,26 @@ pub(super) struct Step {
     pub operands: Vec<Option<i64>>,
 }
 
+/// Whether `evaluate` runs the op named `name` itself: control flow and
+/// index arithmetic, which leave nothing for the realization to do.
+pub(super) fn evaluated(name: &str) -> bool {
+    matches!(
+        name,
+        names::cfg::BR
+            | names::cfg::COND_BR
+            | names::func::RETURN
+            | names::index::CONSTANT
+            | names::index::ADD
+            | names::index::SUB
+            | names::index::MUL
+            | names::index::MIN
+            | names::index::MAX
+            | names::index::CMP
+            | names::index::ASSUME
+            | names::index::CAST
+    )
+}
+
 /// The most operations a command stream runs once its loops are unrolled.
 const STREAM_STEPS: usize = 1 << 16;
 

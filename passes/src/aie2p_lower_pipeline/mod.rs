@@ -11,7 +11,9 @@
 //! transfer endpoints. Every refusal names the resource, the tile, what was
 //! needed and what exists. An endpoint the stream admits repeatedly becomes
 //! one ring of records (`ring.rs`: the DMA engine goes round the channel's
-//! slots itself). The command stream's schedule (`schedule.rs`) picks each
+//! slots itself). A strand that only forwards records between channels runs
+//! as DMA between their tiles, without a core (`forward.rs`). The command
+//! stream's schedule (`schedule.rs`) picks each
 //! transfer's DMA channels and buffer descriptors and moves its waits as
 //! late as the program allows, so that transfers run side by side.
 //!
@@ -28,6 +30,8 @@
 mod command_stream;
 mod cycles;
 mod evaluate;
+mod forward;
+mod joins;
 mod placement;
 mod plan;
 mod realization;

@@ -4,7 +4,7 @@
 //! names the tile, the resource, what the placement needs and what exists.
 
 use super::realization::{refuse, tile_kind, Placed, Plan, Refusal, Way};
-use super::ring::most_runs;
+use super::ring::{chain_descriptors, most_runs, ring_tasks};
 use loom_dialects::ir::*;
 use loom_targets::Tile;
 use mlir_sys::*;
@@ -193,6 +193,24 @@ impl Plan<'_> {
                 entry.3 = t.copy;
             }
         }
+        let most = most_runs(self.profile);
+        for f in &self.forwards {
+            let (from, to) = (&self.channels[f.from], &self.channels[f.to]);
+            for (at, bd, channel, s2mm, capacity) in [
+                (from.tile, f.mm2s_bd, f.mm2s, false, from.capacity),
+                (to.tile, f.s2mm_bd, f.s2mm, true, to.capacity),
+            ] {
+                let descriptors = chain_descriptors(&ring_tasks(f.records, capacity, most));
+                let entry = per_tile.entry(at).or_insert((0, 0, 0, f.copy));
+                entry.0 = entry.0.max(bd + descriptors);
+                if s2mm {
+                    entry.1 = entry.1.max(channel + 1);
+                } else {
+                    entry.2 = entry.2.max(channel + 1);
+                }
+                entry.3 = f.copy;
+            }
+        }
         for (&tile, &(bds, s2mm, mm2s, at)) in &per_tile {
             let kind = tile_kind(self.profile, tile).expect("placed tiles are in the array");
             let b = self.profile.budget(kind);
@@ -204,7 +222,7 @@ impl Plan<'_> {
             for (resource, used, available) in what {
                 if used > available {
                     return refuse(at, format!(
-                        "tile [{}, {}] ({} tile) runs out of {resource}: the command stream's transfers need {used}; the tile has {available}",
+                        "tile [{}, {}] ({} tile) runs out of {resource}: its DMA transfers (the command stream's and the forwards') need {used}; the tile has {available}",
                         tile.column, tile.row, kind.name()
                     ));
                 }

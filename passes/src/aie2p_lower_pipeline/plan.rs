@@ -1,7 +1,8 @@
 //! The realization plan of one outlined pipeline on an aie2p device profile:
 //! it reads the construction region (memory pools, channel storage, channel
-//! bindings, strands), has each strand planned as a worker (`workers.rs`)
-//! or as the command stream (`command_stream.rs`), turns endpoints admitted
+//! bindings, strands), has each strand planned as a worker (`workers.rs`),
+//! as the command stream (`command_stream.rs`) or as DMA forwards
+//! (`forward.rs`), turns endpoints admitted
 //! repeatedly into rings (`ring.rs`), schedules the command stream
 //! (`schedule.rs`), and places storage and checks resources
 //! (`placement.rs`). The vocabulary is `realization.rs`.
@@ -32,6 +33,8 @@ impl<'p> Plan<'p> {
             workers: Vec::new(),
             command_strand: None,
             idle: Vec::new(),
+            forwarding: Vec::new(),
+            forwards: Vec::new(),
             transfers: Vec::new(),
             commands: Vec::new(),
             run_arguments: all_args[specialization.min(all_args.len())..].to_vec(),
@@ -90,8 +93,15 @@ impl<'p> Plan<'p> {
         let transfers = std::mem::take(&mut plan.transfers);
         let (mut transfers, program) =
             super::ring::rings(profile, &plan.channels, transfers, program, &shared)?;
-        plan.commands =
-            super::schedule::schedule(profile, &plan.channels, &mut transfers, &program, &shared)?;
+        let held = plan.hold_forward_dma()?;
+        plan.commands = super::schedule::schedule(
+            profile,
+            &plan.channels,
+            &mut transfers,
+            &program,
+            &shared,
+            &held,
+        )?;
         plan.transfers = transfers;
         plan.place_memory()?;
         plan.check_resources()?;
@@ -109,13 +119,32 @@ impl<'p> Plan<'p> {
             .iter()
             .map(|t| (t.channel, t.way == Way::Ingress))
             .collect();
+        let forwarded: BTreeSet<(usize, bool)> = self
+            .forwards
+            .iter()
+            .flat_map(|f| [(f.from, false), (f.to, true)])
+            .collect();
         for side in self
             .workers
             .iter()
             .flat_map(|w| w.endpoints.iter())
             .chain(&stream)
+            .chain(&forwarded)
         {
             *strands.entry(*side).or_insert(0) += 1;
+        }
+        // A forward's DMA takes its side's credits whenever they come, so no
+        // other strand may contend for them.
+        for &(c, reserve) in &forwarded {
+            let n = strands[&(c, reserve)];
+            if n > 1 {
+                let channel = &self.channels[c];
+                return refuse(channel.bind, format!(
+                    "{n} strands admit %{}'s {} side, one of them a strand that forwards records (as DMA, without a core); a forwarded side must belong to that strand alone",
+                    value_name(channel.value),
+                    if reserve { "reserve" } else { "acquire" }
+                ));
+            }
         }
         for (&(c, reserve), &n) in &strands {
             let channel = &self.channels[c];
@@ -240,6 +269,9 @@ impl<'p> Plan<'p> {
                 }
                 self.command_strand = Some((strand, function));
                 self.plan_command_stream(function, &args)?;
+            } else if super::forward::forwards_only(function) {
+                self.forwarding.push(function);
+                self.plan_forward(function, &args)?;
             } else {
                 self.plan_worker(strand, function, tile, args)?;
             }

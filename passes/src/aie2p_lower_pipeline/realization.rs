@@ -4,7 +4,7 @@
 //! tile's data memory, and the refusal that names what the profile cannot
 //! hold.
 
-use super::ring::{ring_tasks, TileTask};
+use super::ring::{chain_descriptors, ring_tasks, TileTask};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -127,12 +127,39 @@ impl Transfer {
     /// The tile buffer descriptors its tasks' chains take, consecutive from
     /// `tile_bd`.
     pub fn tile_descriptors(&self, channel: &Channel, most_runs: i64) -> i64 {
-        self.tile_tasks(channel, most_runs)
-            .iter()
-            .map(|t| t.first + t.slots)
-            .max()
-            .unwrap_or(0)
+        chain_descriptors(&self.tile_tasks(channel, most_runs))
     }
+}
+
+/// A forwarding strand's records from one channel to another (`forward.rs`):
+/// DMA between the two channels' tiles for the whole invocation, without a
+/// core.
+pub struct Forward {
+    /// The first record's copy, for locations.
+    pub copy: MlirOperation,
+    /// The channel whose records it acquires, and the one whose slots it
+    /// reserves.
+    pub from: usize,
+    pub to: usize,
+    pub records: i64,
+    /// Bytes of one record (a slot of both channels).
+    pub bytes: i64,
+    /// The MM2S channel of `from`'s tile and the S2MM channel of `to`'s.
+    pub mm2s: i64,
+    pub s2mm: i64,
+    /// The first buffer descriptor of each side's chains.
+    pub mm2s_bd: i64,
+    pub s2mm_bd: i64,
+}
+
+/// The DMA channels and buffer descriptors the forwards hold for the whole
+/// invocation; the command stream's schedule takes others.
+#[derive(Default)]
+pub struct Held {
+    /// (tile, S2MM, channel).
+    pub channels: BTreeSet<(Tile, bool, i64)>,
+    /// Descriptors taken per (tile, memory-tile half): the next free one.
+    pub descriptors: BTreeMap<(Tile, i64), i64>,
 }
 
 /// What the command stream does, in order.
@@ -171,6 +198,9 @@ pub struct Plan<'p> {
     pub command_strand: Option<(MlirOperation, MlirOperation)>,
     /// The functions of strands with nothing to run once specialized.
     pub idle: Vec<MlirOperation>,
+    /// The functions of forwarding strands, and their forwards.
+    pub forwarding: Vec<MlirOperation>,
+    pub forwards: Vec<Forward>,
     pub transfers: Vec<Transfer>,
     pub commands: Vec<Command>,
     /// The pipeline's `run` arguments (construction-region arguments).

@@ -4,8 +4,8 @@
 //! program loads, core enables, then the command stream's transfers and
 //! waits).
 
-use super::realization::{refuse, Command, Plan, Refusal, Way, Worker};
-use super::ring::most_runs;
+use super::realization::{refuse, Channel, Command, Plan, Refusal, Way, Worker};
+use super::ring::{most_runs, ring_tasks};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::Tile;
@@ -36,6 +36,84 @@ fn tile_op(
         spec.attributes.push((key, i64_attr(ctx, value)));
     }
     spec
+}
+
+/// One tile's side of a ring of records on one of its DMA channels: the
+/// chains of `ring::ring_tasks`, each descriptor taking a `take` credit and
+/// giving a `give` credit, and the start-queue entry of each task.
+struct RingSide {
+    tile: Tile,
+    dma_channel: i64,
+    s2mm: bool,
+    first_bd: i64,
+    take: i64,
+    give: i64,
+}
+
+impl RingSide {
+    /// `records` records of `bytes` bytes through `channel`'s slots.
+    fn ops(
+        &self,
+        plan: &Plan,
+        channel: &Channel,
+        records: i64,
+        bytes: i64,
+        loc: MlirLocation,
+    ) -> Vec<OpSpec<'static>> {
+        let ctx = location_context(loc);
+        let slot = plan.placed[channel.storage].offset + channel.base;
+        let mut ops = Vec::new();
+        let mut chains = BTreeSet::new();
+        for task in ring_tasks(records, channel.capacity, most_runs(plan.profile)) {
+            // Tasks of whole rounds run one chain.
+            if chains.insert(task.first) {
+                for i in 0..task.slots {
+                    let at = self.first_bd + task.first + i;
+                    let mut bd = tile_op(
+                        names::aie2p::DMA_BD,
+                        loc,
+                        "tile",
+                        self.tile,
+                        &[
+                            ("bd", at),
+                            ("offset", slot + i * channel.slot_bytes),
+                            ("length", bytes),
+                            ("acquire_lock", self.take),
+                            ("acquire_value", 1),
+                            ("release_lock", self.give),
+                            ("release_value", 1),
+                        ],
+                    );
+                    if i + 1 < task.slots {
+                        bd.attributes.push(("next", i64_attr(ctx, at + 1)));
+                    }
+                    ops.push(bd);
+                }
+            }
+            let mut start = tile_op(
+                names::aie2p::DMA_START,
+                loc,
+                "tile",
+                self.tile,
+                &[
+                    ("channel", self.dma_channel),
+                    ("bd", self.first_bd + task.first),
+                ],
+            );
+            if task.runs > 1 {
+                start.attributes.push(("repeat", i64_attr(ctx, task.runs)));
+            }
+            start
+                .attributes
+                .push(("direction", direction(ctx, self.s2mm)));
+            ops.push(start);
+        }
+        ops
+    }
+}
+
+fn direction(ctx: MlirContext, s2mm: bool) -> MlirAttribute {
+    string_attr(ctx, if s2mm { "s2mm" } else { "mm2s" })
 }
 
 /// `aie2p.tile.buffer<ROLE> [c, r] offset O size S : buffer` named `name`.
@@ -411,6 +489,16 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
         ];
         put(route);
     }
+    for f in &plan.forwards {
+        let mut route = OpSpec::new(names::aie2p::ROUTE, location(f.copy));
+        route.attributes = vec![
+            ("source", tile_attr(ctx, plan.channels[f.from].tile)),
+            ("source_channel", i64_attr(ctx, f.mm2s)),
+            ("destination", tile_attr(ctx, plan.channels[f.to].tile)),
+            ("destination_channel", i64_attr(ctx, f.s2mm)),
+        ];
+        put(route);
+    }
     for (worker, image) in plan.workers.iter().zip(workers) {
         let loc = location(worker.strand);
         let mut load = OpSpec::new(names::aie2p::PROGRAM_LOAD, loc);
@@ -427,7 +515,34 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
             &[],
         ));
     }
-    let direction = |s2mm: bool| string_attr(ctx, if s2mm { "s2mm" } else { "mm2s" });
+    // The forwards' DMA runs from the start, paced by the channels' locks.
+    for f in &plan.forwards {
+        let (from, to) = (&plan.channels[f.from], &plan.channels[f.to]);
+        let sides = [
+            (
+                from,
+                f.mm2s,
+                false,
+                f.mm2s_bd,
+                from.published_lock,
+                from.free_lock,
+            ),
+            (to, f.s2mm, true, f.s2mm_bd, to.free_lock, to.published_lock),
+        ];
+        for (channel, dma_channel, s2mm, first_bd, take, give) in sides {
+            let side = RingSide {
+                tile: channel.tile,
+                dma_channel,
+                s2mm,
+                first_bd,
+                take,
+                give,
+            };
+            for op in side.ops(plan, channel, f.records, f.bytes, location(f.copy)) {
+                put(op);
+            }
+        }
+    }
     for command in &plan.commands {
         match command {
             Command::Start(t) => {
@@ -438,50 +553,17 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     Way::Ingress => (channel.free_lock, channel.published_lock),
                     Way::Egress => (channel.published_lock, channel.free_lock),
                 };
-                let slot = plan.placed[channel.storage].offset + channel.base;
-                // A chain of one descriptor per slot for each of the ring's
-                // tasks (`Transfer::tile_tasks`), then its start-queue entry.
                 let ingress = t.way == Way::Ingress;
-                let tasks = t.tile_tasks(channel, most_runs(plan.profile));
-                let mut chains = BTreeSet::new();
-                for task in &tasks {
-                    // Tasks of whole rounds run one chain.
-                    if chains.insert(task.first) {
-                        for i in 0..task.slots {
-                            let at = t.tile_bd + task.first + i;
-                            let mut bd = tile_op(
-                                names::aie2p::DMA_BD,
-                                loc,
-                                "tile",
-                                channel.tile,
-                                &[
-                                    ("bd", at),
-                                    ("offset", slot + i * channel.slot_bytes),
-                                    ("length", t.bytes),
-                                    ("acquire_lock", take),
-                                    ("acquire_value", 1),
-                                    ("release_lock", give),
-                                    ("release_value", 1),
-                                ],
-                            );
-                            if i + 1 < task.slots {
-                                bd.attributes.push(("next", i64_attr(ctx, at + 1)));
-                            }
-                            put(bd);
-                        }
-                    }
-                    let mut start = tile_op(
-                        names::aie2p::DMA_START,
-                        loc,
-                        "tile",
-                        channel.tile,
-                        &[("channel", t.tile_channel), ("bd", t.tile_bd + task.first)],
-                    );
-                    if task.runs > 1 {
-                        start.attributes.push(("repeat", i64_attr(ctx, task.runs)));
-                    }
-                    start.attributes.push(("direction", direction(ingress)));
-                    put(start);
+                let side = RingSide {
+                    tile: channel.tile,
+                    dma_channel: t.tile_channel,
+                    s2mm: ingress,
+                    first_bd: t.tile_bd,
+                    take,
+                    give,
+                };
+                for op in side.ops(plan, channel, t.records, t.bytes, loc) {
+                    put(op);
                 }
                 let mut shim = tile_op(
                     names::aie2p::SHIM_BD,
@@ -503,7 +585,9 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     t.shim,
                     &[("channel", t.shim_channel), ("bd", t.shim_bd)],
                 );
-                start.attributes.push(("direction", direction(!ingress)));
+                start
+                    .attributes
+                    .push(("direction", direction(ctx, !ingress)));
                 start.attributes.push(("token", unit_attr(ctx)));
                 put(start);
             }
@@ -518,7 +602,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                         &[("channel", t.shim_channel)],
                     );
                     wait.attributes
-                        .push(("direction", direction(t.way == Way::Egress)));
+                        .push(("direction", direction(ctx, t.way == Way::Egress)));
                     put(wait);
                 }
             }
@@ -555,12 +639,13 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
     insert_before(plan.pipeline, context.build());
     let array_context = symbol_ref(plan.pipeline, "target");
     // The pipeline, the command-stream function and the functions of idle
-    // strands are replaced; nothing refers to them any more.
+    // and forwarding strands are replaced; nothing refers to them any more.
     let replaced: Vec<MlirOperation> = plan
         .command_strand
         .map(|(_, function)| function)
         .into_iter()
         .chain(plan.idle.iter().copied())
+        .chain(plan.forwarding.iter().copied())
         .collect();
     let contexts: Vec<Option<String>> = replaced
         .iter()

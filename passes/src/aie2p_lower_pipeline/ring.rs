@@ -233,6 +233,11 @@ pub fn ring_tasks(records: i64, capacity: i64, most_runs: i64) -> Vec<TileTask> 
     tasks
 }
 
+/// The buffer descriptors `tasks`' chains take, consecutive from the first.
+pub fn chain_descriptors(tasks: &[TileTask]) -> i64 {
+    tasks.iter().map(|t| t.first + t.slots).max().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::ring_tasks;

@@ -32,8 +32,9 @@
 //! an invocation; a memory tile's even channels take BDs 0-23 and its odd
 //! ones 24-47 (aie-rt `_XAieMl_MemTileDmaCheckBdChValidity`).
 
-use super::realization::{refuse, tile_kind, Channel, Command, Refusal, Transfer, Way};
+use super::realization::{tile_kind, Channel, Command, Held, Refusal, Transfer, Way};
 use super::ring::most_runs;
+use loom_dialects::ir::location;
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::DeviceProfile;
 use loom_targets::Tile;
@@ -53,16 +54,18 @@ struct Link {
 
 /// Orders `program` (the command stream's starts and waits in program
 /// order) and gives every transfer its channels and buffer descriptors.
-/// `shared`: the channel endpoints (channel, reserve side) workers admit.
+/// `shared`: the channel endpoints (channel, reserve side) workers admit;
+/// `held`: the DMA channels and descriptors the forwards keep.
 pub(super) fn schedule(
     profile: &DeviceProfile,
     channels: &[Channel],
     transfers: &mut [Transfer],
     program: &[Command],
     shared: &BTreeSet<(usize, bool)>,
+    held: &Held,
 ) -> Result<Vec<Command>, Refusal> {
-    let commands = order(profile, transfers, program, shared);
-    number_descriptors(profile, channels, transfers, &commands)?;
+    let commands = order(profile, transfers, program, shared, held);
+    number_descriptors(profile, channels, transfers, &commands, held)?;
     Ok(commands)
 }
 
@@ -89,6 +92,7 @@ fn order(
     transfers: &mut [Transfer],
     program: &[Command],
     shared: &BTreeSet<(usize, bool)>,
+    held: &Held,
 ) -> Vec<Command> {
     let mut links: Vec<Link> = Vec::new();
     let mut out = Vec::new();
@@ -143,10 +147,13 @@ fn order(
                 let lowest = |links: &[Link], at: Tile, s2mm: bool| -> i64 {
                     (0..)
                         .find(|&c| {
-                            !links.iter().any(|l| {
-                                (l.tile == at && l.ingress == s2mm && l.tile_channel == c)
-                                    || (l.shim == at && l.ingress != s2mm && l.shim_channel == c)
-                            })
+                            !held.channels.contains(&(at, s2mm, c))
+                                && !links.iter().any(|l| {
+                                    (l.tile == at && l.ingress == s2mm && l.tile_channel == c)
+                                        || (l.shim == at
+                                            && l.ingress != s2mm
+                                            && l.shim_channel == c)
+                                })
                         })
                         .unwrap_or(i64::MAX)
                 };
@@ -225,39 +232,60 @@ fn order(
 }
 
 /// Gives each transfer its tile and shim buffer descriptors, in start
-/// order (a ring takes its chains' descriptors, consecutive).
+/// order (a ring takes its chains' descriptors, consecutive), after the
+/// ones the forwards hold.
 fn number_descriptors(
     profile: &DeviceProfile,
     channels: &[Channel],
     transfers: &mut [Transfer],
     commands: &[Command],
+    held: &Held,
 ) -> Result<(), Refusal> {
     let mut shim_next: BTreeMap<Tile, i64> = BTreeMap::new();
-    let mut tile_next: BTreeMap<(Tile, i64), i64> = BTreeMap::new();
+    let mut tile_next = held.descriptors.clone();
     for command in commands {
         let Command::Start(t) = command else {
             continue;
         };
         let t = &mut transfers[*t];
         let ring = t.tile_descriptors(&channels[t.channel], most_runs(profile));
-        let (half, half_size) = if tile_kind(profile, t.tile) == Ok(TileKind::Memory) {
-            let half_size = i64::from(profile.memory_tile.buffer_descriptors / 2);
-            (t.tile_channel % 2, half_size)
-        } else {
-            (0, i64::MAX)
-        };
-        let next = tile_next.entry((t.tile, half)).or_insert(0);
-        if *next + ring > half_size {
-            return refuse(t.copy, format!(
-                "tile [{}, {}] (memory tile) runs out of buffer descriptors for its {} channels: the command stream's transfers need {}; those channels have {half_size}",
-                t.tile.column, t.tile.row, if half == 0 { "even" } else { "odd" }, *next + ring
-            ));
-        }
-        t.tile_bd = if half == 1 { half_size + *next } else { *next };
-        *next += ring;
+        t.tile_bd = take_descriptors(profile, &mut tile_next, t.tile, t.tile_channel, ring)
+            .map_err(|message| Refusal {
+                at: location(t.copy),
+                message,
+            })?;
         let shim = shim_next.entry(t.shim).or_insert(0);
         t.shim_bd = *shim;
         *shim += 1;
     }
     Ok(())
+}
+
+/// Takes `count` consecutive buffer descriptors of `tile` for its DMA
+/// channel `channel`, `next` holding the next free one per tile and half: a
+/// memory tile's even channels use the lower half, its odd ones the upper
+/// (a core tile's overflow is `check_resources`' to refuse, with the rest).
+pub(super) fn take_descriptors(
+    profile: &DeviceProfile,
+    next: &mut BTreeMap<(Tile, i64), i64>,
+    tile: Tile,
+    channel: i64,
+    count: i64,
+) -> Result<i64, String> {
+    let (half, half_size) = if tile_kind(profile, tile) == Ok(TileKind::Memory) {
+        let half_size = i64::from(profile.memory_tile.buffer_descriptors / 2);
+        (channel % 2, half_size)
+    } else {
+        (0, i64::MAX)
+    };
+    let next = next.entry((tile, half)).or_insert(0);
+    if *next + count > half_size {
+        return Err(format!(
+            "tile [{}, {}] (memory tile) runs out of buffer descriptors for its {} channels: its DMA transfers need {}; those channels have {half_size}",
+            tile.column, tile.row, if half == 0 { "even" } else { "odd" }, *next + count
+        ));
+    }
+    let first = if half == 1 { half_size + *next } else { *next };
+    *next += count;
+    Ok(first)
 }

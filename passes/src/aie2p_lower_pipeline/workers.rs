@@ -76,7 +76,7 @@ impl Plan<'_> {
                 return refuse(
                     strand,
                     format!(
-                        "the strand moves none of the caller's buffers, so it is not the command stream: it runs as tile code and needs a core; its worker [{}, {}] is a {} tile",
+                        "the strand moves none of the caller's buffers, so it is not the command stream, and does more than forward records between channels, so it is not DMA: it runs as tile code and needs a core; its worker [{}, {}] is a {} tile",
                         tile.column,
                         tile.row,
                         kind.name()
@@ -92,7 +92,7 @@ impl Plan<'_> {
             let storage = self.channels[channel].tile;
             if !reaches(tile, storage) || tile_kind(self.profile, storage) != Ok(TileKind::Core) {
                 return refuse(strand, format!(
-                    "the strand's core [{}, {}] cannot access channel %{}'s storage in tile [{}, {}] directly: a core reaches the data memory of its own tile and of its south, west and north core-tile neighbours only",
+                    "the strand's core [{}, {}] cannot access channel %{}'s storage in tile [{}, {}] directly: a core reaches the data memory of its own tile and of its south, west and north core-tile neighbours only (a strand that only forwards records between channels runs as DMA between any two tiles)",
                     tile.column, tile.row, value_name(value), storage.column, storage.row
                 ));
             }

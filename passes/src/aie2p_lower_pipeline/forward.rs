@@ -1,0 +1,308 @@
+//! Forwarding strands: a strand that only moves records from one channel to
+//! another (acquire, copy into a reserved slot, publish, release; mlir-aie's
+//! object FIFO `forward()`/link) runs as DMA, without a core, wherever the
+//! two channels' storage lies: the first channel's tile sends each record
+//! from an MM2S channel whose buffer descriptors take a published record and
+//! free its slot, a stream route carries it, and the second channel's tile
+//! receives it on an S2MM channel whose descriptors take a free slot and
+//! publish the record. Both sides go round their channel's slots from
+//! slot 0 (`ring::ring_tasks`), as the strands on the other sides do with
+//! their slot cursors.
+//!
+//! Each side of a forwarded channel belongs to the forwarding strand alone,
+//! so the DMA engines' runs are the authored strand's runs with each
+//! release taken as soon as its record is sent (docs/semantics.md,
+//! "Authored and realized schedules").
+
+use super::evaluate::{evaluate, evaluated};
+use super::joins::Joins;
+use super::realization::{argument_index, refuse, Forward, Held, Plan, Refusal};
+use super::ring::{chain_descriptors, most_runs, ring_tasks};
+use super::schedule::take_descriptors;
+use loom_dialects::ir::*;
+use loom_dialects::names;
+use mlir_sys::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Whether `function` only forwards records: channel actions, copies,
+/// groups and waits, with control flow and index arithmetic (which the
+/// lowering evaluates), and at least one copy.
+pub(super) fn forwards_only(function: MlirOperation) -> bool {
+    let ops = walk(function).into_iter().skip(1).collect::<Vec<_>>();
+    let copies = ops
+        .iter()
+        .any(|&op| op_name(op) == names::kernel::ASYNC_COPY);
+    copies
+        && ops.iter().all(|&op| {
+            let name = op_name(op);
+            evaluated(&name)
+                || matches!(
+                    name.as_str(),
+                    names::channel::ACQUIRE
+                        | names::channel::RESERVE
+                        | names::channel::PUBLISH
+                        | names::channel::RELEASE
+                        | names::kernel::ASYNC_COPY
+                        | names::kernel::ASYNC_GROUP
+                        | names::kernel::ASYNC_WAIT
+                )
+        })
+}
+
+/// One admission of the forwarding strand: its obligation and payload, the
+/// channel, whether it reserves, and the copy that fills or drains it. A
+/// loop admits with the same values each pass: the latest admission with a
+/// value is the one it names.
+struct Admission {
+    obligation: MlirValue,
+    payload: MlirValue,
+    channel: usize,
+    reserve: bool,
+    copy: Option<usize>,
+}
+
+impl Plan<'_> {
+    /// Plans `function` (a strand that `forwards_only`) as DMA forwards: one
+    /// per pair of channels it copies between, with the records of the pair
+    /// in order.
+    pub(super) fn plan_forward(
+        &mut self,
+        function: MlirOperation,
+        args: &[MlirValue],
+    ) -> Result<(), Refusal> {
+        let params = arguments(body(function));
+        let resolve = |value: MlirValue| -> Option<i64> {
+            constant_int(value)
+                .or_else(|| argument_index(value, &params).and_then(|i| constant_int(args[i])))
+        };
+        let sequence = evaluate(function, resolve)?;
+        let mut admissions: Vec<Admission> = Vec::new();
+        // Copies: (op, acquired admission, reserved admission), and whether
+        // a wait has completed it.
+        let mut copies: Vec<(MlirOperation, usize, usize)> = Vec::new();
+        let mut done: BTreeSet<usize> = BTreeSet::new();
+        let mut joins = Joins::new("a forwarding strand");
+        // Per forwarded channel, its reserved admissions not published yet.
+        let mut unpublished: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for step in sequence {
+            let op = step.op;
+            let name = op_name(op);
+            match name.as_str() {
+                names::channel::RESERVE | names::channel::ACQUIRE => {
+                    let argument = argument_index(operands(op)[0], &params);
+                    let Some(channel) = argument.and_then(|i| self.channel_of(args[i])) else {
+                        return refuse(
+                            op,
+                            "the channel must be one of the pipeline's channels".into(),
+                        );
+                    };
+                    let reserve = name == names::channel::RESERVE;
+                    let r = results(op);
+                    if reserve {
+                        unpublished
+                            .entry(channel)
+                            .or_default()
+                            .push(admissions.len());
+                    }
+                    admissions.push(Admission {
+                        obligation: r[0],
+                        payload: r[1],
+                        channel,
+                        reserve,
+                        copy: None,
+                    });
+                }
+                names::kernel::ASYNC_COPY => {
+                    let all = operands(op);
+                    let payload = |v: MlirValue, reserve: bool| {
+                        admissions
+                            .iter()
+                            .rposition(|a| same_value(a.payload, v) && a.reserve == reserve)
+                    };
+                    let (Some(from), Some(to)) = (payload(all[0], false), payload(all[1], true))
+                    else {
+                        return refuse(op, "a strand that forwards records copies a whole acquired record into a whole reserved slot (it runs as DMA, without a core); this copy has another endpoint".into());
+                    };
+                    for a in [from, to] {
+                        if admissions[a].copy.is_some() {
+                            return refuse(op, format!("a second copy of one record of %{}: a forwarding strand moves each record with one copy (its buffer descriptors carry the record's lock credits)", self.channel_name(admissions[a].channel)));
+                        }
+                        admissions[a].copy = Some(copies.len());
+                    }
+                    let (source, target) = (
+                        &self.channels[admissions[from].channel],
+                        &self.channels[admissions[to].channel],
+                    );
+                    if source.slot_bytes != target.slot_bytes {
+                        return refuse(op, format!(
+                            "a forwarding strand copies whole slots: %{}'s slots hold {} bytes and %{}'s {}",
+                            self.channel_name(admissions[from].channel), source.slot_bytes,
+                            self.channel_name(admissions[to].channel), target.slot_bytes
+                        ));
+                    }
+                    if source.slot_bytes % 4 != 0 {
+                        return refuse(op, format!("DMA transfers move multiples of 4 bytes; the records of %{} are {} bytes", self.channel_name(admissions[from].channel), source.slot_bytes));
+                    }
+                    joins.copy(op, copies.len())?;
+                    copies.push((op, from, to));
+                }
+                names::kernel::ASYNC_GROUP => joins.group(op)?,
+                names::kernel::ASYNC_WAIT => done.extend(joins.wait(op)?),
+                names::channel::PUBLISH | names::channel::RELEASE => {
+                    let obligation = operands(op)[0];
+                    let Some(a) = admissions
+                        .iter()
+                        .rposition(|a| same_value(a.obligation, obligation))
+                    else {
+                        return refuse(
+                            op,
+                            "the obligation must come from this strand's reserve or acquire".into(),
+                        );
+                    };
+                    let admission = &admissions[a];
+                    let channel = self.channel_name(admission.channel);
+                    let action = name.trim_start_matches("channel.");
+                    if !admission.copy.is_some_and(|c| done.contains(&c)) {
+                        return refuse(op, format!("a forwarding strand hands a record of %{channel} on when its DMA transfer completes; this {action} has no waited copy of the record before it"));
+                    }
+                    if admission.reserve {
+                        let waiting = unpublished.entry(admission.channel).or_default();
+                        if waiting.first() != Some(&a) {
+                            return refuse(op, format!("the strand publishes records of %{channel} in another order than it reserved them; its DMA publishes each record when its copy lands, in the order reserved"));
+                        }
+                        waiting.remove(0);
+                    }
+                }
+                // Control flow and index arithmetic: `evaluate` ran them.
+                _ => {}
+            }
+        }
+        joins.all_grouped()?;
+        if let Some(a) = admissions.iter().find(|a| a.copy.is_none()) {
+            let side = if a.reserve { "reserves" } else { "acquires" };
+            return refuse(owner_op(a.obligation), format!("a forwarding strand runs as DMA, which moves every record it admits with a copy; this {side} a record of %{} that no copy moves", self.channel_name(a.channel)));
+        }
+        self.add_forwards(&copies, &admissions)
+    }
+
+    /// One forward per pair of channels, its records in copy order, which
+    /// must be the order of the admissions on each side (the DMA goes round
+    /// the slots in that order).
+    fn add_forwards(
+        &mut self,
+        copies: &[(MlirOperation, usize, usize)],
+        admissions: &[Admission],
+    ) -> Result<(), Refusal> {
+        let mut pairs: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
+        for (c, &(_, from, to)) in copies.iter().enumerate() {
+            pairs
+                .entry((admissions[from].channel, admissions[to].channel))
+                .or_default()
+                .push(c);
+        }
+        let mut sides: BTreeMap<(usize, bool), usize> = BTreeMap::new();
+        for (&(from, to), records) in &pairs {
+            for (side, other) in [((from, false), to), ((to, true), from)] {
+                if let Some(&elsewhere) = sides.get(&side) {
+                    let (verb, preposition) = if side.1 {
+                        ("fills", "from")
+                    } else {
+                        ("sends", "to")
+                    };
+                    return refuse(copies[records[0]].0, format!(
+                        "the strand {verb} %{} {preposition} both %{} and %{}; a forwarding DMA channel streams to or from one other channel",
+                        self.channel_name(side.0), self.channel_name(elsewhere), self.channel_name(other)
+                    ));
+                }
+                sides.insert(side, other);
+            }
+            for reserve in [false, true] {
+                let channel = if reserve { to } else { from };
+                let order: Vec<usize> = admissions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.channel == channel && a.reserve == reserve)
+                    .map(|(i, _)| i)
+                    .collect();
+                for (k, &c) in records.iter().enumerate() {
+                    let (op, acquired, reserved) = copies[c];
+                    if order.get(k) != Some(if reserve { &reserved } else { &acquired }) {
+                        return refuse(op, format!(
+                            "this copy moves the strand's records of %{} out of the order it {} them; its DMA goes round the slots in that order",
+                            self.channel_name(channel), if reserve { "reserved" } else { "acquired" }
+                        ));
+                    }
+                }
+            }
+            let n = records.len() as i64;
+            let most = most_runs(self.profile);
+            let depth = i64::from(self.profile.limits.task_queue_depth);
+            for channel in [from, to] {
+                let capacity = self.channels[channel].capacity;
+                let tasks = ring_tasks(n, capacity, most).len() as i64;
+                if tasks > depth {
+                    return refuse(copies[records[1]].0, format!(
+                        "the strand forwards {n} records of %{} through %{}'s {capacity} slots: {tasks} DMA tasks of at most {most} rounds each, but a DMA channel queues at most {depth} tasks",
+                        self.channel_name(from), self.channel_name(channel)
+                    ));
+                }
+            }
+            self.forwards.push(Forward {
+                copy: copies[records[0]].0,
+                from,
+                to,
+                records: n,
+                bytes: self.channels[from].slot_bytes,
+                mm2s: 0,
+                s2mm: 0,
+                mm2s_bd: 0,
+                s2mm_bd: 0,
+            });
+        }
+        Ok(())
+    }
+
+    /// Gives each forward its DMA channels (the lowest free on each tile;
+    /// within one tile, MM2S k streams only to S2MM k) and its buffer
+    /// descriptors, which it holds for the whole invocation.
+    pub(super) fn hold_forward_dma(&mut self) -> Result<Held, Refusal> {
+        let mut held = Held::default();
+        let most = most_runs(self.profile);
+        for f in &mut self.forwards {
+            let (from, to) = (&self.channels[f.from], &self.channels[f.to]);
+            let free = |held: &Held, tile, s2mm, c| !held.channels.contains(&(tile, s2mm, c));
+            let mm2s = (0..)
+                .find(|&c| {
+                    free(&held, from.tile, false, c)
+                        && (from.tile != to.tile || free(&held, to.tile, true, c))
+                })
+                .expect("channel numbers are unbounded");
+            let s2mm = if from.tile == to.tile {
+                mm2s
+            } else {
+                (0..)
+                    .find(|&c| free(&held, to.tile, true, c))
+                    .expect("channel numbers are unbounded")
+            };
+            held.channels.insert((from.tile, false, mm2s));
+            held.channels.insert((to.tile, true, s2mm));
+            let mut take = |tile, channel, capacity| {
+                let count = chain_descriptors(&ring_tasks(f.records, capacity, most));
+                take_descriptors(self.profile, &mut held.descriptors, tile, channel, count).map_err(
+                    |message| Refusal {
+                        at: location(f.copy),
+                        message,
+                    },
+                )
+            };
+            f.mm2s_bd = take(from.tile, mm2s, from.capacity)?;
+            f.s2mm_bd = take(to.tile, s2mm, to.capacity)?;
+            (f.mm2s, f.s2mm) = (mm2s, s2mm);
+        }
+        Ok(held)
+    }
+
+    pub(super) fn channel_name(&self, channel: usize) -> String {
+        value_name(self.channels[channel].value)
+    }
+}
