@@ -50,15 +50,15 @@ pub(super) fn forwards_only(function: MlirOperation) -> bool {
 }
 
 /// One admission of the forwarding strand: its obligation and payload, the
-/// channel, whether it reserves, and the copy that fills or drains it. A
-/// loop admits with the same values each pass: the latest admission with a
-/// value is the one it names.
+/// channel, whether it reserves, and the copies that fill it (one) or drain
+/// it (one per channel it is broadcast to). A loop admits with the same
+/// values each pass: the latest admission with a value is the one it names.
 struct Admission {
     obligation: MlirValue,
     payload: MlirValue,
     channel: usize,
     reserve: bool,
-    copy: Option<usize>,
+    copies: Vec<usize>,
 }
 
 impl Plan<'_> {
@@ -109,7 +109,7 @@ impl Plan<'_> {
                         payload: r[1],
                         channel,
                         reserve,
-                        copy: None,
+                        copies: Vec::new(),
                     });
                 }
                 names::kernel::ASYNC_COPY => {
@@ -123,11 +123,17 @@ impl Plan<'_> {
                     else {
                         return refuse(op, "a strand that forwards records copies a whole acquired record into a whole reserved slot (it runs as DMA, without a core); this copy has another endpoint".into());
                     };
+                    let into = admissions[to].channel;
+                    let again = !admissions[to].copies.is_empty()
+                        || admissions[from]
+                            .copies
+                            .iter()
+                            .any(|&c| admissions[copies[c].2].channel == into);
+                    if again {
+                        return refuse(op, format!("a second copy of one record into %{}: a forwarding strand moves each record to a channel with one copy (its buffer descriptors carry the record's lock credits)", self.channel_name(into)));
+                    }
                     for a in [from, to] {
-                        if admissions[a].copy.is_some() {
-                            return refuse(op, format!("a second copy of one record of %{}: a forwarding strand moves each record with one copy (its buffer descriptors carry the record's lock credits)", self.channel_name(admissions[a].channel)));
-                        }
-                        admissions[a].copy = Some(copies.len());
+                        admissions[a].copies.push(copies.len());
                     }
                     let (source, target) = (
                         &self.channels[admissions[from].channel],
@@ -162,7 +168,9 @@ impl Plan<'_> {
                     let admission = &admissions[a];
                     let channel = self.channel_name(admission.channel);
                     let action = name.trim_start_matches("channel.");
-                    if !admission.copy.is_some_and(|c| done.contains(&c)) {
+                    let copied = !admission.copies.is_empty()
+                        && admission.copies.iter().all(|c| done.contains(c));
+                    if !copied {
                         return refuse(op, format!("a forwarding strand hands a record of %{channel} on when its DMA transfer completes; this {action} has no waited copy of the record before it"));
                     }
                     if admission.reserve {
@@ -178,7 +186,7 @@ impl Plan<'_> {
             }
         }
         joins.all_grouped()?;
-        if let Some(a) = admissions.iter().find(|a| a.copy.is_none()) {
+        if let Some(a) = admissions.iter().find(|a| a.copies.is_empty()) {
             let side = if a.reserve { "reserves" } else { "acquires" };
             return refuse(owner_op(a.obligation), format!("a forwarding strand runs as DMA, which moves every record it admits with a copy; this {side} a record of %{} that no copy moves", self.channel_name(a.channel)));
         }
@@ -187,7 +195,8 @@ impl Plan<'_> {
 
     /// One forward per pair of channels, its records in copy order, which
     /// must be the order of the admissions on each side (the DMA goes round
-    /// the slots in that order).
+    /// the slots in that order). Forwards from one channel to several are a
+    /// broadcast: one MM2S ring whose stream the switches send to each.
     fn add_forwards(
         &mut self,
         copies: &[(MlirOperation, usize, usize)],
@@ -200,21 +209,27 @@ impl Plan<'_> {
                 .or_default()
                 .push(c);
         }
-        let mut sides: BTreeMap<(usize, bool), usize> = BTreeMap::new();
+        // A channel is filled from one other: merging streams needs packet
+        // switching, which the realization does not build.
+        let mut filled_from: BTreeMap<usize, usize> = BTreeMap::new();
         for (&(from, to), records) in &pairs {
-            for (side, other) in [((from, false), to), ((to, true), from)] {
-                if let Some(&elsewhere) = sides.get(&side) {
-                    let (verb, preposition) = if side.1 {
-                        ("fills", "from")
-                    } else {
-                        ("sends", "to")
-                    };
-                    return refuse(copies[records[0]].0, format!(
-                        "the strand {verb} %{} {preposition} both %{} and %{}; a forwarding DMA channel streams to or from one other channel",
-                        self.channel_name(side.0), self.channel_name(elsewhere), self.channel_name(other)
-                    ));
-                }
-                sides.insert(side, other);
+            if let Some(&other) = filled_from.get(&to) {
+                return refuse(copies[records[0]].0, format!(
+                    "the strand fills %{} from both %{} and %{}; a forwarding DMA channel receives one stream (merging streams is not realized)",
+                    self.channel_name(to), self.channel_name(other), self.channel_name(from)
+                ));
+            }
+            filled_from.insert(to, from);
+            // A broadcast sends every record of its source to each channel.
+            let acquired = admissions
+                .iter()
+                .filter(|a| a.channel == from && !a.reserve)
+                .count();
+            if records.len() != acquired {
+                return refuse(copies[records[0]].0, format!(
+                    "the strand copies {} of the {acquired} records it acquires from %{} into %{}; its DMA sends every record of %{} to each channel it forwards them to",
+                    records.len(), self.channel_name(from), self.channel_name(to), self.channel_name(from)
+                ));
             }
             for reserve in [false, true] {
                 let channel = if reserve { to } else { from };
@@ -268,15 +283,23 @@ impl Plan<'_> {
     pub(super) fn hold_forward_dma(&mut self) -> Result<Held, Refusal> {
         let mut held = Held::default();
         let most = most_runs(self.profile);
+        // A broadcast's forwards share their source's MM2S ring.
+        let mut sources: BTreeMap<usize, (i64, i64)> = BTreeMap::new();
         for f in &mut self.forwards {
             let (from, to) = (&self.channels[f.from], &self.channels[f.to]);
             let free = |held: &Held, tile, s2mm, c| !held.channels.contains(&(tile, s2mm, c));
-            let mm2s = (0..)
-                .find(|&c| {
-                    free(&held, from.tile, false, c)
-                        && (from.tile != to.tile || free(&held, to.tile, true, c))
-                })
-                .expect("channel numbers are unbounded");
+            let shared = sources.get(&f.from).copied();
+            let mm2s = shared.map_or_else(
+                || {
+                    (0..)
+                        .find(|&c| {
+                            free(&held, from.tile, false, c)
+                                && (from.tile != to.tile || free(&held, to.tile, true, c))
+                        })
+                        .expect("channel numbers are unbounded")
+                },
+                |(mm2s, _)| mm2s,
+            );
             let s2mm = if from.tile == to.tile {
                 mm2s
             } else {
@@ -295,9 +318,13 @@ impl Plan<'_> {
                     },
                 )
             };
-            f.mm2s_bd = take(from.tile, mm2s, from.capacity)?;
+            f.mm2s_bd = match shared {
+                Some((_, bd)) => bd,
+                None => take(from.tile, mm2s, from.capacity)?,
+            };
             f.s2mm_bd = take(to.tile, s2mm, to.capacity)?;
             (f.mm2s, f.s2mm) = (mm2s, s2mm);
+            sources.insert(f.from, (mm2s, f.mm2s_bd));
         }
         Ok(held)
     }

@@ -515,8 +515,12 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
             &[],
         ));
     }
-    // The forwards' DMA runs from the start, paced by the channels' locks.
+    // The forwards' DMA runs from the start, paced by the channels' locks. A
+    // broadcast's forwards share their source's MM2S ring, emitted with the
+    // first of them.
+    let mut sent = BTreeSet::new();
     for f in &plan.forwards {
+        let first = sent.insert(f.from);
         let (from, to) = (&plan.channels[f.from], &plan.channels[f.to]);
         let sides = [
             (
@@ -530,6 +534,9 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
             (to, f.s2mm, true, f.s2mm_bd, to.free_lock, to.published_lock),
         ];
         for (channel, dma_channel, s2mm, first_bd, take, give) in sides {
+            if !s2mm && !first {
+                continue;
+            }
             let side = RingSide {
                 tile: channel.tile,
                 dma_channel,

@@ -12,6 +12,10 @@
 //! that is free and that the switches' equal-index rules allow along the whole
 //! route (a memory tile passes South k on only to North k).
 //!
+//! A second route from the same MM2S channel is a broadcast: it branches off
+//! the earlier routes' circuit where its path leaves theirs (mlir-aie's flows
+//! from one source share their switches the same way).
+//!
 //! A route within one tile is a single connection of its switch: aie-rt and
 //! mlir-aie join DMA to DMA only at equal channel numbers, so core or memory
 //! tile MM2S k to S2MM k is valid and other pairs are `RouteError::Illegal`;
@@ -97,10 +101,23 @@ impl SwitchSetting {
 }
 
 /// The physical stream switch ports earlier routes took, by tile, so that
-/// routes sharing tiles get distinct ports.
+/// routes sharing tiles get distinct ports; and the circuits from each
+/// source, so that another route from it branches off them (a broadcast).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Used {
     ports: BTreeSet<(u32, u32, Side, u32)>,
+    /// Per MM2S source (column, row, channel), the path to each of its
+    /// destinations.
+    trees: BTreeMap<(u32, u32, u32), Vec<Vec<Passage>>>,
+}
+
+/// A route's way through one tile: the slave port it enters by and the
+/// master it leaves by (each with its physical index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Passage {
+    tile: Tile,
+    slave: (Port, u32),
+    master: (Port, u32),
 }
 
 impl Used {
@@ -624,16 +641,27 @@ fn choose(
 
 /// The settings that join `source` (an MM2S channel) to `destination` (an
 /// S2MM channel) by a circuit through the stream switches, taking its ports
-/// in `used`. On error `used` is unchanged.
+/// in `used`. A source that already has routes broadcasts: the new route
+/// follows the longest stretch of an earlier one from the source and
+/// branches off at its last shared tile with a new master port on the slave
+/// that route enters by (a switch sends a slave's data to every master that
+/// selects it). On error `used` is unchanged.
 pub fn route(
     profile: &DeviceProfile,
     source: Endpoint,
     destination: Endpoint,
     used: &mut Used,
 ) -> Result<Vec<SwitchSetting>, RouteError> {
+    let key = (source.column, source.row, source.channel);
     let source = resolve(profile, source, Direction::Mm2s)?;
     let destination = resolve(profile, destination, Direction::S2mm)?;
-    for end in [&source, &destination] {
+    let earlier = used.trees.get(&key).cloned().unwrap_or_default();
+    let ends: &[&End] = if earlier.is_empty() {
+        &[&source, &destination]
+    } else {
+        &[&destination]
+    };
+    for end in ends {
         if used.taken(end.tile, end.side(), end.physical) {
             return Err(RouteError::ChannelInUse {
                 column: end.tile.column,
@@ -646,22 +674,53 @@ pub fn route(
         }
     }
     let tiles = tiles(profile, source.tile, destination.tile)?;
+    // The earlier path that shares the most tiles from the source, and how
+    // many (at least the source's own).
+    let shared = earlier
+        .iter()
+        .map(|path| {
+            let n = path
+                .iter()
+                .zip(&tiles)
+                .take_while(|(p, &t)| p.tile == t)
+                .count();
+            (n, path)
+        })
+        .max_by_key(|&(n, _)| n);
+    // The branch starts at the last shared tile, entering by the earlier
+    // route's slave there.
+    let (start, entry, prefix) = match shared {
+        Some((n, path)) => {
+            let at = &path[n - 1];
+            let entry = End {
+                tile: at.tile,
+                direction: Direction::Mm2s,
+                channel: source.channel,
+                port: at.slave.0,
+                physical: at.slave.1,
+                select: None,
+            };
+            (n - 1, entry, path[..n - 1].to_vec())
+        }
+        None => (0, source, Vec::new()),
+    };
+    let tiles = &tiles[start..];
     let hops: Vec<Hop> = tiles
         .windows(2)
         .map(|pair| Hop::new(profile, pair[0], pair[1]))
         .collect();
-    let chosen = choose(profile, &source, &destination, &hops, used)?;
+    let chosen = choose(profile, &entry, &destination, &hops, used)?;
 
     // Each tile joins the slave the route enters by to the master it leaves by.
-    let enters = std::iter::once((source.port, source.physical)).chain(
-        hops.iter().zip(&chosen).map(|(hop, &i)| {
+    let enters = std::iter::once((entry.port, entry.physical)).chain(hops.iter().zip(&chosen).map(
+        |(hop, &i)| {
             let port = Port {
                 kind: hop.into,
                 index: i,
             };
             (port, hop.slave.first + i)
-        }),
-    );
+        },
+    ));
     let leaves = hops
         .iter()
         .zip(&chosen)
@@ -675,14 +734,15 @@ pub fn route(
         .chain(std::iter::once((destination.port, destination.physical)));
 
     let mut settings = Vec::new();
-    if let Some(select) = source.select {
-        settings.push(source.mux_setting(profile, select));
+    if let (Some(select), None) = (entry.select, shared) {
+        settings.push(entry.mux_setting(profile, select));
     }
-    for ((tile, (slave, slave_physical)), (master, master_physical)) in
-        tiles.iter().zip(enters).zip(leaves)
-    {
+    let mut path = prefix;
+    for (k, ((tile, slave), master)) in tiles.iter().zip(enters).zip(leaves).enumerate() {
         let s = switch(profile, *tile);
         let name = tile_name(profile, *tile);
+        let (slave, slave_physical) = slave;
+        let (master, master_physical) = master;
         settings.push(SwitchSetting {
             column: tile.column,
             row: tile.row,
@@ -691,20 +751,29 @@ pub fn route(
             mask: u32::MAX,
             what: format!("{name} master {master} <- slave {slave}"),
         });
-        settings.push(SwitchSetting {
-            column: tile.column,
-            row: tile.row,
-            offset: s.slave_base.0 + slave_physical * s.stride.0,
-            value: put(s.slave_enable, 1),
-            mask: u32::MAX,
-            what: format!("{name} slave {slave} enable"),
-        });
+        // A branch's first slave carries the earlier route already.
+        if k > 0 || shared.is_none() {
+            settings.push(SwitchSetting {
+                column: tile.column,
+                row: tile.row,
+                offset: s.slave_base.0 + slave_physical * s.stride.0,
+                value: put(s.slave_enable, 1),
+                mask: u32::MAX,
+                what: format!("{name} slave {slave} enable"),
+            });
+        }
         used.take(*tile, Side::Master, master_physical);
         used.take(*tile, Side::Slave, slave_physical);
+        path.push(Passage {
+            tile: *tile,
+            slave: (slave, slave_physical),
+            master: (master, master_physical),
+        });
     }
     if let Some(select) = destination.select {
         settings.push(destination.mux_setting(profile, select));
     }
+    used.trees.entry(key).or_default().push(path);
     Ok(settings)
 }
 

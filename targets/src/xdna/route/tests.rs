@@ -386,17 +386,57 @@ fn running_out_of_ports_names_the_tile_and_port_kind() {
         );
         assert_eq!(used, before, "a failed route takes no ports");
 
-        let error = route(p, at(0, 1, 0), at(0, 5, 1), &mut used).unwrap_err();
+        let error = route(p, at(0, 0, 0), at(0, 2, 0), &mut used).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "tile [0, 1] MM2S channel 0 already carries a route (slave DMA0 in use)"
+            "tile [0, 2] S2MM channel 0 already carries a route (master DMA0 in use)"
         );
-        let mut shim = Used::default();
-        route(p, at(0, 0, 1), at(0, 5, 0), &mut shim).unwrap();
-        let error = route(p, at(0, 0, 1), at(0, 4, 0), &mut shim).unwrap_err();
+    }
+}
+
+/// A second route from one MM2S channel branches off the first where their
+/// paths part: a new master on the slave the first enters that tile by.
+#[test]
+fn a_second_route_from_a_source_is_a_broadcast() {
+    for p in profiles() {
+        let mut used = Used::default();
+        let first = route(p, at(0, 0, 0), at(0, 2, 0), &mut used).unwrap();
         assert_eq!(
-            error.to_string(),
-            "tile [0, 0] MM2S channel 1 already carries a route (slave South7 in use)"
+            masters(&first),
+            [
+                "shim [0,0] master North0 <- slave South3",
+                "mem [0,1] master North0 <- slave South0",
+                "core [0,2] master DMA0 <- slave South0",
+            ]
+        );
+        let second = route(p, at(0, 0, 0), at(0, 4, 1), &mut used).unwrap();
+        assert_eq!(
+            masters(&second),
+            [
+                "core [0,2] master North0 <- slave South0",
+                "core [0,3] master North0 <- slave South0",
+                "core [0,4] master DMA1 <- slave South0",
+            ]
+        );
+        // The branch's first slave is the first route's: not enabled again,
+        // and no shim mux setting again.
+        assert!(!second
+            .iter()
+            .any(|s| s.what == "core [0,2] slave South0 enable"));
+        assert!(!second.iter().any(|s| s.what.contains("mux")));
+        // A third from the memory tile on: it shares the shim and the
+        // memory tile, and branches at [0, 3].
+        let third = route(p, at(0, 0, 0), at(0, 3, 1), &mut used).unwrap();
+        assert_eq!(masters(&third), ["core [0,3] master DMA1 <- slave South0"]);
+        // Another source still gets ports of its own.
+        let other = route(p, at(0, 0, 1), at(0, 2, 1), &mut used).unwrap();
+        assert_eq!(
+            masters(&other),
+            [
+                "shim [0,0] master North1 <- slave South7",
+                "mem [0,1] master North1 <- slave South1",
+                "core [0,2] master DMA1 <- slave South1",
+            ]
         );
     }
 }
