@@ -26,7 +26,9 @@
 //! have channels; the walkthrough's weights and input start together on the
 //! shim's two MM2S channels. A program that keeps more transfers of a tile
 //! in flight than the tile (or its column's shim) has channels is refused
-//! by the plan, naming the resource.
+//! by the plan, naming the resource, unless another column's shim has a
+//! channel free: then the link is to the nearest such shim, its route
+//! crossing columns.
 //!
 //! Buffer descriptors are numbered in start order and never reused within
 //! an invocation; a memory tile's even channels take BDs 0-23 and its odd
@@ -75,6 +77,16 @@ fn channels(profile: &DeviceProfile, tile: Tile, s2mm: bool) -> i64 {
         let b = profile.budget(kind);
         i64::from(if s2mm { b.s2mm } else { b.mm2s })
     })
+}
+
+/// The shims of the other columns, nearest to `shim`'s first (the lower
+/// column on a tie).
+fn nearest_shims(profile: &DeviceProfile, shim: Tile) -> impl Iterator<Item = Tile> {
+    let mut columns: Vec<u32> = (0..profile.array.columns)
+        .filter(|&c| c != shim.column)
+        .collect();
+    columns.sort_by_key(|&c| (c.abs_diff(shim.column), c));
+    columns.into_iter().map(move |c| Tile::new(c, shim.row))
 }
 
 /// Whether two transfers touch the same caller bytes, one of them writing.
@@ -202,7 +214,21 @@ fn order(
                                 flush(&mut links[link], &mut deferred, &mut out);
                                 link
                             }
-                            _ => {
+                            (fits, _) => {
+                                // When the column's shim has no channel to
+                                // spare, the nearest column's shim that has
+                                // one (the route crosses to it).
+                                let tile_fits = tile_channel < channels(profile, tile, ingress);
+                                let other = (!fits && tile_fits)
+                                    .then(|| {
+                                        nearest_shims(profile, shim).find_map(|other| {
+                                            let c = lowest(&links, other, !ingress);
+                                            (c < channels(profile, other, !ingress))
+                                                .then_some((other, c))
+                                        })
+                                    })
+                                    .flatten();
+                                let (shim, shim_channel) = other.unwrap_or((shim, shim_channel));
                                 links.push(Link {
                                     tile,
                                     ingress,
@@ -217,6 +243,7 @@ fn order(
                     }
                 };
                 links[link].outstanding = Some(t);
+                transfers[t].shim = links[link].shim;
                 transfers[t].tile_channel = links[link].tile_channel;
                 transfers[t].shim_channel = links[link].shim_channel;
                 out.push(Command::Start(t));
