@@ -213,6 +213,10 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                 configure.extend(settings.iter().map(|s| s.txn_op(profile)));
                 // A route may cross columns no tile of the design is in.
                 routed_columns.extend(settings.iter().map(|s| s.column));
+                for s in &settings {
+                    let at = Tile::new(s.column, s.row);
+                    tiles.entry(at).or_default().switch.push(s.what.clone());
+                }
             }
             names::aie2p::PROGRAM_LOAD => {
                 let at = tile(op, "coordinates");

@@ -1,7 +1,8 @@
 //! The realization section of the compile report: per tile, the storage
 //! placed in its data memory (authored channel storage, private buffers,
 //! what the lowering added), the locks, buffer descriptors and DMA channels
-//! used against the profile's budget, and the worker image; then the
+//! used against the profile's budget, the stream-switch connections of the
+//! routes through it, and the worker image; then the
 //! command stream, the TXN's size, the argument patches and the admission.
 
 use crate::attributes::{int, tile};
@@ -22,6 +23,10 @@ pub(crate) struct TileUse {
     pub bds: Vec<i64>,
     pub s2mm: Vec<i64>,
     pub mm2s: Vec<i64>,
+    /// The stream-switch connections routes made in the tile, e.g. `core
+    /// [0,3] master North0 <- slave South0` (a tile a route only passes
+    /// through has these alone).
+    pub switch: Vec<String>,
     pub image: Option<(String, usize)>,
     /// The worker's machine code, when it was compiled to it.
     pub machine: Option<MachineCode>,
@@ -83,6 +88,7 @@ pub(crate) fn report(
                 "locks": {"used": distinct(&usage.locks), "available": budget.locks},
                 "buffer_descriptors": {"used": distinct(&usage.bds), "available": budget.bds},
                 "dma_channels": {"s2mm_used": distinct(&usage.s2mm), "s2mm_available": budget.s2mm, "mm2s_used": distinct(&usage.mm2s), "mm2s_available": budget.mm2s},
+                "stream_switch": usage.switch.iter().filter(|what| what.contains(" master ")).collect::<Vec<_>>(),
             });
             match (&usage.image, &usage.machine) {
                 (Some((image, elf_bytes)), Some(m)) => {
