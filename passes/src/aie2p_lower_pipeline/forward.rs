@@ -17,7 +17,7 @@
 use super::evaluate::{evaluate, evaluated};
 use super::joins::Joins;
 use super::realization::{argument_index, refuse, Forward, Held, Plan, Refusal};
-use super::ring::{chain_descriptors, most_runs, ring_tasks};
+use super::ring::{chain_descriptors, ring_tasks};
 use super::schedule::take_descriptors;
 use loom_dialects::ir::*;
 use loom_dialects::names;
@@ -250,18 +250,6 @@ impl Plan<'_> {
                 }
             }
             let n = records.len() as i64;
-            let most = most_runs(self.profile);
-            let depth = i64::from(self.profile.limits.task_queue_depth);
-            for channel in [from, to] {
-                let capacity = self.channels[channel].capacity;
-                let tasks = ring_tasks(n, capacity, most).len() as i64;
-                if tasks > depth {
-                    return refuse(copies[records[1]].0, format!(
-                        "the strand forwards {n} records of %{} through %{}'s {capacity} slots: {tasks} DMA tasks of at most {most} rounds each, but a DMA channel queues at most {depth} tasks",
-                        self.channel_name(from), self.channel_name(channel)
-                    ));
-                }
-            }
             self.forwards.push(Forward {
                 copy: copies[records[0]].0,
                 from,
@@ -282,7 +270,6 @@ impl Plan<'_> {
     /// descriptors, which it holds for the whole invocation.
     pub(super) fn hold_forward_dma(&mut self) -> Result<Held, Refusal> {
         let mut held = Held::default();
-        let most = most_runs(self.profile);
         // A broadcast's forwards share their source's MM2S ring.
         let mut sources: BTreeMap<usize, (i64, i64)> = BTreeMap::new();
         for f in &mut self.forwards {
@@ -310,7 +297,7 @@ impl Plan<'_> {
             held.channels.insert((from.tile, false, mm2s));
             held.channels.insert((to.tile, true, s2mm));
             let mut take = |tile, channel, capacity| {
-                let count = chain_descriptors(&ring_tasks(f.records, capacity, most));
+                let count = chain_descriptors(&ring_tasks(f.records, capacity, self.profile));
                 take_descriptors(self.profile, &mut held.descriptors, tile, channel, count).map_err(
                     |message| Refusal {
                         at: location(f.copy),

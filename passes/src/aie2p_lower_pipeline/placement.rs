@@ -4,7 +4,7 @@
 //! names the tile, the resource, what the placement needs and what exists.
 
 use super::realization::{refuse, tile_kind, Placed, Plan, Refusal, Way};
-use super::ring::{chain_descriptors, most_runs, ring_tasks};
+use super::ring::{chain_descriptors, ring_tasks};
 use loom_dialects::ir::*;
 use loom_targets::Tile;
 use mlir_sys::*;
@@ -178,7 +178,7 @@ impl Plan<'_> {
         for t in &self.transfers {
             let tile = self.channels[t.channel].tile;
             let ingress = t.way == Way::Ingress;
-            let ring = t.tile_descriptors(&self.channels[t.channel], most_runs(self.profile));
+            let ring = t.tile_descriptors(&self.channels[t.channel], self.profile);
             for (at, bd, channel, s2mm) in [
                 (tile, t.tile_bd + ring - 1, t.tile_channel, ingress),
                 (t.shim, t.shim_bd, t.shim_channel, !ingress),
@@ -193,14 +193,13 @@ impl Plan<'_> {
                 entry.3 = t.copy;
             }
         }
-        let most = most_runs(self.profile);
         for f in &self.forwards {
             let (from, to) = (&self.channels[f.from], &self.channels[f.to]);
             for (at, bd, channel, s2mm, capacity) in [
                 (from.tile, f.mm2s_bd, f.mm2s, false, from.capacity),
                 (to.tile, f.s2mm_bd, f.s2mm, true, to.capacity),
             ] {
-                let descriptors = chain_descriptors(&ring_tasks(f.records, capacity, most));
+                let descriptors = chain_descriptors(&ring_tasks(f.records, capacity, self.profile));
                 let entry = per_tile.entry(at).or_insert((0, 0, 0, f.copy));
                 entry.0 = entry.0.max(bd + descriptors);
                 if s2mm {

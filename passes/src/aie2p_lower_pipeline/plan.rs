@@ -92,7 +92,7 @@ impl<'p> Plan<'p> {
         let program = std::mem::take(&mut plan.commands);
         let transfers = std::mem::take(&mut plan.transfers);
         let (mut transfers, program) =
-            super::ring::rings(profile, &plan.channels, transfers, program, &shared)?;
+            super::ring::rings(&plan.channels, transfers, program, &shared)?;
         let held = plan.hold_forward_dma()?;
         plan.commands = super::schedule::schedule(
             profile,

@@ -120,14 +120,14 @@ pub struct Transfer {
 
 impl Transfer {
     /// The tile side's tasks, in queue order (`ring::ring_tasks`).
-    pub fn tile_tasks(&self, channel: &Channel, most_runs: i64) -> Vec<TileTask> {
-        ring_tasks(self.records, channel.capacity, most_runs)
+    pub fn tile_tasks(&self, channel: &Channel, profile: &DeviceProfile) -> Vec<TileTask> {
+        ring_tasks(self.records, channel.capacity, profile)
     }
 
     /// The tile buffer descriptors its tasks' chains take, consecutive from
     /// `tile_bd`.
-    pub fn tile_descriptors(&self, channel: &Channel, most_runs: i64) -> i64 {
-        chain_descriptors(&self.tile_tasks(channel, most_runs))
+    pub fn tile_descriptors(&self, channel: &Channel, profile: &DeviceProfile) -> i64 {
+        chain_descriptors(&self.tile_tasks(channel, profile))
     }
 }
 

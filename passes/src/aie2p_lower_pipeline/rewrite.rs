@@ -5,7 +5,7 @@
 //! waits).
 
 use super::realization::{refuse, Channel, Command, Plan, Refusal, Way, Worker};
-use super::ring::{most_runs, ring_tasks};
+use super::ring::ring_tasks;
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::Tile;
@@ -64,7 +64,7 @@ impl RingSide {
         let slot = plan.placed[channel.storage].offset + channel.base;
         let mut ops = Vec::new();
         let mut chains = BTreeSet::new();
-        for task in ring_tasks(records, channel.capacity, most_runs(plan.profile)) {
+        for task in ring_tasks(records, channel.capacity, plan.profile) {
             // Tasks of whole rounds run one chain.
             if chains.insert(task.first) {
                 for i in 0..task.slots {
@@ -76,7 +76,7 @@ impl RingSide {
                         self.tile,
                         &[
                             ("bd", at),
-                            ("offset", slot + i * channel.slot_bytes),
+                            ("offset", slot + i % channel.capacity * channel.slot_bytes),
                             ("length", bytes),
                             ("acquire_lock", self.take),
                             ("acquire_value", 1),

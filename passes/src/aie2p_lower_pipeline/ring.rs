@@ -16,9 +16,10 @@
 //! realization is refused when that order could be seen: records that are
 //! not consecutive in the caller's buffer, an endpoint a worker also admits,
 //! or a run over caller bytes another transfer touches (one of them
-//! writing). Any record count goes: whole rounds in tasks of at most the
-//! profile's runs each, then a partial round (`Transfer::tile_tasks`), as
-//! long as the tasks fit the channel's queue.
+//! writing). Any record count goes (`ring_tasks`): a chain round the slots
+//! run in tasks of at most the profile's runs each, then the rest with a
+//! shorter chain, the chain going round the slots more than once when that
+//! keeps the tasks within the channel's start queue.
 
 use super::realization::{refuse, Channel, Command, Refusal, Transfer, Way};
 use super::schedule::conflict;
@@ -30,7 +31,6 @@ use std::collections::{BTreeMap, BTreeSet};
 /// each endpoint's records merged into one transfer. `shared`: the
 /// endpoints (channel, reserve side) workers admit.
 pub(super) fn rings(
-    profile: &DeviceProfile,
     channels: &[Channel],
     transfers: Vec<Transfer>,
     program: Vec<Command>,
@@ -90,7 +90,7 @@ pub(super) fn rings(
         }
         let n = records.len();
         if n > 1 {
-            check(profile, channels, &transfers, records, shared)?;
+            check(channels, &transfers, records, shared)?;
         }
         for (k, &r) in records.iter().enumerate() {
             merged[r] = (kept.len(), k == 0, k + 1 == n);
@@ -148,7 +148,6 @@ pub(super) fn rings(
 /// Refuses an endpoint's `records` (transfer indices, in program order)
 /// that one ring cannot move.
 fn check(
-    profile: &DeviceProfile,
     channels: &[Channel],
     transfers: &[Transfer],
     records: &[usize],
@@ -175,23 +174,11 @@ fn check(
             ));
         }
     }
-    // The tile's tasks queue on its channel when the stream starts the run
-    // (its channel may still be finishing an earlier transfer's task).
-    let tasks = ring_tasks(n, channel.capacity, most_runs(profile));
-    let depth = i64::from(profile.limits.task_queue_depth);
-    if tasks.len() as i64 > depth {
-        let capacity = channel.capacity;
-        let most = most_runs(profile);
-        return refuse(second.copy, format!(
-            "the command stream moves {n} records of %{name} through its {capacity} slots: {} DMA tasks of at most {most} rounds each, but a DMA channel queues at most {depth} tasks",
-            tasks.len()
-        ));
-    }
     Ok(())
 }
 
 /// The most runs of its chain one DMA task makes.
-pub(super) fn most_runs(profile: &DeviceProfile) -> i64 {
+fn most_runs(profile: &DeviceProfile) -> i64 {
     i64::from(profile.limits.bd_repeat_count_max)
 }
 
@@ -200,33 +187,49 @@ pub(super) fn most_runs(profile: &DeviceProfile) -> i64 {
 pub struct TileTask {
     /// The chain's first descriptor, counted from the transfer's `tile_bd`.
     pub first: i64,
-    /// Descriptors in the chain: slots 0, 1, ... in order.
+    /// Descriptors in the chain, going round the channel's slots from
+    /// slot 0: descriptor i is slot i mod capacity.
     pub slots: i64,
     pub runs: i64,
 }
 
 /// The tile-side tasks of `records` records through `capacity` slots, in
-/// queue order. A ring of records goes round the slots whole times with one
-/// chain of a descriptor per slot, in tasks of at most `most_runs` runs, and
-/// moves a last partial round with a second, shorter chain from slot 0; a
-/// single record is one run of one descriptor for slot 0.
-pub fn ring_tasks(records: i64, capacity: i64, most_runs: i64) -> Vec<TileTask> {
+/// queue order. A ring of records goes round the slots with one chain of
+/// descriptors, in tasks of at most the profile's runs each, and moves what
+/// is left after the chain's last whole run with a second, shorter chain
+/// from slot 0; a single record is one run of one descriptor for slot 0.
+/// The chain goes round the slots as few times as keep the tasks within a
+/// channel's start queue (more laps, more descriptors, fewer runs): 2,049
+/// records through 2 slots are a chain of 4 run 256 times twice, then one
+/// descriptor.
+pub fn ring_tasks(records: i64, capacity: i64, profile: &DeviceProfile) -> Vec<TileTask> {
     let slots = if records > 1 { capacity } else { 1 };
-    let (mut rounds, partial) = (records / slots, records % slots);
+    let depth = profile.limits.task_queue_depth as usize;
+    let most = most_runs(profile);
+    // Going round once per record always fits: one run, and no rest.
+    let laps = (1..=(records / slots).max(1))
+        .find(|&laps| tasks_of(records, slots * laps, most).len() <= depth)
+        .unwrap_or(1);
+    tasks_of(records, slots * laps, most)
+}
+
+/// The tasks of `records` records with a chain of `chain` descriptors.
+fn tasks_of(records: i64, chain: i64, most_runs: i64) -> Vec<TileTask> {
+    let (mut runs, rest) = (records / chain, records % chain);
     let mut tasks = Vec::new();
-    while rounds > 0 {
-        let runs = rounds.min(most_runs);
+    while runs > 0 {
+        let these = runs.min(most_runs);
         tasks.push(TileTask {
             first: 0,
-            slots,
-            runs,
+            slots: chain,
+            runs: these,
         });
-        rounds -= runs;
+        runs -= these;
     }
-    if partial > 0 {
+    if rest > 0 {
         tasks.push(TileTask {
-            first: if tasks.is_empty() { 0 } else { slots },
-            slots: partial,
+            first: if tasks.is_empty() { 0 } else { chain },
+            slots: rest,
             runs: 1,
         });
     }
@@ -242,9 +245,9 @@ pub fn chain_descriptors(tasks: &[TileTask]) -> i64 {
 mod tests {
     use super::ring_tasks;
 
-    /// (first, slots, runs) of each task.
+    /// (first, descriptors, runs) of each task.
     fn tasks(records: i64, capacity: i64) -> Vec<(i64, i64, i64)> {
-        ring_tasks(records, capacity, 256)
+        ring_tasks(records, capacity, &loom_targets::profiles()[0])
             .iter()
             .map(|t| (t.first, t.slots, t.runs))
             .collect()
@@ -264,5 +267,20 @@ mod tests {
         assert_eq!(tasks(1024, 2), [(0, 2, 256), (0, 2, 256)]);
         assert_eq!(tasks(513, 1), [(0, 1, 256), (0, 1, 256), (0, 1, 1)]);
         assert_eq!(tasks(1025, 2), [(0, 2, 256), (0, 2, 256), (2, 1, 1)]);
+    }
+
+    /// More runs than four tasks hold: the chain goes round the slots twice
+    /// (or more), the fewest laps that fit the start queue.
+    #[test]
+    fn longer_chains_keep_the_queue() {
+        assert_eq!(
+            tasks(2048, 2),
+            [(0, 2, 256), (0, 2, 256), (0, 2, 256), (0, 2, 256)]
+        );
+        assert_eq!(tasks(2049, 2), [(0, 4, 256), (0, 4, 256), (4, 1, 1)]);
+        assert_eq!(
+            tasks(4096, 1),
+            [(0, 4, 256), (0, 4, 256), (0, 4, 256), (0, 4, 256)]
+        );
     }
 }

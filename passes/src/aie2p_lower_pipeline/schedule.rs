@@ -35,7 +35,6 @@
 //! ones 24-47 (aie-rt `_XAieMl_MemTileDmaCheckBdChValidity`).
 
 use super::realization::{tile_kind, Channel, Command, Held, Refusal, Transfer, Way};
-use super::ring::most_runs;
 use loom_dialects::ir::location;
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::DeviceProfile;
@@ -275,7 +274,7 @@ fn number_descriptors(
             continue;
         };
         let t = &mut transfers[*t];
-        let ring = t.tile_descriptors(&channels[t.channel], most_runs(profile));
+        let ring = t.tile_descriptors(&channels[t.channel], profile);
         t.tile_bd = take_descriptors(profile, &mut tile_next, t.tile, t.tile_channel, ring)
             .map_err(|message| Refusal {
                 at: location(t.copy),
