@@ -3,7 +3,7 @@
 //! whole slots, every copy grouped and waited for, records published in the
 //! order reserved) and turned into DMA transfers and ordered waits.
 
-use super::evaluate::{evaluate, evaluated};
+use super::evaluate::{evaluate, evaluated, Whose};
 use super::joins::Joins;
 use super::placement::view_bytes;
 use super::realization::{
@@ -41,7 +41,12 @@ impl Plan<'_> {
             constant_int(value)
                 .or_else(|| argument_index(value, &params).and_then(|i| constant_int(args[i])))
         };
-        let sequence = evaluate(function, resolve)?;
+        let whose = Whose {
+            strand: "the transfer strand",
+            work: "the command stream",
+            transfers: "the command stream's transfers",
+        };
+        let sequence = evaluate(function, resolve, &whose)?;
         // Obligations and payloads of admissions (each run of an admission
         // is one record): value -> channel, way, admission number.
         let mut admitted: Vec<(MlirValue, MlirValue, usize, Way, usize)> = Vec::new();

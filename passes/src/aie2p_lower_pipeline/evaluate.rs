@@ -38,6 +38,15 @@ pub(super) fn evaluated(name: &str) -> bool {
     )
 }
 
+/// Who is evaluated, for the refusals: the strand, what runs it and its
+/// transfers ("the transfer strand", "the command stream", "the command
+/// stream's transfers").
+pub(super) struct Whose {
+    pub strand: &'static str,
+    pub work: &'static str,
+    pub transfers: &'static str,
+}
+
 /// The most operations a command stream runs once its loops are unrolled.
 const STREAM_STEPS: usize = 1 << 16;
 
@@ -48,6 +57,7 @@ const STREAM_STEPS: usize = 1 << 16;
 pub(super) fn evaluate(
     function: MlirOperation,
     known: impl Fn(MlirValue) -> Option<i64>,
+    whose: &Whose,
 ) -> Result<Vec<Step>, Refusal> {
     let key = |v: MlirValue| v.ptr as usize;
     let mut env: std::collections::HashMap<usize, i64> = std::collections::HashMap::new();
@@ -57,7 +67,13 @@ pub(super) fn evaluate(
     while let Some(b) = block.take() {
         for op in ops_of(b) {
             if steps.len() == STREAM_STEPS {
-                return refuse(op, format!("the command stream runs more than {STREAM_STEPS} operations once its loops are unrolled"));
+                return refuse(
+                    op,
+                    format!(
+                        "{} runs more than {STREAM_STEPS} operations once its loops are unrolled",
+                        whose.work
+                    ),
+                );
             }
             let value = |v: MlirValue| {
                 constant_int(v)
@@ -94,7 +110,7 @@ pub(super) fn evaluate(
                 names::cfg::BR => Some((0, values.clone())),
                 names::cfg::COND_BR => {
                     let Some(condition) = int(0) else {
-                        return refuse(op, "the transfer strand branches on a value that is not known when it is compiled; the command stream's transfers must be fixed then".into());
+                        return refuse(op, format!("{} branches on a value that is not known when it is compiled; {} must be fixed then", whose.strand, whose.transfers));
                     };
                     let sizes =
                         attribute(op, "operandSegmentSizes").expect("cond_br has operand segments");
@@ -106,7 +122,13 @@ pub(super) fn evaluate(
                     })
                 }
                 "cfg.switch" => {
-                    return refuse(op, "a transfer strand that switches: the command stream runs a sequence fixed when it is compiled".into());
+                    return refuse(
+                        op,
+                        format!(
+                            "{} that switches: {} runs a sequence fixed when it is compiled",
+                            whose.strand, whose.work
+                        ),
+                    );
                 }
                 _ => None,
             };

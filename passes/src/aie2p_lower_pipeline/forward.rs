@@ -14,7 +14,7 @@
 //! release taken as soon as its record is sent (docs/semantics.md,
 //! "Authored and realized schedules").
 
-use super::evaluate::{evaluate, evaluated};
+use super::evaluate::{evaluate, evaluated, Whose};
 use super::joins::Joins;
 use super::realization::{argument_index, refuse, Forward, Held, Plan, Refusal};
 use super::ring::{chain_descriptors, ring_tasks};
@@ -75,7 +75,12 @@ impl Plan<'_> {
             constant_int(value)
                 .or_else(|| argument_index(value, &params).and_then(|i| constant_int(args[i])))
         };
-        let sequence = evaluate(function, resolve)?;
+        let whose = Whose {
+            strand: "the forwarding strand",
+            work: "the forwarding strand's DMA realization",
+            transfers: "its DMA transfers",
+        };
+        let sequence = evaluate(function, resolve, &whose)?;
         let mut admissions: Vec<Admission> = Vec::new();
         // Copies: (op, acquired admission, reserved admission), and whether
         // a wait has completed it.
