@@ -4,7 +4,6 @@
 //! tile's data memory, and the refusal that names what the profile cannot
 //! hold.
 
-use super::ring::{chain_descriptors, ring_tasks, TileTask};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -109,26 +108,13 @@ pub struct Transfer {
     /// Records it moves: more than one for the DMA-engine realization of an
     /// endpoint the stream admits repeatedly (`rings`), whose records are
     /// consecutive in the caller's buffer and go round the channel's slots
-    /// (`tile_tasks`).
+    /// (`Transfer::tile_tasks`, ring.rs).
     pub records: i64,
     pub tile_channel: i64,
     pub tile_bd: i64,
     pub shim: Tile,
     pub shim_channel: i64,
     pub shim_bd: i64,
-}
-
-impl Transfer {
-    /// The tile side's tasks, in queue order (`ring::ring_tasks`).
-    pub fn tile_tasks(&self, channel: &Channel, profile: &DeviceProfile) -> Vec<TileTask> {
-        ring_tasks(self.records, channel.capacity, profile)
-    }
-
-    /// The tile buffer descriptors its tasks' chains take, consecutive from
-    /// `tile_bd`.
-    pub fn tile_descriptors(&self, channel: &Channel, profile: &DeviceProfile) -> i64 {
-        chain_descriptors(&self.tile_tasks(channel, profile))
-    }
 }
 
 /// A forwarding strand's records from one channel to another (`forward.rs`):
