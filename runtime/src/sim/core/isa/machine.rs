@@ -9,7 +9,7 @@ use super::bundle::{self, Decoded};
 use super::checks;
 use super::exec::{Effects, Exec, LateRead, LockRequest};
 use super::neighbours::{views, Views};
-use super::registers::{Early, Pending, RegisterFile};
+use super::registers::{leaf_bit, Early, Pending, RegisterFile};
 use super::structural::Scoreboard;
 use super::timing::visible;
 use crate::sim::array::Array;
@@ -133,12 +133,6 @@ pub struct Core {
 struct Scratch {
     effects: Effects,
     early: Vec<EarlyRead>,
-}
-
-/// A leaf's bit in a 64-bit set of leaves (leaves 64 apart share one: a
-/// set bit means a search, a clear one that the leaf is not there).
-fn leaf_bit(leaf: usize) -> u64 {
-    1 << (leaf % 64)
 }
 
 /// The name reports give a core lock.
@@ -445,6 +439,41 @@ impl Core {
         result.map_err(|e| format!("acquire of {}: {e}", lock_name(r)))
     }
 
+    /// The loop-register and same-cycle checks of write `k` of `writes`,
+    /// leaf by leaf (`earlier`: an earlier write of the bundle may share a
+    /// leaf).
+    #[inline]
+    fn check_leaves(
+        &self,
+        writes: &[Pending],
+        k: usize,
+        earlier: bool,
+        decoded: &Decoded,
+    ) -> Result<(), Fault> {
+        let (write, pc) = (&writes[k], self.pc);
+        for leaf in write.run.leaves() {
+            if decoded.names_loop_register {
+                checks::loop_register(leaf, true, || self.writer_text(write))
+                    .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+            }
+            let twin = self.regs.same_cycle(leaf, write.at).or_else(|| {
+                let same = |w: &&Pending| w.run.has(leaf) && w.at == write.at;
+                earlier.then(|| writes[..k].iter().find(same)).flatten()
+            });
+            if let Some(other) = twin {
+                let why = checks::same_cycle(
+                    &self.writer_text(write),
+                    leaf,
+                    write,
+                    &self.writer_text(other),
+                    other,
+                );
+                return Err(self.fault(pc, Some(&decoded.text), why));
+            }
+        }
+        Ok(())
+    }
+
     fn commit(
         &mut self,
         array: &mut Array,
@@ -459,29 +488,17 @@ impl Core {
         // writes share no leaf with an earlier one and search nothing.
         let mut written = 0;
         for (k, write) in effects.writes.iter().enumerate() {
-            if decoded.names_loop_register {
-                checks::loop_register(write, options.hazards, || self.writer_text(write))
-                    .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
-            }
             if !options.hazards {
-                continue;
+                continue; // (the loop registers are checked with the hazards)
             }
-            let bit = leaf_bit(write.leaf);
-            let earlier = written & bit != 0;
-            written |= bit;
-            let twin = self.regs.same_cycle(write.leaf, write.at).or_else(|| {
-                let before = &effects.writes[..k];
-                let same = |w: &&Pending| w.leaf == write.leaf && w.at == write.at;
-                earlier.then(|| before.iter().find(same)).flatten()
-            });
-            if let Some(other) = twin {
-                let why = checks::same_cycle(
-                    &self.writer_text(write),
-                    write,
-                    &self.writer_text(other),
-                    other,
-                );
-                return Err(self.fault(pc, Some(&decoded.text), why));
+            let bits = write.run.bits();
+            let earlier = written & bits != 0;
+            written |= bits;
+            // Leaf by leaf only where a check could fail: a loop register
+            // named, an earlier write of the bundle to a leaf with the same
+            // bit, or a write in flight to one of its leaves.
+            if decoded.names_loop_register || earlier || self.regs.any_in_flight(write.run) {
+                self.check_leaves(&effects.writes, k, earlier, decoded)?;
             }
         }
         // After the register checks, so two writes of one register landing
@@ -500,34 +517,33 @@ impl Core {
         let late = self
             .late_reads
             .iter()
-            .fold(0, |bits, r| bits | leaf_bit(r.leaf));
-        for write in effects
-            .writes
-            .iter()
-            .filter(|w| late & leaf_bit(w.leaf) != 0)
-        {
-            let overtaken = self
-                .late_reads
-                .iter()
-                .find(|r| r.leaf == write.leaf && visible(write.at, write.bypass, r.at, r.bypass));
-            if let Some(read) = overtaken {
-                let reader = self
-                    .decoded
-                    .get(read.reader as usize)
-                    .and_then(|d| d.as_ref()?.slots.get(read.slot))
-                    .map_or_else(|| "?".into(), |s| s.text.clone());
-                let why = checks::overtaken(
-                    &self.writer_text(write),
-                    write,
-                    &reader,
-                    read.reader,
-                    read.at,
-                );
-                return Err(self.fault(pc, Some(&decoded.text), why));
+            .fold(0, |bits, r| bits | r.run.bits());
+        for write in effects.writes.iter().filter(|w| late & w.run.bits() != 0) {
+            for leaf in write.run.leaves().filter(|&l| late & leaf_bit(l) != 0) {
+                let overtaken = self
+                    .late_reads
+                    .iter()
+                    .find(|r| r.run.has(leaf) && visible(write.at, write.bypass, r.at, r.bypass));
+                if let Some(read) = overtaken {
+                    let reader = self
+                        .decoded
+                        .get(read.reader as usize)
+                        .and_then(|d| d.as_ref()?.slots.get(read.slot))
+                        .map_or_else(|| "?".into(), |s| s.text.clone());
+                    let why = checks::overtaken(
+                        &self.writer_text(write),
+                        leaf,
+                        write,
+                        &reader,
+                        read.reader,
+                        read.at,
+                    );
+                    return Err(self.fault(pc, Some(&decoded.text), why));
+                }
             }
         }
         for write in effects.writes.drain(..) {
-            self.regs.write(write);
+            self.regs.write(write, &effects.words);
         }
         for (tile, offset, range) in effects.stores.drain(..) {
             let bytes = &effects.stored[range];

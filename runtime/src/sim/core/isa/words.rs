@@ -36,15 +36,30 @@ impl Words {
     }
 }
 
-/// `dst.copy_from_slice(src)`, with the widths of vector leaves (8 and 16
-/// words) as copies of a constant length, which compile inline instead of
-/// calling `memcpy` (several times a vector instruction).
+/// `dst.copy_from_slice(src)`, with the widths of vector registers (8 to
+/// 64 words) as copies of a constant length, which compile inline instead
+/// of calling `memcpy` (several times a vector instruction).
 #[inline]
 pub fn copy_words(dst: &mut [u32], src: &[u32]) {
     match src.len() {
+        64 => dst[..64].copy_from_slice(&src[..64]),
+        32 => dst[..32].copy_from_slice(&src[..32]),
         16 => dst[..16].copy_from_slice(&src[..16]),
         8 => dst[..8].copy_from_slice(&src[..8]),
         _ => dst.copy_from_slice(src),
+    }
+}
+
+/// `dst.extend_from_slice(src)`, the vector registers' widths inline as in
+/// `copy_words`.
+#[inline]
+pub fn push_words(dst: &mut Vec<u32>, src: &[u32]) {
+    match src.len() {
+        64 => dst.extend_from_slice(&src[..64]),
+        32 => dst.extend_from_slice(&src[..32]),
+        16 => dst.extend_from_slice(&src[..16]),
+        8 => dst.extend_from_slice(&src[..8]),
+        _ => dst.extend_from_slice(src),
     }
 }
 
