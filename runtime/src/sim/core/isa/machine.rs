@@ -414,20 +414,53 @@ impl Core {
     /// The bundle's functional units, issued at the current cycle, or the
     /// first one another instruction holds then.
     fn take_units(&mut self, decoded: &Decoded) -> Result<(), String> {
-        for (index, slot) in decoded.slots.iter().enumerate() {
-            let holds = slot.holds.as_ref().map_err(Clone::clone)?;
-            if let Err(c) = self.units.take(self.cycle, holds, (self.pc, index)) {
-                let other = self
-                    .decoded
-                    .get(c.holder.0 as usize)
-                    .and_then(|d| d.as_ref()?.slots.get(c.holder.1))
-                    .map_or_else(|| "?".into(), |s| s.text.clone());
-                return Err(checks::structural(
-                    &slot.text, c.unit, c.at, &other, c.holder.0,
-                ));
+        if let Some(merged) = &decoded.holds {
+            if self.units.take(self.cycle, merged, self.pc) {
+                return Ok(());
             }
         }
-        Ok(())
+        self.take_slots(decoded)
+    }
+
+    /// `take_units` slot by slot, to name the first conflict (out of line:
+    /// a bundle whose merged holds meet none is taken at once).
+    #[cold]
+    #[inline(never)]
+    fn take_slots(&mut self, decoded: &Decoded) -> Result<(), String> {
+        let holds = decoded
+            .slots
+            .iter()
+            .map(|s| s.holds.as_deref().map_err(Clone::clone));
+        let c = match self.units.take_slots(self.cycle, holds, self.pc) {
+            Ok(()) => return Ok(()),
+            Err(Err(why)) => return Err(why),
+            Err(Ok(c)) => c,
+        };
+        let slot_text = |pc: u32, k: usize| {
+            self.decoded
+                .get(pc as usize)
+                .and_then(|d| d.as_ref()?.slots.get(k))
+                .map(|s| s.text.clone())
+        };
+        // The holder: a slot of this bundle, else the latest bundle issued
+        // before it with a slot holding the unit then (the last of them).
+        let holder = c.own.map(|k| (self.pc, k)).or_else(|| {
+            Scoreboard::issue_cycles(c.at, self.cycle).find_map(|issue| {
+                let pc = self.units.issued(issue)?;
+                let slots = &self.decoded.get(pc as usize)?.as_ref()?.slots;
+                let k = slots.iter().rposition(|s| {
+                    s.holds
+                        .as_ref()
+                        .is_ok_and(|h| h.iter().any(|h| h.holds(c.at - issue, c.bit)))
+                })?;
+                Some((pc, k))
+            })
+        });
+        let (other, other_at) = holder
+            .and_then(|(pc, k)| Some((slot_text(pc, k)?, pc)))
+            .unwrap_or_else(|| ("?".into(), 0));
+        let text = &decoded.slots[c.slot].text;
+        Err(checks::structural(text, c.unit, c.at, &other, other_at))
     }
 
     fn acquire(&self, array: &mut Array, r: &LockRequest) -> Result<Option<u64>, String> {
