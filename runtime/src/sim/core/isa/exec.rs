@@ -263,7 +263,7 @@ impl<'a> Exec<'a> {
             let bits = match these {
                 [one] => Bits::Word(*one),
                 many => {
-                    let start = self.effects.words.len();
+                    let start = self.effects.words.len() as u32;
                     push_words(&mut self.effects.words, many);
                     Bits::At(start)
                 }

@@ -575,7 +575,7 @@ impl Core {
                 }
             }
         }
-        for write in effects.writes.drain(..) {
+        for write in &effects.writes {
             self.regs.write(write, &effects.words);
         }
         for (tile, offset, range) in effects.stores.drain(..) {

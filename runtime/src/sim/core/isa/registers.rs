@@ -213,11 +213,11 @@ pub fn leaf_bit(leaf: usize) -> u64 {
 #[derive(Debug, Clone, Copy)]
 pub enum Bits {
     Word(u32),
-    At(usize),
+    At(u32),
 }
 
 /// A write that has not landed yet.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Pending {
     /// The cycle it lands at (issue + the itinerary's def cycle).
     pub at: u64,
@@ -237,7 +237,7 @@ pub struct Early {
 }
 
 /// A write in flight and its place in issue order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct InFlight {
     issued: u64,
     write: Pending,
@@ -266,8 +266,9 @@ pub struct RegisterFile {
     /// Every write landing before this cycle has landed; every write in
     /// flight lands within `WINDOW` cycles from it.
     settled: u64,
-    /// Writes in flight.
-    count: usize,
+    /// Per bucket (bit `cycle % WINDOW`), whether writes land in it:
+    /// settling visits only those.
+    occupied: u16,
     /// Writes issued so far (the next one's `issued`).
     issued: u64,
     /// Per leaf, its writes in flight (most reads find none and look at
@@ -293,7 +294,7 @@ impl RegisterFile {
             values: vec![0; layout().words],
             ring: std::array::from_fn(|_| Bucket::default()),
             settled: 0,
-            count: 0,
+            occupied: 0,
             issued: 0,
             in_flight: vec![0; layout().leaves.len()],
             last: vec![0; layout().leaves.len()],
@@ -394,7 +395,7 @@ impl RegisterFile {
             Some((p, words)) => match &p.value {
                 Bits::Word(v) => std::slice::from_ref(v),
                 Bits::At(start) => {
-                    let from = start + l.word - p.run.word as usize;
+                    let from = *start as usize + l.word - p.run.word as usize;
                     &words[from..from + l.words]
                 }
             },
@@ -474,6 +475,7 @@ impl RegisterFile {
                 match p.value {
                     Bits::Word(v) => out.extend_from_slice(&[v]),
                     Bits::At(start) => {
+                        let start = start as usize;
                         out.extend_from_slice(&words[start..start + usize::from(run.words)]);
                     }
                 }
@@ -495,7 +497,7 @@ impl RegisterFile {
     pub fn early(leaf: usize, write: &Pending) -> Early {
         Early {
             register: Self::leaf_name(leaf),
-            write: write.clone(),
+            write: *write,
         }
     }
 
@@ -515,7 +517,8 @@ impl RegisterFile {
     /// cycle, settled before it) and within `WINDOW` cycles of it; `words`
     /// holds its value if wide (`Bits::At`).
     #[inline]
-    pub fn write(&mut self, mut write: Pending, words: &[u32]) {
+    pub fn write(&mut self, write: &Pending, words: &[u32]) {
+        let mut write = *write;
         let (run, at) = (write.run, write.at);
         assert!(
             (self.settled..self.settled + WINDOW).contains(&at),
@@ -527,13 +530,13 @@ impl RegisterFile {
             Bits::Word(v) if run.masked => *v &= self.layout.leaves[run.leaf as usize].mask,
             Bits::Word(_) => {}
             Bits::At(start) => {
-                let from = std::mem::replace(start, bucket.words.len());
+                let from = std::mem::replace(start, bucket.words.len() as u32) as usize;
                 push_words(
                     &mut bucket.words,
                     &words[from..from + usize::from(run.words)],
                 );
                 if run.masked {
-                    let kept = &mut bucket.words[*start..];
+                    let kept = &mut bucket.words[*start as usize..];
                     for l in &self.layout.leaves[run.leaves()] {
                         if l.words == 1 {
                             kept[l.word - run.word as usize] &= l.mask;
@@ -555,7 +558,7 @@ impl RegisterFile {
             Bits::Word(_) => queued(run.leaf as usize),
             Bits::At(_) => run.leaves().for_each(queued),
         }
-        self.count += 1;
+        self.occupied |= 1 << (at % WINDOW);
         let issued = self.issued;
         self.issued += 1;
         bucket.writes.push(InFlight { issued, write });
@@ -566,14 +569,21 @@ impl RegisterFile {
     pub fn settle(&mut self, now: u64) {
         let from = self.settled;
         self.settled = from.max(now);
-        if self.count == 0 {
+        let span = now.saturating_sub(from).min(WINDOW);
+        if self.occupied == 0 || span == 0 {
             return;
         }
-        // Cycle by cycle, each in issue order, so that of a leaf's writes
-        // the last to land (among equal cycles the later issued) gives its
-        // value.
-        for cycle in from..now.min(from + WINDOW) {
-            let landing = &mut self.ring[(cycle % WINDOW) as usize];
+        // The buckets of cycles `from..now` holding writes, as bits from
+        // `from`'s: cycle by cycle, each in issue order, so that of a
+        // leaf's writes the last to land (among equal cycles the later
+        // issued) gives its value.
+        let shift = (from % WINDOW) as u32;
+        let mut due = u32::from(self.occupied.rotate_right(shift)) & ((1 << span) - 1);
+        while due != 0 {
+            let bucket = (shift + due.trailing_zeros()) as usize % WINDOW as usize;
+            due &= due - 1;
+            self.occupied &= !(1 << bucket);
+            let landing = &mut self.ring[bucket];
             for f in &landing.writes {
                 let run = f.write.run;
                 let word = run.word as usize;
@@ -586,7 +596,7 @@ impl RegisterFile {
                         for leaf in run.leaves() {
                             self.in_flight[leaf] -= 1;
                         }
-                        let n = usize::from(run.words);
+                        let (start, n) = (start as usize, usize::from(run.words));
                         copy_words(
                             &mut self.values[word..word + n],
                             &landing.words[start..start + n],
@@ -594,7 +604,6 @@ impl RegisterFile {
                     }
                 }
             }
-            self.count -= landing.writes.len();
             landing.writes.clear();
             landing.words.clear();
         }
@@ -641,10 +650,10 @@ mod tests {
         assert!(!RegisterFile::is_word(x_leaf), "256-bit half of a vector");
         let (r0, p0) = (l0[0], RegisterFile::leaves("p0").unwrap()[0]);
         let mut regs = RegisterFile::new();
-        regs.write(write(p0, 3, 0xFFF_FFFF), &[]);
-        regs.write(write(r0, 9, 1), &[]);
-        regs.write(write(r0, 5, 2), &[]);
-        regs.write(write(r0, 9, 3), &[]);
+        regs.write(&write(p0, 3, 0xFFF_FFFF), &[]);
+        regs.write(&write(r0, 9, 1), &[]);
+        regs.write(&write(r0, 5, 2), &[]);
+        regs.write(&write(r0, 9, 3), &[]);
         assert_eq!(
             regs.read(r0, 6, Bypass::NONE).0,
             2,
@@ -699,7 +708,7 @@ mod tests {
             writer: 0,
             slot: 0,
         };
-        regs.write(wide, &value);
+        regs.write(&wide, &value);
         let mut out = Words::zeroed(0);
         assert!(regs.read_run(run, 3, Bypass::NONE, &mut out).is_none());
         assert_eq!(&out[..], &value[..]);
