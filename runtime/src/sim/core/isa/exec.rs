@@ -132,6 +132,7 @@ impl<'a> Exec<'a> {
         self.read_resolved(self.operand(name)?, name.text())
     }
 
+    #[inline]
     fn read_resolved(&mut self, operand: &Resolved, name: &str) -> Result<u32, String> {
         match operand {
             Resolved::Immediate(v) => Ok(*v),
@@ -185,6 +186,7 @@ impl<'a> Exec<'a> {
         self.write_resolved(self.operand(name)?, name.text(), value)
     }
 
+    #[inline]
     fn write_resolved(&mut self, operand: &Resolved, name: &str, value: u32) -> Result<(), String> {
         match operand {
             &Resolved::Register { run, cycle, bypass } => {

@@ -211,6 +211,15 @@ fn register_operand(
                 itinerary.name
             )
         })?;
+        // The register file lands a write the cycle after its issue at
+        // once, as every later read is a cycle after that.
+        if cycle == 0 {
+            return Err(format!(
+                "its itinerary {} gives operand `{name}` cycle 0, before the first cycle after \
+                 issue the isa core reads and writes operands at",
+                itinerary.name
+            ));
+        }
         if u64::from(cycle) >= WINDOW {
             return Err(format!(
                 "its itinerary {} gives operand `{name}` cycle {cycle}, past the {WINDOW} cycles \

@@ -284,6 +284,19 @@ impl Default for RegisterFile {
     }
 }
 
+/// Mask the one-word leaves of `run` kept in `words` (its value, from its
+/// first word) to the bits they keep.
+fn keep_bits(layout: &Layout, run: Run, words: &mut [u32]) {
+    if !run.masked {
+        return;
+    }
+    for l in &layout.leaves[run.leaves()] {
+        if l.words == 1 {
+            words[l.word - run.word as usize] &= l.mask;
+        }
+    }
+}
+
 /// A write seen by a read: the write and the words of its bucket.
 type Seen<'a> = Option<(&'a Pending, &'a [u32])>;
 
@@ -525,9 +538,27 @@ impl RegisterFile {
             "a write landing at cycle {at}, the register file settled to {}",
             self.settled
         );
+        let layout = self.layout;
+        // A write landing the cycle after its issue, none of its leaves
+        // with a write in flight, lands at once: every later read is at
+        // least a cycle after that (operand cycles start at 1, `operands`),
+        // so it sees the write, and no later write lands in its cycle.
+        if at == self.settled + 1 && !self.any_in_flight(run) {
+            let word = run.word as usize;
+            match write.value {
+                Bits::Word(v) => self.values[word] = v & layout.leaves[run.leaf as usize].mask,
+                Bits::At(start) => {
+                    let (start, n) = (start as usize, usize::from(run.words));
+                    let landed = &mut self.values[word..word + n];
+                    copy_words(landed, &words[start..start + n]);
+                    keep_bits(layout, run, landed);
+                }
+            }
+            return;
+        }
         let bucket = &mut self.ring[(at % WINDOW) as usize];
         match &mut write.value {
-            Bits::Word(v) if run.masked => *v &= self.layout.leaves[run.leaf as usize].mask,
+            Bits::Word(v) if run.masked => *v &= layout.leaves[run.leaf as usize].mask,
             Bits::Word(_) => {}
             Bits::At(start) => {
                 let from = std::mem::replace(start, bucket.words.len() as u32) as usize;
@@ -535,14 +566,7 @@ impl RegisterFile {
                     &mut bucket.words,
                     &words[from..from + usize::from(run.words)],
                 );
-                if run.masked {
-                    let kept = &mut bucket.words[*start as usize..];
-                    for l in &self.layout.leaves[run.leaves()] {
-                        if l.words == 1 {
-                            kept[l.word - run.word as usize] &= l.mask;
-                        }
-                    }
-                }
+                keep_bits(layout, run, &mut bucket.words[*start as usize..]);
             }
         }
         let mut queued = |leaf: usize| {
@@ -666,6 +690,26 @@ mod tests {
         regs.settle(100);
         assert_eq!(regs.value("r0"), Some(3));
         assert_eq!(regs.value("p0"), Some(0xF_FFFF));
+    }
+
+    /// A write landing the cycle after its issue lands at once unless a
+    /// write of its register is in flight; then it waits its turn in the
+    /// ring, and the last to land still gives the value.
+    #[test]
+    fn a_next_cycle_write_lands_at_once_unless_another_is_in_flight() {
+        let r0 = RegisterFile::leaves("r0").unwrap()[0];
+        let mut regs = RegisterFile::new();
+        regs.settle(10);
+        regs.write(&write(r0, 11, 7), &[]);
+        assert_eq!(regs.value("r0"), Some(7), "landed at once");
+        regs.write(&write(r0, 13, 1), &[]);
+        regs.write(&write(r0, 11, 2), &[]);
+        assert_eq!(regs.value("r0"), Some(7), "behind the write at 13");
+        assert_eq!(regs.read(r0, 12, Bypass::NONE).0, 2);
+        regs.settle(12);
+        assert_eq!(regs.value("r0"), Some(2));
+        regs.settle(14);
+        assert_eq!(regs.value("r0"), Some(1));
     }
 
     /// The registers the code generator's vector code names are one run
