@@ -46,6 +46,9 @@ pub struct Effects {
     /// Reads at a use cycle after issue + 1, which a later bundle's write
     /// could land before.
     pub late_reads: Vec<LateRead>,
+    /// Not an effect: the vector instructions' buffers while none has
+    /// them (`Exec::take_words`), kept with the bundle's other buffers.
+    pub vectors: Option<Box<VectorBuffers>>,
 }
 
 impl Effects {
@@ -115,7 +118,25 @@ pub struct Exec<'a> {
     pub early: &'a mut Vec<(u64, Early, usize)>,
 }
 
+/// Three vector values, reused from bundle to bundle: a vector instruction
+/// reads its operands into them and computes there instead of building
+/// (zeroing) and moving 264-byte `Words`.
+pub type VectorBuffers = [Words; 3];
+
 impl<'a> Exec<'a> {
+    /// The vector buffers (their contents are a previous instruction's);
+    /// `put_words` gives them back.
+    pub fn take_words(&mut self) -> Box<VectorBuffers> {
+        self.effects
+            .vectors
+            .take()
+            .unwrap_or_else(|| Box::new([Words::zeroed(0); 3]))
+    }
+
+    pub fn put_words(&mut self, words: Box<VectorBuffers>) {
+        self.effects.vectors = Some(words);
+    }
+
     #[inline]
     fn operand(&self, name: Name) -> Result<&'a Resolved, String> {
         // The operands outlive this borrow of `self` (they are the bundle's).
@@ -132,7 +153,7 @@ impl<'a> Exec<'a> {
         self.read_resolved(self.operand(name)?, name.text())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_resolved(&mut self, operand: &Resolved, name: &str) -> Result<u32, String> {
         match operand {
             Resolved::Immediate(v) => Ok(*v),
@@ -229,6 +250,7 @@ impl<'a> Exec<'a> {
 
     /// A register operand's runs of leaves (borrowed from the bundle's
     /// operands), its width in words, its cycle and bypass.
+    #[inline(always)]
     fn runs(&self, name: Name) -> Result<(&'a [Run], usize, u32, Bypass), String> {
         match self.operand(name)? {
             Resolved::Register { run, cycle, bypass } => {

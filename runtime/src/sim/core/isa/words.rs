@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 /// The widest register, an ACC2048 accumulator (`dm`), in words.
 pub const MAX_WORDS: usize = 64;
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Words {
     len: usize,
     words: [u32; MAX_WORDS],
@@ -26,6 +26,13 @@ impl Words {
 
     pub fn clear(&mut self) {
         self.len = 0;
+    }
+
+    /// `len` words, those past the old length whatever the buffer held
+    /// (for a value about to be filled whole).
+    pub fn set_len(&mut self, len: usize) {
+        assert!(len <= MAX_WORDS, "{len} words is wider than any register");
+        self.len = len;
     }
 
     pub fn extend_from_slice(&mut self, words: &[u32]) {
