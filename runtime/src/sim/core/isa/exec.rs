@@ -148,7 +148,7 @@ impl<'a> Exec<'a> {
 
     /// An input operand's value (or an implicit register's, by its record
     /// name): a register as read at its use cycle, or an immediate.
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self, name: Name) -> Result<u32, String> {
         self.read_resolved(self.operand(name)?, name.text())
     }
@@ -202,12 +202,12 @@ impl<'a> Exec<'a> {
     }
 
     /// Write an output operand (or an implicit register) at its def cycle.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, name: Name, value: u32) -> Result<(), String> {
         self.write_resolved(self.operand(name)?, name.text(), value)
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_resolved(&mut self, operand: &Resolved, name: &str, value: u32) -> Result<(), String> {
         match operand {
             &Resolved::Register { run, cycle, bypass } => {
