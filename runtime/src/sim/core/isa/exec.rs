@@ -160,11 +160,10 @@ impl<'a> Exec<'a> {
             &Resolved::Register { run, cycle, bypass } => {
                 let at = self.cycle + u64::from(cycle);
                 self.note_late_read(run, cycle, at, bypass);
-                let leaf = run.leaf as usize;
-                let (value, early) = self.regs.read(leaf, at, bypass);
+                let (value, early) = self.regs.read_word(run, at, bypass);
                 if let Some(write) = early {
                     self.early
-                        .push((at, RegisterFile::early(leaf, write), self.slot));
+                        .push((at, RegisterFile::early(run.leaf as usize, write), self.slot));
                 }
                 Ok(value)
             }
@@ -172,6 +171,7 @@ impl<'a> Exec<'a> {
         }
     }
 
+    #[inline(always)]
     pub fn read_implicit(&mut self, record: Name) -> Result<u32, String> {
         self.read(record)
     }
@@ -219,6 +219,7 @@ impl<'a> Exec<'a> {
         }
     }
 
+    #[inline(always)]
     pub fn write_implicit(&mut self, record: Name, value: u32) -> Result<(), String> {
         self.write(record, value)
     }

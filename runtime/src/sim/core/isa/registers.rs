@@ -194,7 +194,11 @@ impl Run {
     }
 
     /// Its leaves as `leaf_bit`s.
+    #[inline]
     pub fn bits(self) -> u64 {
+        if self.leaves == 1 {
+            return 1 << (self.leaf % 64);
+        }
         let ones = u64::MAX >> (64 - u32::from(self.leaves.min(64)));
         ones.rotate_left(self.leaf % 64)
     }
@@ -426,6 +430,16 @@ impl RegisterFile {
         self.read_in_flight(leaf, at, bypass)
     }
 
+    /// `read` of a one-word run (its word known, not looked up).
+    #[inline]
+    pub fn read_word(&self, run: Run, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
+        let leaf = run.leaf as usize;
+        if self.in_flight[leaf] == 0 {
+            return (self.values[run.word as usize], None);
+        }
+        self.read_in_flight(leaf, at, bypass)
+    }
+
     /// `read` of a leaf with writes in flight (out of line: most reads
     /// find none).
     #[inline(never)]
@@ -546,7 +560,10 @@ impl RegisterFile {
         if at == self.settled + 1 && !self.any_in_flight(run) {
             let word = run.word as usize;
             match write.value {
-                Bits::Word(v) => self.values[word] = v & layout.leaves[run.leaf as usize].mask,
+                Bits::Word(v) if run.masked => {
+                    self.values[word] = v & layout.leaves[run.leaf as usize].mask;
+                }
+                Bits::Word(v) => self.values[word] = v,
                 Bits::At(start) => {
                     let (start, n) = (start as usize, usize::from(run.words));
                     let landed = &mut self.values[word..word + n];
