@@ -235,6 +235,7 @@ impl<'a> Exec<'a> {
 
     /// `read_words` into `out` (its words replaced): for the hot vector
     /// instructions, which would otherwise move 256-byte values around.
+    #[inline(always)]
     pub fn read_words_into(&mut self, name: Name, out: &mut Words) -> Result<(), String> {
         let (runs, _, cycle, bypass) = self.runs(name)?;
         let at = self.cycle + u64::from(cycle);
@@ -270,6 +271,7 @@ impl<'a> Exec<'a> {
 
     /// Write a register operand of any width from its words, lowest first,
     /// at its def cycle; `words` must be exactly its width.
+    #[inline(always)]
     pub fn write_words(&mut self, name: Name, words: &[u32]) -> Result<(), String> {
         let (runs, width, cycle, bypass) = self.runs(name)?;
         if width != words.len() {

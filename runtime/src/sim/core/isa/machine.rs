@@ -329,17 +329,16 @@ impl Core {
         options: &Options,
     ) -> Result<bool, Fault> {
         let pc = self.pc;
+        // A NOP bundle decoded before issues without its `Rc` cloned.
+        if let Some(Some(d)) = self.decoded.get(pc as usize) {
+            if d.nops_only {
+                let size = d.size;
+                return self.issue_nops(size, options);
+            }
+        }
         let decoded = self.decode(pc)?;
         if decoded.nops_only {
-            // NOPs read, write, hold and check nothing: the bundle only
-            // issues. (The writes landing meanwhile the next bundle with
-            // slots settles, before it reads, and the late reads it would
-            // drop as past, that bundle drops.)
-            self.bundles += 1;
-            self.cycle += 1;
-            return self
-                .advance(pc + decoded.size, None, options)
-                .map(|()| true);
+            return self.issue_nops(decoded.size, options);
         }
         self.regs.settle(self.cycle);
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
@@ -409,6 +408,17 @@ impl Core {
         self.commit(array, memories, &decoded, effects, options)?;
         self.scratch = Some(scratch);
         Ok(true)
+    }
+
+    /// Issue the NOP bundle of `size` bytes at the PC. NOPs read, write,
+    /// hold and check nothing: the bundle only issues. (The writes landing
+    /// meanwhile the next bundle with slots settles, before it reads, and
+    /// the late reads it would drop as past, that bundle drops.)
+    #[inline]
+    fn issue_nops(&mut self, size: u32, options: &Options) -> Result<bool, Fault> {
+        self.bundles += 1;
+        self.cycle += 1;
+        self.advance(self.pc + size, None, options).map(|()| true)
     }
 
     /// The bundle's functional units, issued at the current cycle, or the
