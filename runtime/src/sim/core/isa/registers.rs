@@ -267,8 +267,9 @@ pub struct RegisterFile {
     /// is queued and landed without moving the others, and a cycle's
     /// writes are found without a search.
     ring: [Bucket; WINDOW as usize],
-    /// Every write landing before this cycle has landed; every write in
-    /// flight lands within `WINDOW` cycles from it.
+    /// Every write landing before this cycle has landed (once a bundle has
+    /// settled, the cycle after its issue); every write in flight lands
+    /// within `WINDOW` cycles from it.
     settled: u64,
     /// Per bucket (bit `cycle % WINDOW`), whether writes land in it:
     /// settling visits only those.
@@ -540,9 +541,9 @@ impl RegisterFile {
             .find(|p| p.run.has(leaf))
     }
 
-    /// Queue `write`, which lands after the last settled cycle (its issue
-    /// cycle, settled before it) and within `WINDOW` cycles of it; `words`
-    /// holds its value if wide (`Bits::At`).
+    /// Queue `write`, which lands at or after the settled cycle (the cycle
+    /// after its issue, settled before it) and within `WINDOW` cycles of
+    /// it; `words` holds its value if wide (`Bits::At`).
     #[inline]
     pub fn write(&mut self, write: &Pending, words: &[u32]) {
         let mut write = *write;
@@ -557,7 +558,7 @@ impl RegisterFile {
         // with a write in flight, lands at once: every later read is at
         // least a cycle after that (operand cycles start at 1, `operands`),
         // so it sees the write, and no later write lands in its cycle.
-        if at == self.settled + 1 && !self.any_in_flight(run) {
+        if at == self.settled && !self.any_in_flight(run) {
             let word = run.word as usize;
             match write.value {
                 Bits::Word(v) if run.masked => {
@@ -605,16 +606,18 @@ impl RegisterFile {
         bucket.writes.push(InFlight { issued, write });
     }
 
-    /// Land every write whose cycle is before `now`: reads from `now` on
+    /// Land every write whose cycle is at or before `issue`, the issue
+    /// cycle of a bundle about to read: its reads, a cycle after issue or
+    /// later (operand cycles start at 1, `operands`), and every later one
     /// see them whatever their bypass.
-    pub fn settle(&mut self, now: u64) {
-        let from = self.settled;
-        self.settled = from.max(now);
-        let span = now.saturating_sub(from).min(WINDOW);
+    pub fn settle(&mut self, issue: u64) {
+        let (from, end) = (self.settled, issue.saturating_add(1));
+        self.settled = from.max(end);
+        let span = end.saturating_sub(from).min(WINDOW);
         if self.occupied == 0 || span == 0 {
             return;
         }
-        // The buckets of cycles `from..now` holding writes, as bits from
+        // The buckets of cycles `from..end` holding writes, as bits from
         // `from`'s: cycle by cycle, each in issue order, so that of a
         // leaf's writes the last to land (among equal cycles the later
         // issued) gives its value.
