@@ -460,7 +460,7 @@ impl RegisterFile {
 
     /// A run's words as `read` sees them, appended to `out`; the first of
     /// its leaves read early and the write it came too early for.
-    #[inline]
+    #[inline(always)]
     pub fn read_run(
         &self,
         run: Run,

@@ -59,7 +59,7 @@ pub fn copy_words(dst: &mut [u32], src: &[u32]) {
 
 /// `dst.extend_from_slice(src)`, the vector registers' widths inline as in
 /// `copy_words`.
-#[inline]
+#[inline(always)]
 pub fn push_words(dst: &mut Vec<u32>, src: &[u32]) {
     match src.len() {
         64 => dst.extend_from_slice(&src[..64]),
