@@ -81,14 +81,10 @@ pub fn same_cycle(
     )
 }
 
-/// A write of `leaf`; `text` gives the writing instruction's text, asked
-/// only for the error.
-pub fn loop_register(
-    leaf: usize,
-    hazards: bool,
-    text: impl FnOnce() -> String,
-) -> Result<(), String> {
-    if hazards && loop_leaves().contains(&leaf) {
+/// A write of `leaf` (checked with the hazards); `text` gives the writing
+/// instruction's text, asked only for the error.
+pub fn loop_register(leaf: usize, text: impl FnOnce() -> String) -> Result<(), String> {
+    if loop_leaves().contains(&leaf) {
         let name = RegisterFile::leaf_name(leaf);
         return Err(format!(
             "`{}` writes {name}, a zero-overhead loop register; silicon ran such loops' bodies \

@@ -496,7 +496,7 @@ impl Core {
         let (write, pc) = (&writes[k], self.pc);
         for leaf in write.run.leaves() {
             if decoded.names_loop_register {
-                checks::loop_register(leaf, true, || self.writer_text(write))
+                checks::loop_register(leaf, || self.writer_text(write))
                     .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
             }
             let twin = self.regs.same_cycle(leaf, write.at).or_else(|| {
