@@ -555,13 +555,14 @@ impl Core {
         // the hardware.
         self.late_reads.retain(|r| r.at > pc_cycle);
         self.late_reads.append(&mut effects.late_reads);
-        // The late reads' leaves, as `leaf_bit`s: a write to none of them
-        // searches nothing.
-        let late = self
-            .late_reads
-            .iter()
-            .fold(0, |bits, r| bits | r.run.bits());
-        for write in effects.writes.iter().filter(|w| late & w.run.bits() != 0) {
+        // The late reads' leaves, as `leaf_bit`s, and the last of their
+        // cycles: a write to none of them, or landing after them all (no
+        // read before a write sees it), searches nothing.
+        let (late, last) = self.late_reads.iter().fold((0, 0), |(bits, last), r| {
+            (bits | r.run.bits(), last.max(r.at))
+        });
+        let searched = |w: &&Pending| w.at <= last && late & w.run.bits() != 0;
+        for write in effects.writes.iter().filter(searched) {
             for leaf in write.run.leaves().filter(|&l| late & leaf_bit(l) != 0) {
                 let overtaken = self
                     .late_reads
