@@ -4,7 +4,7 @@
 use super::operands::resolve;
 use super::semantics;
 use super::slot::{self, Slot};
-use super::structural::holds;
+use super::structural::{self, holds, Merged};
 use loom_aie2p_isa::{decode_one, print_bundle, print_instruction};
 use std::cell::OnceCell;
 
@@ -26,6 +26,9 @@ pub(super) struct Decoded {
     /// Whether an operand is a zero-overhead loop register, whose writes
     /// the checker refuses (`slot::names_loop_register`).
     pub(super) names_loop_register: bool,
+    /// Its slots' functional-unit holds merged per cycle, unless they meet
+    /// among themselves or cannot be checked (`structural::merge`).
+    pub(super) holds: Option<Vec<Merged>>,
     /// What of it may not be in a delay slot (`slot::delay_slot_offences`).
     pub(super) delay_slot_offences: [Option<String>; 2],
     pub(super) slots: Vec<Slot>,
@@ -71,6 +74,7 @@ pub(super) fn decode(bytes: &[u8], address: u32) -> Result<Decoded, String> {
         modelled: slot::modelled(&slots),
         names_loop_register: slot::names_loop_register(&slots),
         delay_slot_offences: slot::delay_slot_offences(&slots),
+        holds: structural::merge(slots.iter().map(|s| &s.holds)),
         slots,
     })
 }

@@ -65,24 +65,27 @@ pub fn early_read(reader: &str, at: u64, early: &Early, writer: &str) -> String 
 }
 
 #[cold]
-pub fn same_cycle(text: &str, write: &Pending, other_text: &str, other: &Pending) -> String {
+pub fn same_cycle(
+    text: &str,
+    leaf: usize,
+    write: &Pending,
+    other_text: &str,
+    other: &Pending,
+) -> String {
     format!(
         "`{text}` writes {} at cycle {}, the cycle `{other_text}` (bundle at {:#06x}) writes it \
          too (hazard checker: two writes of one register landing in one cycle)",
-        RegisterFile::leaf_name(write.leaf),
+        RegisterFile::leaf_name(leaf),
         write.at,
         other.writer
     )
 }
 
-/// `text` gives the writing instruction's text, asked only for the error.
-pub fn loop_register(
-    write: &Pending,
-    hazards: bool,
-    text: impl FnOnce() -> String,
-) -> Result<(), String> {
-    if hazards && loop_leaves().contains(&write.leaf) {
-        let name = RegisterFile::leaf_name(write.leaf);
+/// A write of `leaf` (checked with the hazards); `text` gives the writing
+/// instruction's text, asked only for the error.
+pub fn loop_register(leaf: usize, text: impl FnOnce() -> String) -> Result<(), String> {
+    if loop_leaves().contains(&leaf) {
+        let name = RegisterFile::leaf_name(leaf);
         return Err(format!(
             "`{}` writes {name}, a zero-overhead loop register; silicon ran such loops' bodies \
              once, so loops are `jnz` back edges (xdna-hardware-facts §9)",
@@ -102,14 +105,22 @@ pub fn structural(text: &str, unit: &str, at: u64, other: &str, other_at: u32) -
     )
 }
 
-/// A write that lands before a late read (of its own or an earlier bundle).
+/// A write of `leaf` that lands before a late read (of its own or an
+/// earlier bundle).
 #[cold]
-pub fn overtaken(text: &str, write: &Pending, reader: &str, at: u32, read: u64) -> String {
+pub fn overtaken(
+    text: &str,
+    leaf: usize,
+    write: &Pending,
+    reader: &str,
+    at: u32,
+    read: u64,
+) -> String {
     format!(
         "`{text}` writes {} at cycle {}, before `{reader}` (bundle at {at:#06x}) \
          reads it at cycle {read}: the hardware's read would see the new value, which the isa \
          core, reading operands at issue, does not model",
-        RegisterFile::leaf_name(write.leaf),
+        RegisterFile::leaf_name(leaf),
         write.at
     )
 }

@@ -6,9 +6,9 @@
 
 use super::neighbours::{view_of, Views};
 use super::operands::{Name, Operands, Resolved};
-use super::registers::{Bits, Early, Pending, RegisterFile, LEAF_WORDS};
+use super::registers::{Bits, Early, Pending, RegisterFile, Run};
 use super::timing::Bypass;
-use super::words::{copy_words, Words};
+use super::words::{push_words, Words};
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -31,6 +31,8 @@ pub struct LockRequest {
 #[derive(Debug, Default)]
 pub struct Effects {
     pub writes: Vec<Pending>,
+    /// The words of the wide writes (`Bits::At`), one after the other.
+    pub words: Vec<u32>,
     /// (tile, byte offset, its bytes' range in `stored`).
     pub stores: Vec<(Tile, usize, Range<usize>)>,
     /// The bytes of every store, one after the other (one buffer, so a
@@ -44,12 +46,16 @@ pub struct Effects {
     /// Reads at a use cycle after issue + 1, which a later bundle's write
     /// could land before.
     pub late_reads: Vec<LateRead>,
+    /// Not an effect: the vector instructions' buffers while none has
+    /// them (`Exec::take_words`), kept with the bundle's other buffers.
+    pub vectors: Option<Box<VectorBuffers>>,
 }
 
 impl Effects {
     /// Empty, keeping the buffers' capacity.
     pub fn clear(&mut self) {
         self.writes.clear();
+        self.words.clear();
         self.stores.clear();
         self.stored.clear();
         self.lock = None;
@@ -63,7 +69,7 @@ impl Effects {
 /// A read the model makes at issue but the hardware at `at`.
 #[derive(Debug, Clone)]
 pub struct LateRead {
-    pub leaf: usize,
+    pub run: Run,
     pub at: u64,
     pub bypass: Bypass,
     pub reader: u32,
@@ -112,7 +118,25 @@ pub struct Exec<'a> {
     pub early: &'a mut Vec<(u64, Early, usize)>,
 }
 
+/// Three vector values, reused from bundle to bundle: a vector instruction
+/// reads its operands into them and computes there instead of building
+/// (zeroing) and moving 264-byte `Words`.
+pub type VectorBuffers = [Words; 3];
+
 impl<'a> Exec<'a> {
+    /// The vector buffers (their contents are a previous instruction's);
+    /// `put_words` gives them back.
+    pub fn take_words(&mut self) -> Box<VectorBuffers> {
+        self.effects
+            .vectors
+            .take()
+            .unwrap_or_else(|| Box::new([Words::zeroed(0); 3]))
+    }
+
+    pub fn put_words(&mut self, words: Box<VectorBuffers>) {
+        self.effects.vectors = Some(words);
+    }
+
     #[inline]
     fn operand(&self, name: Name) -> Result<&'a Resolved, String> {
         // The operands outlive this borrow of `self` (they are the bundle's).
@@ -124,25 +148,22 @@ impl<'a> Exec<'a> {
 
     /// An input operand's value (or an implicit register's, by its record
     /// name): a register as read at its use cycle, or an immediate.
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self, name: Name) -> Result<u32, String> {
         self.read_resolved(self.operand(name)?, name.text())
     }
 
+    #[inline(always)]
     fn read_resolved(&mut self, operand: &Resolved, name: &str) -> Result<u32, String> {
         match operand {
             Resolved::Immediate(v) => Ok(*v),
-            &Resolved::Register {
-                leaf,
-                cycle,
-                bypass,
-            } => {
+            &Resolved::Register { run, cycle, bypass } => {
                 let at = self.cycle + u64::from(cycle);
-                self.note_late_read(leaf, cycle, at, bypass);
-                let (value, early) = self.regs.read(leaf, at, bypass);
+                self.note_late_read(run, cycle, at, bypass);
+                let (value, early) = self.regs.read_word(run, at, bypass);
                 if let Some(write) = early {
                     self.early
-                        .push((at, RegisterFile::early(leaf, write), self.slot));
+                        .push((at, RegisterFile::early(run.leaf as usize, write), self.slot));
                 }
                 Ok(value)
             }
@@ -150,16 +171,17 @@ impl<'a> Exec<'a> {
         }
     }
 
+    #[inline(always)]
     pub fn read_implicit(&mut self, record: Name) -> Result<u32, String> {
         self.read(record)
     }
 
     /// Note a read whose use cycle is after the first: the model reads at
     /// issue, the hardware later (`LateRead`).
-    fn note_late_read(&mut self, leaf: usize, cycle: u32, at: u64, bypass: Bypass) {
+    fn note_late_read(&mut self, run: Run, cycle: u32, at: u64, bypass: Bypass) {
         if cycle > 1 {
             self.effects.late_reads.push(LateRead {
-                leaf,
+                run,
                 at,
                 bypass,
                 reader: self.address,
@@ -168,10 +190,10 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn queue(&mut self, leaf: usize, at: u64, bypass: Bypass, value: Bits) {
+    fn queue(&mut self, run: Run, at: u64, bypass: Bypass, value: Bits) {
         self.effects.writes.push(Pending {
             at,
-            leaf,
+            run,
             value,
             bypass,
             writer: self.address,
@@ -180,26 +202,24 @@ impl<'a> Exec<'a> {
     }
 
     /// Write an output operand (or an implicit register) at its def cycle.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, name: Name, value: u32) -> Result<(), String> {
         self.write_resolved(self.operand(name)?, name.text(), value)
     }
 
+    #[inline(always)]
     fn write_resolved(&mut self, operand: &Resolved, name: &str, value: u32) -> Result<(), String> {
         match operand {
-            &Resolved::Register {
-                leaf,
-                cycle,
-                bypass,
-            } => {
+            &Resolved::Register { run, cycle, bypass } => {
                 let at = self.cycle + u64::from(cycle);
-                self.queue(leaf, at, bypass, Bits::Word(value));
+                self.queue(run, at, bypass, Bits::Word(value));
                 Ok(())
             }
             _ => Err(not_a_word(operand, name, "written")),
         }
     }
 
+    #[inline(always)]
     pub fn write_implicit(&mut self, record: Name, value: u32) -> Result<(), String> {
         self.write(record, value)
     }
@@ -215,13 +235,14 @@ impl<'a> Exec<'a> {
 
     /// `read_words` into `out` (its words replaced): for the hot vector
     /// instructions, which would otherwise move 256-byte values around.
+    #[inline(always)]
     pub fn read_words_into(&mut self, name: Name, out: &mut Words) -> Result<(), String> {
-        let (leaves, _, cycle, bypass) = self.leaves(name)?;
+        let (runs, _, cycle, bypass) = self.runs(name)?;
         let at = self.cycle + u64::from(cycle);
         out.clear();
-        for &leaf in leaves {
-            self.note_late_read(leaf, cycle, at, bypass);
-            if let Some(write) = self.regs.read_words(leaf, at, bypass, out) {
+        for &run in runs {
+            self.note_late_read(run, cycle, at, bypass);
+            if let Some((leaf, write)) = self.regs.read_run(run, at, bypass, out) {
                 self.early
                     .push((at, RegisterFile::early(leaf, write), self.slot));
             }
@@ -229,21 +250,20 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
-    /// A register operand's leaves (borrowed from the bundle's operands),
-    /// its width in words, its cycle and bypass.
-    fn leaves(&self, name: Name) -> Result<(&'a [usize], usize, u32, Bypass), String> {
+    /// A register operand's runs of leaves (borrowed from the bundle's
+    /// operands), its width in words, its cycle and bypass.
+    #[inline(always)]
+    fn runs(&self, name: Name) -> Result<(&'a [Run], usize, u32, Bypass), String> {
         match self.operand(name)? {
-            Resolved::Register {
-                leaf,
-                cycle,
-                bypass,
-            } => Ok((std::slice::from_ref(leaf), 1, *cycle, *bypass)),
+            Resolved::Register { run, cycle, bypass } => {
+                Ok((std::slice::from_ref(run), 1, *cycle, *bypass))
+            }
             Resolved::Wide {
-                leaves,
+                runs,
                 words,
                 cycle,
                 bypass,
-            } => Ok((leaves, *words, *cycle, *bypass)),
+            } => Ok((runs, *words, *cycle, *bypass)),
             Resolved::Immediate(_) => Err(format!("operand `{}` is an immediate", name.text())),
             Resolved::Unusable(why) => Err(why.clone()),
         }
@@ -251,8 +271,9 @@ impl<'a> Exec<'a> {
 
     /// Write a register operand of any width from its words, lowest first,
     /// at its def cycle; `words` must be exactly its width.
+    #[inline(always)]
     pub fn write_words(&mut self, name: Name, words: &[u32]) -> Result<(), String> {
-        let (leaves, width, cycle, bypass) = self.leaves(name)?;
+        let (runs, width, cycle, bypass) = self.runs(name)?;
         if width != words.len() {
             return Err(format!(
                 "operand `{}` is {} bits wide, the result {} bits",
@@ -263,18 +284,18 @@ impl<'a> Exec<'a> {
         }
         let at = self.cycle + u64::from(cycle);
         let mut rest = words;
-        for &leaf in leaves {
-            let (these, after) = rest.split_at(RegisterFile::words(leaf));
+        for &run in runs {
+            let (these, after) = rest.split_at(usize::from(run.words));
             rest = after;
             let bits = match these {
                 [one] => Bits::Word(*one),
                 many => {
-                    let mut wide = [0; LEAF_WORDS];
-                    copy_words(&mut wide[..many.len()], many);
-                    Bits::Wide(wide)
+                    let start = self.effects.words.len() as u32;
+                    push_words(&mut self.effects.words, many);
+                    Bits::At(start)
                 }
             };
-            self.queue(leaf, at, bypass, bits);
+            self.queue(run, at, bypass, bits);
         }
         Ok(())
     }
@@ -300,10 +321,10 @@ impl<'a> Exec<'a> {
         }
         for &k in &operands.implicit_defs {
             let (record, operand) = &operands.list[k];
-            let &Resolved::Register { leaf, .. } = operand else {
+            let &Resolved::Register { run, .. } = operand else {
                 return Err(format!("implicit {record} is no register"));
             };
-            let value = self.regs.read(leaf, u64::MAX, Bypass::NONE).0;
+            let value = self.regs.read(run.leaf as usize, u64::MAX, Bypass::NONE).0;
             self.write_resolved(operand, record, value)?;
         }
         Ok(())

@@ -9,7 +9,7 @@ use super::bundle::{self, Decoded};
 use super::checks;
 use super::exec::{Effects, Exec, LateRead, LockRequest};
 use super::neighbours::{views, Views};
-use super::registers::{Early, Pending, RegisterFile};
+use super::registers::{leaf_bit, Early, Pending, RegisterFile};
 use super::structural::Scoreboard;
 use super::timing::visible;
 use crate::sim::array::Array;
@@ -133,12 +133,6 @@ pub struct Core {
 struct Scratch {
     effects: Effects,
     early: Vec<EarlyRead>,
-}
-
-/// A leaf's bit in a 64-bit set of leaves (leaves 64 apart share one: a
-/// set bit means a search, a clear one that the leaf is not there).
-fn leaf_bit(leaf: usize) -> u64 {
-    1 << (leaf % 64)
 }
 
 /// The name reports give a core lock.
@@ -335,17 +329,16 @@ impl Core {
         options: &Options,
     ) -> Result<bool, Fault> {
         let pc = self.pc;
+        // A NOP bundle decoded before issues without its `Rc` cloned.
+        if let Some(Some(d)) = self.decoded.get(pc as usize) {
+            if d.nops_only {
+                let size = d.size;
+                return self.issue_nops(size, options);
+            }
+        }
         let decoded = self.decode(pc)?;
         if decoded.nops_only {
-            // NOPs read, write, hold and check nothing: the bundle only
-            // issues. (The writes landing meanwhile the next bundle with
-            // slots settles, before it reads, and the late reads it would
-            // drop as past, that bundle drops.)
-            self.bundles += 1;
-            self.cycle += 1;
-            return self
-                .advance(pc + decoded.size, None, options)
-                .map(|()| true);
+            return self.issue_nops(decoded.size, options);
         }
         self.regs.settle(self.cycle);
         let fail = |core: &Core, why: String| core.fault(pc, Some(&decoded.text), why);
@@ -417,23 +410,67 @@ impl Core {
         Ok(true)
     }
 
+    /// Issue the NOP bundle of `size` bytes at the PC. NOPs read, write,
+    /// hold and check nothing: the bundle only issues. (The writes landing
+    /// meanwhile the next bundle with slots settles, before it reads, and
+    /// the late reads it would drop as past, that bundle drops.)
+    #[inline]
+    fn issue_nops(&mut self, size: u32, options: &Options) -> Result<bool, Fault> {
+        self.bundles += 1;
+        self.cycle += 1;
+        self.advance(self.pc + size, None, options).map(|()| true)
+    }
+
     /// The bundle's functional units, issued at the current cycle, or the
     /// first one another instruction holds then.
     fn take_units(&mut self, decoded: &Decoded) -> Result<(), String> {
-        for (index, slot) in decoded.slots.iter().enumerate() {
-            let holds = slot.holds.as_ref().map_err(Clone::clone)?;
-            if let Err(c) = self.units.take(self.cycle, holds, (self.pc, index)) {
-                let other = self
-                    .decoded
-                    .get(c.holder.0 as usize)
-                    .and_then(|d| d.as_ref()?.slots.get(c.holder.1))
-                    .map_or_else(|| "?".into(), |s| s.text.clone());
-                return Err(checks::structural(
-                    &slot.text, c.unit, c.at, &other, c.holder.0,
-                ));
+        if let Some(merged) = &decoded.holds {
+            if self.units.take(self.cycle, merged, self.pc) {
+                return Ok(());
             }
         }
-        Ok(())
+        self.take_slots(decoded)
+    }
+
+    /// `take_units` slot by slot, to name the first conflict (out of line:
+    /// a bundle whose merged holds meet none is taken at once).
+    #[cold]
+    #[inline(never)]
+    fn take_slots(&mut self, decoded: &Decoded) -> Result<(), String> {
+        let holds = decoded
+            .slots
+            .iter()
+            .map(|s| s.holds.as_deref().map_err(Clone::clone));
+        let c = match self.units.take_slots(self.cycle, holds, self.pc) {
+            Ok(()) => return Ok(()),
+            Err(Err(why)) => return Err(why),
+            Err(Ok(c)) => c,
+        };
+        let slot_text = |pc: u32, k: usize| {
+            self.decoded
+                .get(pc as usize)
+                .and_then(|d| d.as_ref()?.slots.get(k))
+                .map(|s| s.text.clone())
+        };
+        // The holder: a slot of this bundle, else the latest bundle issued
+        // before it with a slot holding the unit then (the last of them).
+        let holder = c.own.map(|k| (self.pc, k)).or_else(|| {
+            Scoreboard::issue_cycles(c.at, self.cycle).find_map(|issue| {
+                let pc = self.units.issued(issue)?;
+                let slots = &self.decoded.get(pc as usize)?.as_ref()?.slots;
+                let k = slots.iter().rposition(|s| {
+                    s.holds
+                        .as_ref()
+                        .is_ok_and(|h| h.iter().any(|h| h.holds(c.at - issue, c.bit)))
+                })?;
+                Some((pc, k))
+            })
+        });
+        let (other, other_at) = holder
+            .and_then(|(pc, k)| Some((slot_text(pc, k)?, pc)))
+            .unwrap_or_else(|| ("?".into(), 0));
+        let text = &decoded.slots[c.slot].text;
+        Err(checks::structural(text, c.unit, c.at, &other, other_at))
     }
 
     fn acquire(&self, array: &mut Array, r: &LockRequest) -> Result<Option<u64>, String> {
@@ -443,6 +480,41 @@ impl Core {
             array.try_acquire_equal(r.tile, r.lock, r.value as u32, self.cycle)
         };
         result.map_err(|e| format!("acquire of {}: {e}", lock_name(r)))
+    }
+
+    /// The loop-register and same-cycle checks of write `k` of `writes`,
+    /// leaf by leaf (`earlier`: an earlier write of the bundle may share a
+    /// leaf).
+    #[inline]
+    fn check_leaves(
+        &self,
+        writes: &[Pending],
+        k: usize,
+        earlier: bool,
+        decoded: &Decoded,
+    ) -> Result<(), Fault> {
+        let (write, pc) = (&writes[k], self.pc);
+        for leaf in write.run.leaves() {
+            if decoded.names_loop_register {
+                checks::loop_register(leaf, || self.writer_text(write))
+                    .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
+            }
+            let twin = self.regs.same_cycle(leaf, write.at).or_else(|| {
+                let same = |w: &&Pending| w.run.has(leaf) && w.at == write.at;
+                earlier.then(|| writes[..k].iter().find(same)).flatten()
+            });
+            if let Some(other) = twin {
+                let why = checks::same_cycle(
+                    &self.writer_text(write),
+                    leaf,
+                    write,
+                    &self.writer_text(other),
+                    other,
+                );
+                return Err(self.fault(pc, Some(&decoded.text), why));
+            }
+        }
+        Ok(())
     }
 
     fn commit(
@@ -459,29 +531,17 @@ impl Core {
         // writes share no leaf with an earlier one and search nothing.
         let mut written = 0;
         for (k, write) in effects.writes.iter().enumerate() {
-            if decoded.names_loop_register {
-                checks::loop_register(write, options.hazards, || self.writer_text(write))
-                    .map_err(|why| self.fault(pc, Some(&decoded.text), why))?;
-            }
             if !options.hazards {
-                continue;
+                continue; // (the loop registers are checked with the hazards)
             }
-            let bit = leaf_bit(write.leaf);
-            let earlier = written & bit != 0;
-            written |= bit;
-            let twin = self.regs.same_cycle(write.leaf, write.at).or_else(|| {
-                let before = &effects.writes[..k];
-                let same = |w: &&Pending| w.leaf == write.leaf && w.at == write.at;
-                earlier.then(|| before.iter().find(same)).flatten()
-            });
-            if let Some(other) = twin {
-                let why = checks::same_cycle(
-                    &self.writer_text(write),
-                    write,
-                    &self.writer_text(other),
-                    other,
-                );
-                return Err(self.fault(pc, Some(&decoded.text), why));
+            let bits = write.run.bits();
+            let earlier = written & bits != 0;
+            written |= bits;
+            // Leaf by leaf only where a check could fail: a loop register
+            // named, an earlier write of the bundle to a leaf with the same
+            // bit, or a write in flight to one of its leaves.
+            if decoded.names_loop_register || earlier || self.regs.any_in_flight(write.run) {
+                self.check_leaves(&effects.writes, k, earlier, decoded)?;
             }
         }
         // After the register checks, so two writes of one register landing
@@ -495,39 +555,39 @@ impl Core {
         // the hardware.
         self.late_reads.retain(|r| r.at > pc_cycle);
         self.late_reads.append(&mut effects.late_reads);
-        // The late reads' leaves, as `leaf_bit`s: a write to none of them
-        // searches nothing.
-        let late = self
-            .late_reads
-            .iter()
-            .fold(0, |bits, r| bits | leaf_bit(r.leaf));
-        for write in effects
-            .writes
-            .iter()
-            .filter(|w| late & leaf_bit(w.leaf) != 0)
-        {
-            let overtaken = self
-                .late_reads
-                .iter()
-                .find(|r| r.leaf == write.leaf && visible(write.at, write.bypass, r.at, r.bypass));
-            if let Some(read) = overtaken {
-                let reader = self
-                    .decoded
-                    .get(read.reader as usize)
-                    .and_then(|d| d.as_ref()?.slots.get(read.slot))
-                    .map_or_else(|| "?".into(), |s| s.text.clone());
-                let why = checks::overtaken(
-                    &self.writer_text(write),
-                    write,
-                    &reader,
-                    read.reader,
-                    read.at,
-                );
-                return Err(self.fault(pc, Some(&decoded.text), why));
+        // The late reads' leaves, as `leaf_bit`s, and the last of their
+        // cycles: a write to none of them, or landing after them all (no
+        // read before a write sees it), searches nothing.
+        let (late, last) = self.late_reads.iter().fold((0, 0), |(bits, last), r| {
+            (bits | r.run.bits(), last.max(r.at))
+        });
+        let searched = |w: &&Pending| w.at <= last && late & w.run.bits() != 0;
+        for write in effects.writes.iter().filter(searched) {
+            for leaf in write.run.leaves().filter(|&l| late & leaf_bit(l) != 0) {
+                let overtaken = self
+                    .late_reads
+                    .iter()
+                    .find(|r| r.run.has(leaf) && visible(write.at, write.bypass, r.at, r.bypass));
+                if let Some(read) = overtaken {
+                    let reader = self
+                        .decoded
+                        .get(read.reader as usize)
+                        .and_then(|d| d.as_ref()?.slots.get(read.slot))
+                        .map_or_else(|| "?".into(), |s| s.text.clone());
+                    let why = checks::overtaken(
+                        &self.writer_text(write),
+                        leaf,
+                        write,
+                        &reader,
+                        read.reader,
+                        read.at,
+                    );
+                    return Err(self.fault(pc, Some(&decoded.text), why));
+                }
             }
         }
-        for write in effects.writes.drain(..) {
-            self.regs.write(write);
+        for write in &effects.writes {
+            self.regs.write(write, &effects.words);
         }
         for (tile, offset, range) in effects.stores.drain(..) {
             let bytes = &effects.stored[range];

@@ -4,7 +4,7 @@
 //! to its value; and each name the semantics ask for (`Name`) to its
 //! operand's index, so executing looks nothing up by text.
 
-use super::registers::{RegisterFile, WINDOW};
+use super::registers::{RegisterFile, Run, WINDOW};
 use super::timing::Bypass;
 use super::words::MAX_WORDS;
 use loom_aie2p_isa::{isa, Instruction, Itinerary, OperandKind, Value};
@@ -12,17 +12,17 @@ use loom_aie2p_isa::{isa, Instruction, Itinerary, OperandKind, Value};
 /// An operand as executing reads or writes it, resolved at decode.
 #[derive(Debug, Clone)]
 pub(super) enum Resolved {
-    /// A one-word register: its leaf, the cycle after issue it is read or
-    /// written at, and the bypass that operand names.
+    /// A one-word register: its leaf (a run of one), the cycle after issue
+    /// it is read or written at, and the bypass that operand names.
     Register {
-        leaf: usize,
+        run: Run,
         cycle: u32,
         bypass: Bypass,
     },
     /// A register of several words (a pair, a vector, an accumulator): its
-    /// leaves lowest first, as `Register`.
+    /// leaves as runs, lowest first, as `Register`.
     Wide {
-        leaves: Box<[usize]>,
+        runs: Box<[Run]>,
         words: usize,
         cycle: u32,
         bypass: Bypass,
@@ -158,12 +158,14 @@ impl Operands {
 
     /// Every register leaf of its operands.
     pub(super) fn leaves(&self) -> impl Iterator<Item = usize> + '_ {
-        let leaves = self.list.iter().flat_map(|(_, r)| match r {
-            Resolved::Register { leaf, .. } => std::slice::from_ref(leaf),
-            Resolved::Wide { leaves, .. } => leaves,
-            Resolved::Immediate(_) | Resolved::Unusable(_) => &[],
-        });
-        leaves.copied()
+        self.list.iter().flat_map(|(_, r)| {
+            let runs: &[Run] = match r {
+                Resolved::Register { run, .. } => std::slice::from_ref(run),
+                Resolved::Wide { runs, .. } => runs,
+                Resolved::Immediate(_) | Resolved::Unusable(_) => &[],
+            };
+            runs.iter().flat_map(|r| r.leaves())
+        })
     }
 
     /// The operand called `name`, if the instruction has one.
@@ -209,6 +211,15 @@ fn register_operand(
                 itinerary.name
             )
         })?;
+        // The register file lands a write the cycle after its issue at
+        // once, as every later read is a cycle after that.
+        if cycle == 0 {
+            return Err(format!(
+                "its itinerary {} gives operand `{name}` cycle 0, before the first cycle after \
+                 issue the isa core reads and writes operands at",
+                itinerary.name
+            ));
+        }
         if u64::from(cycle) >= WINDOW {
             return Err(format!(
                 "its itinerary {} gives operand `{name}` cycle {cycle}, past the {WINDOW} cycles \
@@ -225,14 +236,15 @@ fn register_operand(
                 32 * MAX_WORDS
             ));
         }
+        let runs = RegisterFile::runs(leaves);
         Ok(match leaves {
             [leaf] if RegisterFile::is_word(*leaf) => Resolved::Register {
-                leaf: *leaf,
+                run: runs[0],
                 cycle,
                 bypass,
             },
             _ => Resolved::Wide {
-                leaves: leaves.into(),
+                runs: runs.into(),
                 words,
                 cycle,
                 bypass,

@@ -5,9 +5,10 @@
 //! read sees the value before them, as the hardware's pipeline does.
 
 use super::timing::{visible, Bypass};
-use super::words::{copy_words, Words};
+use super::words::{copy_words, push_words, Words};
 use loom_aie2p_isa::isa;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// One leaf: where its words are, and the bits a write keeps.
@@ -42,6 +43,11 @@ fn class_bits(class: &str) -> Option<u32> {
 /// Classes of 20-bit registers (llvm-aie: pointers `eP`, and `eSpecial20`:
 /// ls, lr, le, sp, core_id); a write keeps their low 20 bits.
 const TWENTY_BIT_CLASSES: [&str; 2] = ["eP", "eSpecial20"];
+
+/// The classes whose registers' leaves the layout places first, so that
+/// each of them, their halves and quarters are one run: the vector unit's
+/// `dm` accumulators and `y` vectors (`x` their halves).
+const WHOLE_FIRST: [&str; 2] = ["ACC2048", "VEC1024"];
 
 fn leaves_of(record: &'static str, out: &mut Vec<&'static str>) {
     match isa().register(record) {
@@ -87,11 +93,25 @@ fn layout() -> &'static Layout {
                 }
             }
         }
+        // Leaves in the order of the widest accumulators' and vectors'
+        // (`WHOLE_FIRST`), then of every register, each one's lowest
+        // first: then a register's leaves, and their words, are one run
+        // (`Run`), or a few where registers share leaves differently
+        // (`ex0` is `x0` and `e0`, `ewh0` is `eh0` and `wh0`).
         let mut leaves = Vec::new();
         let mut index: HashMap<&'static str, usize> = HashMap::new();
         let mut words = 0;
-        for (name, register) in &records {
-            if register.subregs.is_empty() {
+        let first = WHOLE_FIRST.iter().flat_map(|class| isa.class(class));
+        let order = first
+            .map(String::as_str)
+            .chain(records.iter().map(|(n, _)| *n));
+        for register in order {
+            let mut parts = Vec::new();
+            leaves_of(register, &mut parts);
+            for name in parts {
+                if index.contains_key(name) {
+                    continue;
+                }
                 let n = (bytes.get(name).copied().unwrap_or(4) / 4) as usize;
                 index.insert(name, leaves.len());
                 leaves.push(Leaf {
@@ -148,24 +168,64 @@ fn class_names() -> Vec<&'static str> {
     names
 }
 
-/// The widest leaf in words (512 bits: a quarter of `dm`, the halves of
-/// `bm`); the layout's test checks that every leaf fits.
-pub const LEAF_WORDS: usize = 16;
+/// Consecutive leaves of a register, their words consecutive too (the
+/// layout makes most registers one run): what one read or write moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Its first leaf and that leaf's first word in the register file.
+    pub leaf: u32,
+    pub word: u32,
+    pub leaves: u16,
+    pub words: u16,
+    /// Whether a leaf of it keeps fewer than 32 bits (its writes are
+    /// masked).
+    masked: bool,
+}
 
-/// The bits a write gives one leaf: a word, or a wide leaf's words inline
-/// (its first `RegisterFile::words(leaf)`), so a write allocates nothing.
-#[derive(Debug, Clone)]
+impl Run {
+    pub fn leaves(self) -> Range<usize> {
+        self.leaf as usize..self.leaf as usize + usize::from(self.leaves)
+    }
+
+    #[inline]
+    pub fn has(self, leaf: usize) -> bool {
+        // One comparison: below `self.leaf` wraps to a large number.
+        (leaf as u32).wrapping_sub(self.leaf) < u32::from(self.leaves)
+    }
+
+    /// Its leaves as `leaf_bit`s.
+    #[inline]
+    pub fn bits(self) -> u64 {
+        if self.leaves == 1 {
+            return 1 << (self.leaf % 64);
+        }
+        let ones = u64::MAX >> (64 - u32::from(self.leaves.min(64)));
+        ones.rotate_left(self.leaf % 64)
+    }
+}
+
+/// A leaf's bit in a 64-bit set of leaves (leaves 64 apart share one: a
+/// set bit means a search, a clear one that the leaf is not there).
+pub fn leaf_bit(leaf: usize) -> u64 {
+    1 << (leaf % 64)
+}
+
+/// The bits a write gives its run: a one-word run's word, or where its
+/// words start in the buffer holding the write (the bundle's
+/// `Effects::words`, then its ring bucket's), so that a write is small and
+/// a wide one's words are copied once per buffer.
+#[derive(Debug, Clone, Copy)]
 pub enum Bits {
     Word(u32),
-    Wide([u32; LEAF_WORDS]),
+    At(u32),
 }
 
 /// A write that has not landed yet.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Pending {
     /// The cycle it lands at (issue + the itinerary's def cycle).
     pub at: u64,
-    pub leaf: usize,
+    pub run: Run,
     pub value: Bits,
     pub bypass: Bypass,
     /// The writing instruction: its bundle's address and its slot there.
@@ -181,10 +241,17 @@ pub struct Early {
 }
 
 /// A write in flight and its place in issue order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct InFlight {
     issued: u64,
     write: Pending,
+}
+
+/// The writes landing in one cycle, in issue order, and their wide values.
+#[derive(Debug, Clone, Default)]
+struct Bucket {
+    writes: Vec<InFlight>,
+    words: Vec<u32>,
 }
 
 /// Cycles after its issue a write can land in (the itineraries' operand
@@ -196,15 +263,17 @@ pub struct RegisterFile {
     /// `layout()`, kept so that an access does not check its `OnceLock`.
     layout: &'static Layout,
     values: Vec<u32>,
-    /// Per landing cycle modulo `WINDOW`, the writes landing then in issue
-    /// order: a write is queued and landed without moving the others, and
-    /// a cycle's writes are found without a search.
-    ring: [Vec<InFlight>; WINDOW as usize],
-    /// Every write landing before this cycle has landed; every write in
-    /// flight lands within `WINDOW` cycles from it.
+    /// Per landing cycle modulo `WINDOW`, the writes landing then: a write
+    /// is queued and landed without moving the others, and a cycle's
+    /// writes are found without a search.
+    ring: [Bucket; WINDOW as usize],
+    /// Every write landing before this cycle has landed (once a bundle has
+    /// settled, the cycle after its issue); every write in flight lands
+    /// within `WINDOW` cycles from it.
     settled: u64,
-    /// Writes in flight.
-    count: usize,
+    /// Per bucket (bit `cycle % WINDOW`), whether writes land in it:
+    /// settling visits only those.
+    occupied: u16,
     /// Writes issued so far (the next one's `issued`).
     issued: u64,
     /// Per leaf, its writes in flight (most reads find none and look at
@@ -220,14 +289,30 @@ impl Default for RegisterFile {
     }
 }
 
+/// Mask the one-word leaves of `run` kept in `words` (its value, from its
+/// first word) to the bits they keep.
+fn keep_bits(layout: &Layout, run: Run, words: &mut [u32]) {
+    if !run.masked {
+        return;
+    }
+    for l in &layout.leaves[run.leaves()] {
+        if l.words == 1 {
+            words[l.word - run.word as usize] &= l.mask;
+        }
+    }
+}
+
+/// A write seen by a read: the write and the words of its bucket.
+type Seen<'a> = Option<(&'a Pending, &'a [u32])>;
+
 impl RegisterFile {
     pub fn new() -> RegisterFile {
         RegisterFile {
             layout: layout(),
             values: vec![0; layout().words],
-            ring: std::array::from_fn(|_| Vec::new()),
+            ring: std::array::from_fn(|_| Bucket::default()),
             settled: 0,
-            count: 0,
+            occupied: 0,
             issued: 0,
             in_flight: vec![0; layout().leaves.len()],
             last: vec![0; layout().leaves.len()],
@@ -241,6 +326,31 @@ impl RegisterFile {
             .get(name)
             .map(Vec::as_slice)
             .filter(|l| !l.is_empty())
+    }
+
+    /// `leaves` (a register's, lowest first) as runs of consecutive ones.
+    pub fn runs(leaves: &[usize]) -> Vec<Run> {
+        let layout = layout();
+        let mut runs: Vec<Run> = Vec::new();
+        for &leaf in leaves {
+            let l = &layout.leaves[leaf];
+            let masked = l.words == 1 && l.mask != u32::MAX;
+            match runs.last_mut() {
+                Some(run) if run.leaves().end == leaf => {
+                    run.leaves += 1;
+                    run.words += l.words as u16;
+                    run.masked |= masked;
+                }
+                _ => runs.push(Run {
+                    leaf: leaf as u32,
+                    word: l.word as u32,
+                    leaves: 1,
+                    words: l.words as u16,
+                    masked,
+                }),
+            }
+        }
+        runs
     }
 
     pub fn leaf_name(leaf: usize) -> &'static str {
@@ -259,9 +369,9 @@ impl RegisterFile {
 
     /// The write a read at cycle `at` (with `bypass`) sees, if any (else
     /// the committed value), and the first write that had not landed (a
-    /// reference: building an `Early` on every read would copy 100 bytes).
+    /// reference: building an `Early` on every read would copy the write).
     #[inline]
-    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Option<&Pending>, Option<&Pending>) {
+    fn seen(&self, leaf: usize, at: u64, bypass: Bypass) -> (Seen<'_>, Option<&Pending>) {
         if self.in_flight[leaf] == 0 {
             return (None, None);
         }
@@ -271,25 +381,21 @@ impl RegisterFile {
     /// `seen` of a leaf with writes in flight (out of line: most reads
     /// find none).
     #[inline(never)]
-    fn seen_in_flight(
-        &self,
-        leaf: usize,
-        at: u64,
-        bypass: Bypass,
-    ) -> (Option<&Pending>, Option<&Pending>) {
+    fn seen_in_flight(&self, leaf: usize, at: u64, bypass: Bypass) -> (Seen<'_>, Option<&Pending>) {
         // The last visible write to land, and the first issued of those
         // that have not.
-        let mut seen: Option<&Pending> = None;
+        let mut seen: Seen = None;
         let mut early: Option<&InFlight> = None;
         // Cycle by cycle, each in issue order: the order they land in.
         for cycle in self.settled..=self.last[leaf] {
-            for f in &self.ring[(cycle % WINDOW) as usize] {
+            let bucket = &self.ring[(cycle % WINDOW) as usize];
+            for f in &bucket.writes {
                 let p = &f.write;
-                if p.leaf != leaf {
+                if !p.run.has(leaf) {
                     continue;
                 }
                 if visible(p.at, p.bypass, at, bypass) {
-                    seen = Some(p);
+                    seen = Some((p, &bucket.words));
                 } else if early.is_none_or(|e| f.issued < e.issued) {
                     early = Some(f);
                 }
@@ -298,44 +404,128 @@ impl RegisterFile {
         (seen, early.map(|f| &f.write))
     }
 
+    /// A leaf's words as a read that saw `seen` has them.
+    #[inline]
+    fn words_of<'s>(&'s self, leaf: usize, seen: Seen<'s>) -> &'s [u32] {
+        let l = &self.layout.leaves[leaf];
+        match seen {
+            None => &self.values[l.word..l.word + l.words],
+            Some((p, words)) => match &p.value {
+                Bits::Word(v) => std::slice::from_ref(v),
+                Bits::At(start) => {
+                    let from = *start as usize + l.word - p.run.word as usize;
+                    &words[from..from + l.words]
+                }
+            },
+        }
+    }
+
     /// The value of a one-word leaf as a read at cycle `at` (with
     /// `bypass`) sees it: the last write visible then, else the committed
     /// value; and the first write that had not landed, if any.
     #[inline]
     pub fn read(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
-        let word = self.layout.leaves[leaf].word;
-        let (seen, early) = self.seen(leaf, at, bypass);
-        let value = match seen.map(|p| &p.value) {
-            Some(Bits::Word(v)) => *v,
-            Some(Bits::Wide(v)) => v[0],
-            None => self.values[word],
-        };
-        (value, early)
+        if self.in_flight[leaf] == 0 {
+            return (self.values[self.layout.leaves[leaf].word], None);
+        }
+        self.read_in_flight(leaf, at, bypass)
     }
 
-    /// Any leaf's words as `read` sees them, appended to `out`.
-    pub fn read_words(
+    /// `read` of a one-word run (its word known, not looked up).
+    #[inline]
+    pub fn read_word(&self, run: Run, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
+        let leaf = run.leaf as usize;
+        if self.in_flight[leaf] == 0 {
+            return (self.values[run.word as usize], None);
+        }
+        self.read_in_flight(leaf, at, bypass)
+    }
+
+    /// `read` of a leaf with writes in flight (out of line: most reads
+    /// find none).
+    #[inline(never)]
+    fn read_in_flight(&self, leaf: usize, at: u64, bypass: Bypass) -> (u32, Option<&Pending>) {
+        let (seen, early) = self.seen_in_flight(leaf, at, bypass);
+        (self.words_of(leaf, seen)[0], early)
+    }
+
+    /// Whether a leaf of `run` has a write in flight.
+    #[inline]
+    pub fn any_in_flight(&self, run: Run) -> bool {
+        match run.leaves {
+            1 => self.in_flight[run.leaf as usize] != 0,
+            _ => self.in_flight[run.leaves()].iter().any(|&n| n != 0),
+        }
+    }
+
+    /// A run's words as `read` sees them, appended to `out`; the first of
+    /// its leaves read early and the write it came too early for.
+    #[inline(always)]
+    pub fn read_run(
         &self,
-        leaf: usize,
+        run: Run,
         at: u64,
         bypass: Bypass,
         out: &mut Words,
-    ) -> Option<&Pending> {
-        let l = &self.layout.leaves[leaf];
-        let (seen, early) = self.seen(leaf, at, bypass);
-        match seen.map(|p| &p.value) {
-            Some(Bits::Word(v)) => out.extend_from_slice(&[*v]),
-            Some(Bits::Wide(v)) => out.extend_from_slice(&v[..l.words]),
-            None => out.extend_from_slice(&self.values[l.word..l.word + l.words]),
+    ) -> Option<(usize, &Pending)> {
+        if !self.any_in_flight(run) {
+            let word = run.word as usize;
+            out.extend_from_slice(&self.values[word..word + usize::from(run.words)]);
+            return None;
         }
-        early
+        self.read_run_in_flight(run, at, bypass, out)
+    }
+
+    /// `read_run` of a run with a leaf in flight: when one write of the
+    /// whole run is all its leaves have in flight (the usual case), from
+    /// that write or the committed words at once, else leaf by leaf.
+    #[inline(never)]
+    fn read_run_in_flight(
+        &self,
+        run: Run,
+        at: u64,
+        bypass: Bypass,
+        out: &mut Words,
+    ) -> Option<(usize, &Pending)> {
+        if self.in_flight[run.leaves()].iter().all(|&n| n == 1) {
+            let leaf = run.leaf as usize;
+            let whole = (self.settled..=self.last[leaf]).find_map(|cycle| {
+                let bucket = &self.ring[(cycle % WINDOW) as usize];
+                let f = bucket.writes.iter().find(|f| f.write.run == run)?;
+                Some((&f.write, &bucket.words))
+            });
+            if let Some((p, words)) = whole {
+                if !visible(p.at, p.bypass, at, bypass) {
+                    let word = run.word as usize;
+                    out.extend_from_slice(&self.values[word..word + usize::from(run.words)]);
+                    return Some((leaf, p));
+                }
+                match p.value {
+                    Bits::Word(v) => out.extend_from_slice(&[v]),
+                    Bits::At(start) => {
+                        let start = start as usize;
+                        out.extend_from_slice(&words[start..start + usize::from(run.words)]);
+                    }
+                }
+                return None;
+            }
+        }
+        let mut first = None;
+        for leaf in run.leaves() {
+            let (seen, early) = self.seen(leaf, at, bypass);
+            out.extend_from_slice(self.words_of(leaf, seen));
+            if let (None, Some(write)) = (first, early) {
+                first = Some((leaf, write));
+            }
+        }
+        first
     }
 
     /// What a read of `leaf` saw instead of `write`, which had not landed.
     pub fn early(leaf: usize, write: &Pending) -> Early {
         Early {
             register: Self::leaf_name(leaf),
-            write: write.clone(),
+            write: *write,
         }
     }
 
@@ -345,65 +535,121 @@ impl RegisterFile {
             return None;
         }
         self.ring[(at % WINDOW) as usize]
+            .writes
             .iter()
             .map(|f| &f.write)
-            .find(|p| p.leaf == leaf)
+            .find(|p| p.run.has(leaf))
     }
 
-    /// Queue `write`, which lands after the last settled cycle (its issue
-    /// cycle, settled before it) and within `WINDOW` cycles of it.
-    pub fn write(&mut self, mut write: Pending) {
-        let (leaf, at) = (write.leaf, write.at);
+    /// Queue `write`, which lands at or after the settled cycle (the cycle
+    /// after its issue, settled before it) and within `WINDOW` cycles of
+    /// it; `words` holds its value if wide (`Bits::At`).
+    #[inline]
+    pub fn write(&mut self, write: &Pending, words: &[u32]) {
+        let mut write = *write;
+        let (run, at) = (write.run, write.at);
         assert!(
             (self.settled..self.settled + WINDOW).contains(&at),
             "a write landing at cycle {at}, the register file settled to {}",
             self.settled
         );
-        if let Bits::Word(v) = &mut write.value {
-            *v &= self.layout.leaves[leaf].mask;
-        }
-        self.in_flight[leaf] += 1;
-        self.last[leaf] = if self.in_flight[leaf] == 1 {
-            at
-        } else {
-            self.last[leaf].max(at)
-        };
-        self.count += 1;
-        let issued = self.issued;
-        self.issued += 1;
-        self.ring[(at % WINDOW) as usize].push(InFlight { issued, write });
-    }
-
-    fn land(layout: &Layout, values: &mut [u32], write: &Pending) {
-        let leaf = &layout.leaves[write.leaf];
-        match &write.value {
-            Bits::Word(v) => values[leaf.word] = *v,
-            Bits::Wide(v) => copy_words(
-                &mut values[leaf.word..leaf.word + leaf.words],
-                &v[..leaf.words],
-            ),
-        }
-    }
-
-    /// Land every write whose cycle is before `now`: reads from `now` on
-    /// see them whatever their bypass.
-    pub fn settle(&mut self, now: u64) {
-        let from = self.settled;
-        self.settled = from.max(now);
-        if self.count == 0 {
+        let layout = self.layout;
+        // A write landing the cycle after its issue, none of its leaves
+        // with a write in flight, lands at once: every later read is at
+        // least a cycle after that (operand cycles start at 1, `operands`),
+        // so it sees the write, and no later write lands in its cycle.
+        if at == self.settled && !self.any_in_flight(run) {
+            let word = run.word as usize;
+            match write.value {
+                Bits::Word(v) if run.masked => {
+                    self.values[word] = v & layout.leaves[run.leaf as usize].mask;
+                }
+                Bits::Word(v) => self.values[word] = v,
+                Bits::At(start) => {
+                    let (start, n) = (start as usize, usize::from(run.words));
+                    let landed = &mut self.values[word..word + n];
+                    copy_words(landed, &words[start..start + n]);
+                    keep_bits(layout, run, landed);
+                }
+            }
             return;
         }
-        // Cycle by cycle, each in issue order, so that of a leaf's writes
-        // the last to land (among equal cycles the later issued) gives its
-        // value.
-        for cycle in from..now.min(from + WINDOW) {
-            let landing = &mut self.ring[(cycle % WINDOW) as usize];
-            for f in landing.iter() {
-                self.in_flight[f.write.leaf] -= 1;
-                Self::land(self.layout, &mut self.values, &f.write);
+        let bucket = &mut self.ring[(at % WINDOW) as usize];
+        match &mut write.value {
+            Bits::Word(v) if run.masked => *v &= layout.leaves[run.leaf as usize].mask,
+            Bits::Word(_) => {}
+            Bits::At(start) => {
+                let from = std::mem::replace(start, bucket.words.len() as u32) as usize;
+                push_words(
+                    &mut bucket.words,
+                    &words[from..from + usize::from(run.words)],
+                );
+                keep_bits(layout, run, &mut bucket.words[*start as usize..]);
             }
-            self.count -= landing.len();
-            landing.clear();
+        }
+        let mut queued = |leaf: usize| {
+            self.in_flight[leaf] += 1;
+            self.last[leaf] = if self.in_flight[leaf] == 1 {
+                at
+            } else {
+                self.last[leaf].max(at)
+            };
+        };
+        // A word is one leaf: no loop.
+        match write.value {
+            Bits::Word(_) => queued(run.leaf as usize),
+            Bits::At(_) => run.leaves().for_each(queued),
+        }
+        self.occupied |= 1 << (at % WINDOW);
+        let issued = self.issued;
+        self.issued += 1;
+        bucket.writes.push(InFlight { issued, write });
+    }
+
+    /// Land every write whose cycle is at or before `issue`, the issue
+    /// cycle of a bundle about to read: its reads, a cycle after issue or
+    /// later (operand cycles start at 1, `operands`), and every later one
+    /// see them whatever their bypass.
+    pub fn settle(&mut self, issue: u64) {
+        let (from, end) = (self.settled, issue.saturating_add(1));
+        self.settled = from.max(end);
+        let span = end.saturating_sub(from).min(WINDOW);
+        if self.occupied == 0 || span == 0 {
+            return;
+        }
+        // The buckets of cycles `from..end` holding writes, as bits from
+        // `from`'s: cycle by cycle, each in issue order, so that of a
+        // leaf's writes the last to land (among equal cycles the later
+        // issued) gives its value.
+        let shift = (from % WINDOW) as u32;
+        let mut due = u32::from(self.occupied.rotate_right(shift)) & ((1 << span) - 1);
+        while due != 0 {
+            let bucket = (shift + due.trailing_zeros()) as usize % WINDOW as usize;
+            due &= due - 1;
+            self.occupied &= !(1 << bucket);
+            let landing = &mut self.ring[bucket];
+            for f in &landing.writes {
+                let run = f.write.run;
+                let word = run.word as usize;
+                match f.write.value {
+                    Bits::Word(v) => {
+                        self.in_flight[run.leaf as usize] -= 1;
+                        self.values[word] = v;
+                    }
+                    Bits::At(start) => {
+                        for leaf in run.leaves() {
+                            self.in_flight[leaf] -= 1;
+                        }
+                        let (start, n) = (start as usize, usize::from(run.words));
+                        copy_words(
+                            &mut self.values[word..word + n],
+                            &landing.words[start..start + n],
+                        );
+                    }
+                }
+            }
+            landing.writes.clear();
+            landing.words.clear();
         }
     }
 
@@ -423,7 +669,7 @@ mod tests {
     fn write(leaf: usize, at: u64, value: u32) -> Pending {
         Pending {
             at,
-            leaf,
+            run: RegisterFile::runs(&[leaf])[0],
             value: Bits::Word(value),
             bypass: Bypass::NONE,
             writer: 0,
@@ -448,10 +694,10 @@ mod tests {
         assert!(!RegisterFile::is_word(x_leaf), "256-bit half of a vector");
         let (r0, p0) = (l0[0], RegisterFile::leaves("p0").unwrap()[0]);
         let mut regs = RegisterFile::new();
-        regs.write(write(p0, 3, 0xFFF_FFFF));
-        regs.write(write(r0, 9, 1));
-        regs.write(write(r0, 5, 2));
-        regs.write(write(r0, 9, 3));
+        regs.write(&write(p0, 3, 0xFFF_FFFF), &[]);
+        regs.write(&write(r0, 9, 1), &[]);
+        regs.write(&write(r0, 5, 2), &[]);
+        regs.write(&write(r0, 9, 3), &[]);
         assert_eq!(
             regs.read(r0, 6, Bypass::NONE).0,
             2,
@@ -466,13 +712,73 @@ mod tests {
         assert_eq!(regs.value("p0"), Some(0xF_FFFF));
     }
 
-    /// A wide write keeps its words inline (`Bits::Wide`): no leaf is wider.
+    /// A write landing the cycle after its issue lands at once unless a
+    /// write of its register is in flight; then it waits its turn in the
+    /// ring, and the last to land still gives the value.
     #[test]
-    fn every_leaf_fits_inline() {
-        assert!(layout().leaves.iter().all(|l| l.words <= LEAF_WORDS));
-        assert_eq!(
-            RegisterFile::words(RegisterFile::leaves("dm0").unwrap()[0]),
-            LEAF_WORDS
-        );
+    fn a_next_cycle_write_lands_at_once_unless_another_is_in_flight() {
+        let r0 = RegisterFile::leaves("r0").unwrap()[0];
+        let mut regs = RegisterFile::new();
+        regs.settle(10);
+        regs.write(&write(r0, 11, 7), &[]);
+        assert_eq!(regs.value("r0"), Some(7), "landed at once");
+        regs.write(&write(r0, 13, 1), &[]);
+        regs.write(&write(r0, 11, 2), &[]);
+        assert_eq!(regs.value("r0"), Some(7), "behind the write at 13");
+        assert_eq!(regs.read(r0, 12, Bypass::NONE).0, 2);
+        regs.settle(12);
+        assert_eq!(regs.value("r0"), Some(2));
+        regs.settle(14);
+        assert_eq!(regs.value("r0"), Some(1));
+    }
+
+    /// The registers the code generator's vector code names are one run
+    /// each (one read or write moves them); a register sharing leaves with
+    /// others may be several, which still cover its leaves in order.
+    #[test]
+    fn registers_are_runs_of_their_leaves() {
+        for name in [
+            "dm0", "cml0", "cmh0", "bmll0", "y0", "x0", "x1", "wl0", "l0",
+        ] {
+            let leaves = RegisterFile::leaves(name).unwrap();
+            let runs = RegisterFile::runs(leaves);
+            assert_eq!(runs.len(), 1, "{name}");
+            let words: usize = leaves.iter().map(|&l| RegisterFile::words(l)).sum();
+            assert_eq!(usize::from(runs[0].words), words, "{name}");
+        }
+        for (name, _) in isa().registers() {
+            let leaves = RegisterFile::leaves(name).unwrap_or(&[]);
+            let covered: Vec<usize> = RegisterFile::runs(leaves)
+                .iter()
+                .flat_map(|r| r.leaves())
+                .collect();
+            assert_eq!(covered, leaves, "{name}");
+        }
+    }
+
+    /// A wide write lands from its bucket, and a read of one of its leaves
+    /// in flight sees that leaf's words.
+    #[test]
+    fn a_wide_write_lands_whole() {
+        let leaves = RegisterFile::leaves("x0").unwrap();
+        let run = RegisterFile::runs(leaves)[0];
+        let value: Vec<u32> = (0..16).collect();
+        let mut regs = RegisterFile::new();
+        let wide = Pending {
+            at: 2,
+            run,
+            value: Bits::At(0),
+            bypass: Bypass::NONE,
+            writer: 0,
+            slot: 0,
+        };
+        regs.write(&wide, &value);
+        let mut out = Words::zeroed(0);
+        assert!(regs.read_run(run, 3, Bypass::NONE, &mut out).is_none());
+        assert_eq!(&out[..], &value[..]);
+        regs.settle(3);
+        out.clear();
+        assert!(regs.read_run(run, 3, Bypass::NONE, &mut out).is_none());
+        assert_eq!(&out[..], &value[..]);
     }
 }

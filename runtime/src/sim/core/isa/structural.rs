@@ -86,69 +86,184 @@ struct Cycle {
     reserved: u64,
 }
 
-/// Who holds a unit in a cycle: the bundle's address and the slot there.
-pub type Holder = (u32, usize);
+/// A bundle's holds merged per cycle, in the cycles' order: what it takes
+/// at once when none conflicts with the units already held (`merge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merged {
+    start: u32,
+    required: u64,
+    reserved: u64,
+}
 
-/// The units held in the cycles ahead of the core.
+/// The units held in the cycles ahead of the core, and which bundle issued
+/// in each of the last cycles (one a cycle), which names the holder of a
+/// unit in a conflict without a record per hold.
 #[derive(Debug, Clone)]
 pub struct Scoreboard {
     cycles: [Cycle; WINDOW],
-    /// Per cycle of the window, per unit bit, its holder.
-    holders: Vec<[Holder; 64]>,
+    /// Per issue cycle modulo the window, the bundle that took its holds
+    /// then: the cycle and the bundle's address.
+    issued: [(u64, u32); WINDOW],
 }
 
 impl Default for Scoreboard {
     fn default() -> Self {
         Scoreboard {
             cycles: [Cycle::default(); WINDOW],
-            holders: vec![[(0, 0); 64]; WINDOW],
+            issued: [(u64::MAX, 0); WINDOW],
         }
     }
 }
 
-/// A conflict: the unit, the cycle, the other holder.
+/// A conflict: the slot of the bundle being taken that needs the unit, the
+/// unit (its name and bit), the cycle, and the slot of the bundle that
+/// holds it then, if one of its own does (else a bundle issued before holds
+/// it: `Scoreboard::issued`).
 #[derive(Debug)]
 pub struct Conflict {
+    pub slot: usize,
     pub unit: &'static str,
+    pub bit: u64,
     pub at: u64,
-    pub holder: Holder,
+    pub own: Option<usize>,
+}
+
+/// `slots`' holds merged per cycle, or None when they conflict among
+/// themselves (or a slot's cannot be checked): such a bundle is taken slot
+/// by slot, which names the conflict.
+pub fn merge<'a>(
+    slots: impl Iterator<Item = &'a Result<Vec<Hold>, String>>,
+) -> Option<Vec<Merged>> {
+    let slots: Vec<&[Hold]> = slots.map(|h| h.as_deref().ok()).collect::<Option<_>>()?;
+    Scoreboard::default()
+        .take_slots(0, slots.iter().map(|h| Ok(*h)), 0)
+        .ok()?;
+    let mut merged: Vec<Merged> = Vec::new();
+    for hold in slots.iter().flat_map(|h| h.iter()) {
+        let k = match merged.iter().position(|m| m.start == hold.start) {
+            Some(k) => k,
+            None => {
+                merged.push(Merged {
+                    start: hold.start,
+                    required: 0,
+                    reserved: 0,
+                });
+                merged.len() - 1
+            }
+        };
+        if hold.required {
+            merged[k].required |= hold.unit;
+        } else {
+            merged[k].reserved |= hold.unit;
+        }
+    }
+    merged.sort_by_key(|m| m.start);
+    Some(merged)
+}
+
+impl Hold {
+    /// Whether it holds `unit` `offset` cycles after its instruction's
+    /// issue.
+    pub fn holds(&self, offset: u64, unit: u64) -> bool {
+        u64::from(self.start) == offset && self.unit == unit
+    }
 }
 
 impl Scoreboard {
-    /// Take the holds of an instruction issued at `issue` by `holder`, or
-    /// the first conflict with a unit already held.
-    pub fn take(&mut self, issue: u64, holds: &[Hold], holder: Holder) -> Result<(), Conflict> {
-        for hold in holds {
-            let at = issue + u64::from(hold.start);
-            let k = (at % WINDOW as u64) as usize;
-            let entry = &mut self.cycles[k];
-            if entry.at != at {
-                *entry = Cycle {
-                    at,
-                    ..Cycle::default()
-                };
-            }
-            let busy = if hold.required {
-                entry.required | entry.reserved
-            } else {
-                entry.required
+    /// The window entry of cycle `at`, emptied if it held an older cycle.
+    fn entry(&mut self, at: u64) -> &mut Cycle {
+        let entry = &mut self.cycles[(at % WINDOW as u64) as usize];
+        if entry.at != at {
+            *entry = Cycle {
+                at,
+                ..Cycle::default()
             };
-            if busy & hold.unit != 0 {
-                let bit = hold.unit.trailing_zeros() as usize;
-                return Err(Conflict {
-                    unit: unit_name(hold.unit),
-                    at,
-                    holder: self.holders[k][bit],
-                });
-            }
-            if hold.required {
-                entry.required |= hold.unit;
-            } else {
-                entry.reserved |= hold.unit;
-            }
-            self.holders[k][hold.unit.trailing_zeros() as usize] = holder;
         }
+        entry
+    }
+
+    /// Take the merged holds of a bundle issued at `issue` at `address`:
+    /// false, taking nothing, if one conflicts with a unit already held.
+    pub fn take(&mut self, issue: u64, merged: &[Merged], address: u32) -> bool {
+        let free = merged.iter().all(|m| {
+            let at = issue + u64::from(m.start);
+            let held = self.cycles[(at % WINDOW as u64) as usize];
+            let (required, reserved) = if held.at == at {
+                (held.required, held.reserved)
+            } else {
+                (0, 0)
+            };
+            (m.required & (required | reserved)) | (m.reserved & required) == 0
+        });
+        if !free {
+            return false;
+        }
+        for m in merged {
+            let entry = self.entry(issue + u64::from(m.start));
+            entry.required |= m.required;
+            entry.reserved |= m.reserved;
+        }
+        self.issued[(issue % WINDOW as u64) as usize] = (issue, address);
+        true
+    }
+
+    /// Take the holds of a bundle issued at `issue` at `address` slot by
+    /// slot, each slot's holds in order, or the first conflict (with a
+    /// unit already held or taken by an earlier hold of the bundle) or the
+    /// first slot whose holds cannot be checked.
+    pub fn take_slots<'a>(
+        &mut self,
+        issue: u64,
+        slots: impl Iterator<Item = Result<&'a [Hold], String>>,
+        address: u32,
+    ) -> Result<(), Result<Conflict, String>> {
+        // The bundle's own holds taken so far: (cycle, unit, slot).
+        let mut own: Vec<(u64, u64, usize)> = Vec::new();
+        for (slot, holds) in slots.enumerate() {
+            for hold in holds.map_err(Err)? {
+                let at = issue + u64::from(hold.start);
+                let entry = self.entry(at);
+                let busy = if hold.required {
+                    entry.required | entry.reserved
+                } else {
+                    entry.required
+                };
+                if busy & hold.unit != 0 {
+                    let mine = own
+                        .iter()
+                        .rev()
+                        .find(|&&(c, u, _)| c == at && u == hold.unit);
+                    return Err(Ok(Conflict {
+                        slot,
+                        unit: unit_name(hold.unit),
+                        bit: hold.unit,
+                        at,
+                        own: mine.map(|&(_, _, slot)| slot),
+                    }));
+                }
+                if hold.required {
+                    entry.required |= hold.unit;
+                } else {
+                    entry.reserved |= hold.unit;
+                }
+                own.push((at, hold.unit, slot));
+            }
+        }
+        self.issued[(issue % WINDOW as u64) as usize] = (issue, address);
         Ok(())
+    }
+
+    /// The address of the bundle that took its holds at issue cycle
+    /// `cycle`, if one did and it is still in the window.
+    pub fn issued(&self, cycle: u64) -> Option<u32> {
+        let (at, address) = self.issued[(cycle % WINDOW as u64) as usize];
+        (at == cycle).then_some(address)
+    }
+
+    /// The cycles a bundle holding a unit at `at` may have issued in, the
+    /// latest first.
+    pub fn issue_cycles(at: u64, before: u64) -> impl Iterator<Item = u64> {
+        (at.saturating_sub(WINDOW as u64 - 1)..before).rev()
     }
 }
 
@@ -164,19 +279,82 @@ mod tests {
         }
     }
 
+    fn slots<'a>(holds: &'a [&'a [Hold]]) -> impl Iterator<Item = Result<&'a [Hold], String>> {
+        holds.iter().map(|h| Ok(*h))
+    }
+
     /// Required meets Required or Reserved; Reserved meets only Required;
-    /// other cycles and other units are free.
+    /// other cycles and other units are free; a conflict names the unit,
+    /// the cycle, and the bundle's own slot holding it if one does.
     #[test]
     fn required_and_reserved_stages_conflict_as_llvm_has_it() {
         let mut board = Scoreboard::default();
-        board.take(10, &[hold(6, 1, true)], (0, 0)).unwrap();
-        assert!(board.take(11, &[hold(5, 1, true)], (16, 0)).is_err());
-        assert!(board.take(11, &[hold(5, 1, false)], (16, 0)).is_err());
-        board.take(11, &[hold(6, 1, true)], (16, 0)).unwrap();
-        board.take(11, &[hold(5, 2, true)], (16, 0)).unwrap();
-        board.take(20, &[hold(0, 4, false)], (32, 0)).unwrap();
-        board.take(20, &[hold(0, 4, false)], (32, 1)).unwrap();
-        let conflict = board.take(20, &[hold(0, 4, true)], (48, 0)).err().unwrap();
-        assert_eq!((conflict.at, conflict.holder), (20, (32, 1)));
+        board
+            .take_slots(10, slots(&[&[hold(6, 1, true)]]), 0)
+            .unwrap();
+        assert!(board
+            .take_slots(11, slots(&[&[hold(5, 1, true)]]), 16)
+            .is_err());
+        assert!(board
+            .take_slots(11, slots(&[&[hold(5, 1, false)]]), 16)
+            .is_err());
+        board
+            .take_slots(11, slots(&[&[hold(6, 1, true)]]), 16)
+            .unwrap();
+        board
+            .take_slots(12, slots(&[&[hold(4, 2, true)]]), 32)
+            .unwrap();
+        let two = [&[hold(0, 4, false)][..], &[hold(0, 4, false)]];
+        board.take_slots(20, slots(&two), 48).unwrap();
+        let Err(Ok(conflict)) = board.take_slots(20, slots(&[&[hold(0, 4, true)]]), 64) else {
+            panic!("a Required hold meets two Reserved ones");
+        };
+        assert_eq!((conflict.at, conflict.own), (20, None));
+        assert_eq!(board.issued(20), Some(48));
+        let own = [&[hold(1, 8, true)][..], &[hold(1, 8, false)]];
+        let Err(Ok(conflict)) = board.take_slots(30, slots(&own), 80) else {
+            panic!("a bundle's own slots meet");
+        };
+        assert_eq!((conflict.at, conflict.own), (31, Some(0)));
+    }
+
+    /// A bundle whose slots do not meet is taken merged, per cycle; one
+    /// whose slots meet is not merged (it is taken slot by slot, which names
+    /// them); a merged take that meets a held unit takes nothing.
+    #[test]
+    fn merged_holds_take_a_bundle_at_once() {
+        let ok: Vec<Result<Vec<Hold>, String>> = vec![
+            Ok(vec![hold(0, 1, true), hold(2, 2, false)]),
+            Ok(vec![hold(2, 4, true)]),
+        ];
+        let merged = merge(ok.iter()).unwrap();
+        assert_eq!(
+            merged,
+            [
+                Merged {
+                    start: 0,
+                    required: 1,
+                    reserved: 0
+                },
+                Merged {
+                    start: 2,
+                    required: 4,
+                    reserved: 2
+                },
+            ]
+        );
+        let clash: Vec<Result<Vec<Hold>, String>> =
+            vec![Ok(vec![hold(1, 1, true)]), Ok(vec![hold(1, 1, false)])];
+        assert!(merge(clash.iter()).is_none());
+        let unknown: Vec<Result<Vec<Hold>, String>> = vec![Err("no".into())];
+        assert!(merge(unknown.iter()).is_none());
+        let mut board = Scoreboard::default();
+        assert!(board.take(10, &merged, 0));
+        assert!(
+            !board.take(10, &merged, 16),
+            "the same units in the same cycles"
+        );
+        assert!(board.take(11, &merged, 16), "a cycle later: free");
+        assert_eq!((board.issued(10), board.issued(11)), (Some(0), Some(16)));
     }
 }

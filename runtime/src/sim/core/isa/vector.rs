@@ -30,7 +30,6 @@ use super::addressing::{address, Address};
 use super::assumptions::{self as a, accumulate, bf16_product};
 use super::exec::{Exec, Semantics};
 use super::operands::Name;
-use super::words::Words;
 
 /// The semantics of vector instruction `name`, if modelled.
 pub fn of(name: &str) -> Option<Semantics> {
@@ -138,9 +137,12 @@ fn halves(words: &[u32]) -> impl Iterator<Item = u16> + '_ {
 fn load(x: &mut Exec, how: Address) -> Result<(), String> {
     let words = x.width(Name::Dst)?;
     let at = address(x, &how)?;
-    let mut data = Words::zeroed(words);
-    x.load_words(at, &mut data)?;
-    x.write_words(Name::Dst, &data)?;
+    let mut buffers = x.take_words();
+    let data = &mut buffers[0];
+    data.set_len(words);
+    x.load_words(at, data)?;
+    x.write_words(Name::Dst, data)?;
+    x.put_words(buffers);
     x.keep_implicit()
 }
 
@@ -155,18 +157,17 @@ fn store(x: &mut Exec, how: Address) -> Result<(), String> {
 fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
     let conf = x.read(Name::Acc)?;
     let zero = a::zero_accumulator(conf)?;
-    let (mut s1, mut s2, mut out) = (Words::zeroed(0), Words::zeroed(0), Words::zeroed(0));
-    x.read_words_into(Name::S1, &mut s1)?;
-    x.read_words_into(Name::S2, &mut s2)?;
+    let mut buffers = x.take_words();
+    let [s1, s2, out] = &mut *buffers;
+    x.read_words_into(Name::S1, s1)?;
+    x.read_words_into(Name::S2, s2)?;
     let words = x.width(Name::Dst)?;
-    match sign {
-        Some(_) => {
-            x.read_words_into(Name::Acc1, &mut out)?;
-            if zero {
-                out = Words::zeroed(words); // read all the same: its timing counts
-            }
-        }
-        None => out = Words::zeroed(words),
+    if sign.is_some() {
+        x.read_words_into(Name::Acc1, out)?; // read even if zeroed: its timing counts
+    }
+    if zero || sign.is_none() {
+        out.set_len(words);
+        out.fill(0);
     }
     // Lanes 2k and 2k + 1 are word k's halves (A1); one loop by word
     // pairs, its sign chosen outside it, is what makes this cheap.
@@ -182,7 +183,8 @@ fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
             .to_bits();
         }
     }
-    x.write_words(Name::Dst, &out)?;
+    x.write_words(Name::Dst, out)?;
+    x.put_words(buffers);
     x.keep_implicit()
 }
 
