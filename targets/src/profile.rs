@@ -296,24 +296,36 @@ pub struct BdIteration {
     pub current: BdField,
 }
 
-/// The descriptor fields of a transfer beyond one dimension and its
-/// iteration, as the TXN builder writes them: the inner sizes and strides
-/// (in 32-bit words; strides held as value - 1, wraps as is), the packet
-/// header and the AXI cache (aie-rt xaie_dma_aieml.c _XAieMl_ShimDmaWriteBd).
-/// The d0 stride is left out: the builder's innermost stride is always one
-/// word, which the field holds as 0.
+/// The shim descriptor fields the TXN builder writes beyond a transfer's
+/// addressing: the packet header and the AXI cache (aie-rt xaie_dma_aieml.c
+/// _XAieMl_ShimDmaWriteBd).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BdExtended {
     pub enable_packet: BdField,
     pub packet_id: BdField,
-    pub d0_wrap: BdField,
-    pub d1_wrap: BdField,
-    pub d1_stride: BdField,
-    pub d2_stride: BdField,
     pub axcache: BdField,
     /// The AXI cache attributes every shim BD carries unless asked otherwise.
     pub axcache_default: u32,
+}
+
+/// A buffer descriptor's addressing dimensions, innermost first: each a
+/// step (in `step_unit_bytes` units, held as value - 1) and a wrap (held as
+/// is), but the outermost, which has a step only (its extent is the length
+/// over the inner wraps). aie-rt xaie_dma_aieml.c _XAieMl_*DmaWriteBd.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BdDimensions {
+    pub step_unit_bytes: u32,
+    pub list: Vec<BdDimension>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BdDimension {
+    pub step: BdField,
+    #[serde(default)]
+    pub wrap: Option<BdField>,
 }
 
 /// Where a buffer descriptor keeps the fields of a plain 1-D transfer.
@@ -343,6 +355,9 @@ pub struct BdLayout {
     /// None for a tile kind whose descriptors have no iteration dimension.
     #[serde(default)]
     pub iteration: Option<BdIteration>,
+    /// None for a tile kind whose descriptors address linearly only.
+    #[serde(default)]
+    pub dimensions: Option<BdDimensions>,
     /// Modelled for the shim only, the one kind the TXN builder writes.
     #[serde(default)]
     pub extended: Option<BdExtended>,
@@ -502,6 +517,59 @@ mod tests {
         }
     }
 
+    /// No two fields of a buffer descriptor layout share a bit, and each lies
+    /// inside its word.
+    #[test]
+    fn descriptor_fields_are_apart() {
+        use crate::xdna::regs::TileKind;
+        for p in profiles() {
+            for kind in [TileKind::Shim, TileKind::Memory, TileKind::Core] {
+                let l = &p.tile_registers(kind).bd_layout;
+                let mut fields: Vec<BdField> = l.address.clone();
+                fields.extend([
+                    l.length,
+                    l.next_bd,
+                    l.use_next_bd,
+                    l.valid,
+                    l.release_value,
+                    l.release_id,
+                    l.acquire_enable,
+                    l.acquire_value,
+                    l.acquire_id,
+                ]);
+                fields.extend(l.burst_length.as_ref().map(|b| b.field));
+                if let Some(it) = &l.iteration {
+                    fields.extend([it.stride, it.wrap, it.current]);
+                }
+                if let Some(d) = &l.dimensions {
+                    for dim in &d.list {
+                        fields.push(dim.step);
+                        fields.extend(dim.wrap);
+                    }
+                }
+                if let Some(e) = &l.extended {
+                    fields.extend([e.enable_packet, e.packet_id, e.axcache]);
+                }
+                let mut taken = vec![0u32; l.words as usize];
+                for f in fields {
+                    assert!(
+                        f.word < l.words && f.width > 0 && f.lsb + f.width <= 32,
+                        "{} {kind:?} {f:?}",
+                        p.name
+                    );
+                    let bits = (((1u64 << f.width) - 1) << f.lsb) as u32;
+                    assert_eq!(
+                        taken[f.word as usize] & bits,
+                        0,
+                        "{} {kind:?} {f:?} overlaps",
+                        p.name
+                    );
+                    taken[f.word as usize] |= bits;
+                }
+            }
+        }
+    }
+
     /// Each extended field lies inside its descriptor word apart from every
     /// other field: set alone, the plain fields read none of it back.
     #[test]
@@ -512,15 +580,7 @@ mod tests {
                 let layout = &p.tile_registers(kind).bd_layout;
                 let Some(e) = &layout.extended else { continue };
                 let mut taken = vec![0u32; layout.words as usize];
-                for f in [
-                    e.enable_packet,
-                    e.packet_id,
-                    e.d0_wrap,
-                    e.d1_wrap,
-                    e.d1_stride,
-                    e.d2_stride,
-                    e.axcache,
-                ] {
+                for f in [e.enable_packet, e.packet_id, e.axcache] {
                     let inside = f.word < layout.words && f.width > 0 && f.lsb + f.width <= 32;
                     assert!(inside, "{} {kind:?} {f:?}", p.name);
                     let bits = (((1u64 << f.width) - 1) << f.lsb) as u32;

@@ -18,7 +18,8 @@
 //! not 0) and as the repeat count.
 
 use loom_targets::xdna::regs::{
-    BdField, BufferDescriptor, Direction, Iteration, RegisterError, StartQueueEntry, TileKind,
+    BdField, BufferDescriptor, Dimension, Direction, Iteration, RegisterError, StartQueueEntry,
+    TileKind,
 };
 use loom_targets::xdna::txn::{shim_descriptor, Txn, TxnError, TxnOp};
 use loom_targets::DeviceProfile;
@@ -311,6 +312,50 @@ impl<'p> TxnBuilder<'p> {
             .burst_length
             .as_ref()
             .and_then(|b| b.bytes.iter().copied().max());
+        // Middle sizes of 1 are a linear transfer, which needs no dimensions.
+        let dimensions = if d1 > 1 || d2 > 1 {
+            let fields = shim_layout
+                .dimensions
+                .as_ref()
+                .filter(|d| d.list.len() == 3)
+                .ok_or(RegisterError::NotInTile {
+                    kind: TileKind::Shim,
+                    what: "three addressing dimensions",
+                })?;
+            // Each size must fit its wrap field.
+            let wrap = |what, size: u32, dimension: usize| {
+                let field = fields.list[dimension].wrap;
+                match field {
+                    Some(f) if u64::from(size) >> f.width == 0 => Ok(size),
+                    _ => Err(layout(what, size)),
+                }
+            };
+            let step = |what, size: u32, stride: u32| -> Result<u32, TxnBuildError> {
+                if size == 1 {
+                    return Ok(4);
+                }
+                match words(what, stride)? {
+                    0 => Err(layout(what, 0u32)),
+                    w => Ok(w * 4),
+                }
+            };
+            vec![
+                Dimension {
+                    step: 4,
+                    wrap: Some(wrap("innermost size in words", d0_words, 0)?),
+                },
+                Dimension {
+                    step: step("second stride in bytes", d1, s1)?,
+                    wrap: Some(wrap("second size", d1, 1)?),
+                },
+                Dimension {
+                    step: step("third stride in bytes", d2, s2)?,
+                    wrap: None,
+                },
+            ]
+        } else {
+            Vec::new()
+        };
         let descriptor = BufferDescriptor {
             // The firmware adds the argument's address (DDR_PATCH).
             address: 0,
@@ -321,6 +366,7 @@ impl<'p> TxnBuilder<'p> {
             release: None,
             burst_length,
             iteration,
+            dimensions,
         };
         let mut bd_words = self.profile.encode_bd(TileKind::Shim, &descriptor)?;
         let fields = shim_layout
@@ -328,27 +374,9 @@ impl<'p> TxnBuilder<'p> {
             .as_ref()
             .ok_or(RegisterError::NotInTile {
                 kind: TileKind::Shim,
-                what: "dimension, packet and cache descriptor fields",
+                what: "packet and cache descriptor fields",
             })?;
         let mut set = |field, what, value| put(&mut bd_words, field, what, value);
-        // Middle sizes of 1 are a linear transfer, which needs no dimensions.
-        if d1 > 1 || d2 > 1 {
-            let step = |what, size: u32, stride: u32| -> Result<u32, TxnBuildError> {
-                if size == 1 {
-                    return Ok(0);
-                }
-                match words(what, stride)? {
-                    0 => Err(layout(what, 0u32)),
-                    w => Ok(w - 1),
-                }
-            };
-            set(fields.d0_wrap, "innermost size in words", d0_words)?;
-            set(fields.d1_wrap, "second size", d1)?;
-            let d1_step = step("second stride in bytes", d1, s1)?;
-            set(fields.d1_stride, "second stride in words", d1_step)?;
-            let d2_step = step("third stride in bytes", d2, s2)?;
-            set(fields.d2_stride, "third stride in words", d2_step)?;
-        }
         set(fields.axcache, "cache", options.cache.into())?;
         if let Some(id) = options.packet {
             set(fields.packet_id, "packet id", id.into())?;

@@ -415,6 +415,7 @@ fn shim_bd_burst_length_code() {
             release: None,
             burst_length: Some(512),
             iteration: None,
+            dimensions: Vec::new(),
         };
         let words = strix().encode_bd(TileKind::Shim, &bd).unwrap();
         assert_eq!(words[4], -1_073_741_824i32 as u32, "{length} bytes");
@@ -444,6 +445,7 @@ fn shim_bd_words_with_default_axcache() {
         release: None,
         burst_length: Some(256),
         iteration: None,
+        dimensions: Vec::new(),
     };
     let expected: Vec<u32> = [64, 0, 0, 0, -2_147_483_648, 33_554_432, 0, 33_554_432]
         .iter()

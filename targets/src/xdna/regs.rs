@@ -6,8 +6,8 @@
 //! from the profile, so a profile with another layout needs no code change.
 
 pub use crate::profile::{
-    BdField, BdIteration, BdLayout, BurstLength, CoreModule, Field, Hex, RegisterArray,
-    RegisterMap, ShimMux, StartQueue, StreamSwitch, TileRegisters,
+    BdDimensions, BdField, BdIteration, BdLayout, BurstLength, CoreModule, Field, Hex,
+    RegisterArray, RegisterMap, ShimMux, StartQueue, StreamSwitch, TileRegisters,
 };
 use crate::DeviceProfile;
 use std::fmt;
@@ -162,6 +162,61 @@ pub struct BufferDescriptor {
     pub burst_length: Option<u32>,
     /// The iteration dimension, where the tile kind's descriptors have one.
     pub iteration: Option<Iteration>,
+    /// The addressing dimensions, innermost first, or none for a linear
+    /// transfer: every one the tile kind has, each with its wrap but the
+    /// outermost.
+    pub dimensions: Vec<Dimension>,
+}
+
+/// One addressing dimension of a buffer descriptor: the transfer's 32-bit
+/// words are counted innermost first, each inner dimension taking `wrap`
+/// steps before the next one steps once; the word at counts (i0, i1, ...)
+/// is at `address + i0 * step0 + i1 * step1 + ...` (aie-rt
+/// XAie_DmaSetMultiDimAddr: "the stepsize and wrap parameters operate at 32
+/// bit granularity").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dimension {
+    /// Bytes, a multiple of the layout's unit and at least one unit.
+    pub step: u32,
+    /// Steps before the next dimension steps; None for the outermost, whose
+    /// extent is the length over the inner wraps.
+    pub wrap: Option<u32>,
+}
+
+impl BufferDescriptor {
+    /// The byte offsets from `address` of the transfer's 32-bit words, in
+    /// the order the channel moves them; None for a linear transfer.
+    pub fn word_offsets(&self) -> Option<Vec<u64>> {
+        if self.dimensions.is_empty() {
+            return None;
+        }
+        let words = u64::from(self.length / 4);
+        Some(
+            (0..words)
+                .map(|k| {
+                    let mut rest = k;
+                    let mut offset = 0u64;
+                    for d in &self.dimensions {
+                        let (count, next) = match d.wrap {
+                            Some(wrap) => (rest % u64::from(wrap), rest / u64::from(wrap)),
+                            None => (rest, 0),
+                        };
+                        offset += count * u64::from(d.step);
+                        rest = next;
+                    }
+                    offset
+                })
+                .collect(),
+        )
+    }
+
+    /// The bytes from `address` the transfer touches, to its farthest word.
+    pub fn span(&self) -> u64 {
+        match self.word_offsets() {
+            Some(offsets) => offsets.iter().max().map_or(0, |&last| last + 4),
+            None => self.length.into(),
+        }
+    }
 }
 
 /// A buffer descriptor's iteration dimension: each use of the descriptor
@@ -207,6 +262,17 @@ impl fmt::Display for BufferDescriptor {
                 " iteration_stride={} iteration_wrap={} iteration_current={}",
                 it.stride, it.wrap, it.current
             )?;
+        }
+        if !self.dimensions.is_empty() {
+            let dims: Vec<String> = self
+                .dimensions
+                .iter()
+                .map(|d| match d.wrap {
+                    Some(wrap) => format!("{wrap}x{}", d.step),
+                    None => format!("*x{}", d.step),
+                })
+                .collect();
+            write!(f, " dims=[{}]", dims.join(", "))?;
         }
         Ok(())
     }
@@ -456,6 +522,102 @@ fn iteration_fields(
         (fields.wrap, wrap),
         (fields.current, current),
     ])
+}
+
+/// The (field, raw value) pairs of the addressing dimensions: every one the
+/// layout has, each step in units minus one, each wrap as is and at least 1
+/// (aie-rt _XAieMl_DmaSetMultiDim refuses a step of 0), the outermost with a
+/// step only; the length must be whole runs of the inner wraps.
+fn dimension_fields(
+    kind: TileKind,
+    fields: &BdDimensions,
+    dims: &[Dimension],
+    length: u32,
+) -> Result<Vec<(BdField, u64)>, RegisterError> {
+    if dims.len() != fields.list.len() {
+        return Err(RegisterError::OutOfRange {
+            what: "addressing dimensions",
+            value: dims.len() as i64,
+            min: fields.list.len() as i64,
+            max: fields.list.len() as i64,
+        });
+    }
+    let unit = fields.step_unit_bytes;
+    let mut out = Vec::new();
+    let mut inner = 1u64;
+    for (field, d) in fields.list.iter().zip(dims) {
+        if d.step % unit != 0 {
+            return Err(RegisterError::Misaligned {
+                what: "dimension step",
+                value: d.step.into(),
+                unit,
+            });
+        }
+        let step = u64::from(d.step / unit)
+            .checked_sub(1)
+            .filter(|&raw| raw <= mask(field.step.width))
+            .ok_or(RegisterError::OutOfRange {
+                what: "dimension step",
+                value: d.step.into(),
+                min: unit.into(),
+                max: wide((mask(field.step.width) + 1) * u64::from(unit)),
+            })?;
+        out.push((field.step, step));
+        match (field.wrap, d.wrap) {
+            (Some(wrap_field), Some(wrap)) => {
+                let max = mask(wrap_field.width);
+                if wrap == 0 || u64::from(wrap) > max {
+                    return Err(RegisterError::OutOfRange {
+                        what: "dimension wrap",
+                        value: wrap.into(),
+                        min: 1,
+                        max: wide(max),
+                    });
+                }
+                inner *= u64::from(wrap);
+                out.push((wrap_field, wrap.into()));
+            }
+            (None, None) => {}
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(RegisterError::Missing {
+                    kind,
+                    what: "wrap on every dimension but the outermost (and none on it)",
+                })
+            }
+        }
+    }
+    let words = u64::from(length / 4);
+    if !words.is_multiple_of(inner) {
+        return Err(RegisterError::OutOfRange {
+            what: "length in words over the inner wraps' product",
+            value: wide(words),
+            min: wide(inner),
+            max: wide(words - words % inner + inner),
+        });
+    }
+    Ok(out)
+}
+
+/// The dimensions the words hold; every field 0 is a linear transfer.
+fn read_dimensions(fields: &BdDimensions, words: &[u32]) -> Vec<Dimension> {
+    let raw: Vec<(u64, Option<u64>)> = fields
+        .list
+        .iter()
+        .map(|d| (get(words, d.step), d.wrap.map(|w| get(words, w))))
+        .collect();
+    if raw
+        .iter()
+        .all(|&(step, wrap)| step == 0 && wrap.unwrap_or(0) == 0)
+    {
+        return Vec::new();
+    }
+    let saturate = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
+    raw.into_iter()
+        .map(|(step, wrap)| Dimension {
+            step: saturate((step + 1) * u64::from(fields.step_unit_bytes)),
+            wrap: wrap.map(saturate),
+        })
+        .collect()
 }
 
 /// The iteration the words hold; all three fields 0 is none.
@@ -724,6 +886,17 @@ impl DeviceProfile {
             );
         }
 
+        if !bd.dimensions.is_empty() {
+            let Some(fields) = &layout.dimensions else {
+                return Err(RegisterError::NotInTile {
+                    kind,
+                    what: "addressing dimensions",
+                });
+            };
+            for (field, value) in dimension_fields(kind, fields, &bd.dimensions, bd.length)? {
+                put(&mut words, field, value);
+            }
+        }
         match (&layout.iteration, bd.iteration) {
             (Some(fields), Some(it)) => {
                 for (field, value) in iteration_fields(fields, &it)? {
@@ -799,6 +972,10 @@ impl DeviceProfile {
                 .iteration
                 .as_ref()
                 .and_then(|fields| read_iteration(fields, words)),
+            dimensions: layout
+                .dimensions
+                .as_ref()
+                .map_or_else(Vec::new, |fields| read_dimensions(fields, words)),
         };
         // Whatever the fields above do not capture shows up as a difference.
         let plain = self.encode_bd(kind, &bd)?;
@@ -983,6 +1160,7 @@ mod tests {
             release: Some((2, 1)),
             burst_length: (kind == TileKind::Shim).then_some(512),
             iteration: None,
+            dimensions: Vec::new(),
         }
     }
 
@@ -1214,16 +1392,161 @@ mod tests {
         ));
     }
 
+    /// mlir-aie test/Conversion/DmaToNpu/dma_to_npu_width_conversion.mlir
+    /// (169809d): `dma_memcpy_nd` of bf16 with sizes [4, 4, 64, 64] and
+    /// strides [0, 64, 256] checks `buffer_length = 8192, d0_size = 32,
+    /// d0_stride = 0, d1_size = 64, d1_stride = 127, d2_stride = 31`: in
+    /// words, 32 words a row, 64 rows 128 words apart, then 32 words on.
+    #[test]
+    fn shim_dimensions_hold_mlir_aie_fields() {
+        let p = strix();
+        let layout = &p.tile_registers(TileKind::Shim).bd_layout;
+        let dims = layout.dimensions.as_ref().unwrap();
+        let bd = BufferDescriptor {
+            length: 8192 * 4,
+            dimensions: vec![
+                Dimension {
+                    step: 4,
+                    wrap: Some(32),
+                },
+                Dimension {
+                    step: 128 * 4,
+                    wrap: Some(64),
+                },
+                Dimension {
+                    step: 32 * 4,
+                    wrap: None,
+                },
+            ],
+            ..plain(TileKind::Shim)
+        };
+        let words = p.encode_bd(TileKind::Shim, &bd).unwrap();
+        let field = |f: BdField| get(&words, f);
+        assert_eq!(field(layout.length), 8192);
+        assert_eq!(field(dims.list[0].wrap.unwrap()), 32);
+        assert_eq!(field(dims.list[0].step), 0);
+        assert_eq!(field(dims.list[1].wrap.unwrap()), 64);
+        assert_eq!(field(dims.list[1].step), 127);
+        assert_eq!(field(dims.list[2].step), 31);
+        assert_eq!(p.decode_bd(TileKind::Shim, &words), Ok(bd));
+    }
+
+    /// The words of a 4 x 4 transpose: word k of the transfer comes from row
+    /// k mod 4, column k / 4 of a row-major matrix.
+    #[test]
+    fn dimensions_order_the_words() {
+        let bd = BufferDescriptor {
+            length: 64,
+            dimensions: vec![
+                Dimension {
+                    step: 16,
+                    wrap: Some(4),
+                },
+                Dimension {
+                    step: 4,
+                    wrap: Some(4),
+                },
+                Dimension {
+                    step: 64,
+                    wrap: None,
+                },
+            ],
+            ..plain(TileKind::Core)
+        };
+        let offsets = bd.word_offsets().unwrap();
+        assert_eq!(&offsets[..6], &[0, 16, 32, 48, 4, 20]);
+        assert_eq!(bd.span(), 64);
+        assert_eq!(plain(TileKind::Core).word_offsets(), None);
+        let p = strix();
+        let words = p.encode_bd(TileKind::Core, &bd).unwrap();
+        assert_eq!(p.decode_bd(TileKind::Core, &words), Ok(bd));
+    }
+
+    #[test]
+    fn dimensions_are_checked() {
+        let p = strix();
+        let with = |dimensions: Vec<Dimension>, length| BufferDescriptor {
+            length,
+            dimensions,
+            ..plain(TileKind::Core)
+        };
+        let d = |step, wrap| Dimension { step, wrap };
+        // Every dimension the kind has; a wrap on all but the outermost.
+        assert!(p
+            .encode_bd(TileKind::Core, &with(vec![d(4, Some(4))], 16))
+            .is_err());
+        assert!(matches!(
+            p.encode_bd(
+                TileKind::Core,
+                &with(vec![d(4, Some(4)), d(4, None), d(4, None)], 16)
+            ),
+            Err(RegisterError::Missing { .. })
+        ));
+        // Steps in whole words, at least one; wraps at least 1, within the field.
+        assert!(matches!(
+            p.encode_bd(
+                TileKind::Core,
+                &with(vec![d(6, Some(4)), d(4, Some(1)), d(4, None)], 16)
+            ),
+            Err(RegisterError::Misaligned { .. })
+        ));
+        assert!(matches!(
+            p.encode_bd(
+                TileKind::Core,
+                &with(vec![d(4, Some(0)), d(4, Some(1)), d(4, None)], 16)
+            ),
+            Err(RegisterError::OutOfRange {
+                what: "dimension wrap",
+                ..
+            })
+        ));
+        assert!(matches!(
+            p.encode_bd(
+                TileKind::Core,
+                &with(vec![d(4, Some(256)), d(4, Some(1)), d(4, None)], 1024)
+            ),
+            Err(RegisterError::OutOfRange {
+                what: "dimension wrap",
+                max: 255,
+                ..
+            })
+        ));
+        // The length runs whole rounds of the inner wraps.
+        assert!(p
+            .encode_bd(
+                TileKind::Core,
+                &with(vec![d(4, Some(3)), d(4, Some(1)), d(4, None)], 16)
+            )
+            .is_err());
+        // A wrap of 0 beside dimensions in use is not a state the model knows.
+        let mut words = p.encode_bd(TileKind::Core, &plain(TileKind::Core)).unwrap();
+        let dims = p
+            .tile_registers(TileKind::Core)
+            .bd_layout
+            .dimensions
+            .as_ref()
+            .unwrap();
+        put(&mut words, dims.list[0].wrap.unwrap(), 4);
+        assert!(matches!(
+            p.decode_bd(TileKind::Core, &words),
+            Err(RegisterError::OutOfRange {
+                what: "dimension wrap",
+                value: 0,
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn words_beyond_a_plain_transfer_are_reported() {
         let p = strix();
         let mut words = p.encode_bd(TileKind::Shim, &plain(TileKind::Shim)).unwrap();
-        words[3] = 1 << 20; // a dimension-0 wrap
+        words[2] = 1 << 30; // the packet header's enable
         assert_eq!(
             p.decode_bd(TileKind::Shim, &words),
             Err(RegisterError::NotPlain {
-                word: 3,
-                found: 1 << 20,
+                word: 2,
+                found: 1 << 30,
                 plain: 0
             })
         );

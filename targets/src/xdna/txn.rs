@@ -1150,6 +1150,7 @@ mod tests {
             release: None,
             burst_length: Some(512),
             iteration: None,
+            dimensions: Vec::new(),
         };
         let start = StartQueueEntry {
             start_bd: 0,
@@ -1217,7 +1218,7 @@ TXN 0.1  device generation 4  6 rows x 8 columns  1 memory-tile row  8 ops  288 
     fn a_descriptor_beyond_a_plain_transfer_shows_its_words() {
         let p = strix();
         let mut words = vec![0u32; 8];
-        words[3] = 1 << 20;
+        words[2] = 1 << 30;
         let mut txn = Txn::new(p, p.array.columns).unwrap();
         txn.ops.push(TxnOp::BlockWrite {
             address: 0x0001D020,
@@ -1225,7 +1226,7 @@ TXN 0.1  device generation 4  6 rows x 8 columns  1 memory-tile row  8 ops  288 
         });
         let text = txn.disassemble(p);
         assert!(
-            text.contains("shim.bd[1]  8 words: 0x0 0x0 0x0 0x100000 0x0 0x0 0x0 0x0 (word 3 is"),
+            text.contains("shim.bd[1]  8 words: 0x0 0x0 0x40000000 0x0 0x0 0x0 0x0 0x0 (word 2 is"),
             "{text}"
         );
     }

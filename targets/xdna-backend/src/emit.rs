@@ -306,6 +306,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                     release: lock("release_lock", "release_value", 1),
                     burst_length: None,
                     iteration: None,
+                    dimensions: Vec::new(),
                 };
                 let n = int(op, "bd");
                 let words = profile
@@ -343,6 +344,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                         .as_ref()
                         .and_then(|b| b.bytes.iter().copied().max()),
                     iteration: None,
+                    dimensions: Vec::new(),
                 };
                 let n = int(op, "bd");
                 let words = profile

@@ -523,7 +523,7 @@ impl Array {
         let regs = self.profile.tile_registers(id.kind);
         let size = self.profile.budget(id.kind).memory;
         let base = regs.dma_own_memory_address.map_or(0, |h| u64::from(h.0));
-        let length = u64::from(descriptor.length);
+        let length = descriptor.span();
         match descriptor.address.checked_sub(base) {
             Some(at) if at + length <= size => Ok((at as usize, length as usize)),
             _ => Err(format!(
@@ -536,15 +536,59 @@ impl Array {
         }
     }
 
-    /// The bytes a buffer descriptor reads or writes.
-    pub(super) fn memory_of<'m>(
+    /// The bytes a buffer descriptor sends, in the order its channel moves
+    /// them (its dimensions' order, if it has dimensions).
+    pub(super) fn read_transfer(
+        &self,
+        id: ChannelId,
+        descriptor: &BufferDescriptor,
+        memory: &mut dyn Memory,
+    ) -> Result<Vec<u8>, String> {
+        let span = self.memory_of(id, descriptor, memory)?;
+        Ok(match descriptor.word_offsets() {
+            None => span.to_vec(),
+            Some(offsets) => offsets
+                .iter()
+                .flat_map(|&at| span[at as usize..at as usize + 4].iter().copied())
+                .collect(),
+        })
+    }
+
+    /// Writes `data`, the bytes a buffer descriptor receives in order, where
+    /// the descriptor puts them.
+    pub(super) fn write_transfer(
+        &self,
+        id: ChannelId,
+        descriptor: &BufferDescriptor,
+        memory: &mut dyn Memory,
+        data: impl Iterator<Item = u8>,
+    ) -> Result<(), String> {
+        let span = self.memory_of(id, descriptor, memory)?;
+        match descriptor.word_offsets() {
+            None => span
+                .iter_mut()
+                .zip(data)
+                .for_each(|(byte, value)| *byte = value),
+            Some(offsets) => {
+                let places = offsets.iter().flat_map(|&at| at as usize..at as usize + 4);
+                for (at, value) in places.zip(data) {
+                    span[at] = value;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes a buffer descriptor reads or writes: from its address to
+    /// the farthest word it touches.
+    fn memory_of<'m>(
         &self,
         id: ChannelId,
         descriptor: &BufferDescriptor,
         memory: &'m mut dyn Memory,
     ) -> Result<&'m mut [u8], String> {
         if id.kind == TileKind::Shim {
-            let length = descriptor.length as usize;
+            let length = descriptor.span() as usize;
             let bytes = memory.ddr(descriptor.address, length)?;
             return bytes.get_mut(..length).ok_or_else(|| {
                 format!(
@@ -634,6 +678,7 @@ mod tests {
     use super::*;
     use crate::sim::array::testing::*;
     use crate::sim::array::Effect;
+    use loom_targets::xdna::regs::Dimension;
 
     #[test]
     fn shim_mm2s_fills_core_memory_and_moves_the_locks() {
@@ -900,6 +945,51 @@ mod tests {
         assert_eq!(current(&array, SHIM, 0), 0);
         assert!(!array.busy());
         assert!(array.undelivered().is_empty());
+    }
+
+    /// A 4 x 4 f32 matrix, row-major in the caller's buffer, transposed by
+    /// the shim's dimensions (word k from row k mod 4, column k / 4); the
+    /// core's descriptor scatters the 16 words back with its own dimensions,
+    /// transposing again, so the core holds the matrix as it was, and a
+    /// second, linear core descriptor keeps the transposed stream.
+    #[test]
+    fn dimensions_gather_and_scatter_words() {
+        let data: Vec<u8> = (0..16u32).flat_map(|v| v.to_le_bytes()).collect();
+        let mut memory = TestMemory::new(vec![(ARG0, data.clone())]);
+        let mut array = array();
+        let d = |step, wrap| Dimension { step, wrap };
+        let transpose = vec![d(16, Some(4)), d(4, Some(4)), d(64, None)];
+        let shim = BufferDescriptor {
+            length: 64,
+            dimensions: transpose.clone(),
+            ..shim_bd(64)
+        };
+        let scattered = BufferDescriptor {
+            next_bd: Some(1),
+            dimensions: transpose,
+            ..tile_bd(0x400, 64, None, None)
+        };
+        let linear = tile_bd(0x800, 64, None, None);
+        let mut ops = route_ops((SHIM, 0), (CORE, 0));
+        ops.extend([
+            bd(CORE, 0, &scattered),
+            bd(CORE, 1, &linear),
+            start(CORE, Direction::S2mm, 0, 0, false),
+            bd(SHIM, 0, &shim),
+            patch(0, 0, 0),
+            start_runs(SHIM, Direction::Mm2s, 0, 0, 2, true),
+            sync(SHIM, Direction::Mm2s, 0),
+        ]);
+        run(&mut array, &ops, &mut memory).unwrap();
+        let word = |bytes: &[u8], k: usize| {
+            u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap())
+        };
+        let tile = memory.tile(CORE);
+        let kept: Vec<u32> = (0..16).map(|k| word(&tile[0x400..], k)).collect();
+        assert_eq!(kept, (0..16).collect::<Vec<u32>>());
+        let streamed: Vec<u32> = (0..16).map(|k| word(&tile[0x800..], k)).collect();
+        let transposed: Vec<u32> = (0..16).map(|k| (k % 4) * 4 + k / 4).collect();
+        assert_eq!(streamed, transposed);
     }
 
     #[test]

@@ -58,7 +58,7 @@ impl Array {
         memory: &mut dyn Memory,
         end: u64,
     ) -> Result<u64, String> {
-        let data = self.memory_of(id, descriptor, memory)?.to_vec();
+        let data = self.read_transfer(id, descriptor, memory)?;
         let latency = self.profile.timing.stream_switch_latency_cycles;
         // The bytes leave at the channel's rate from `start`: each chunk
         // arrives when its last byte has been sent (plus the switches), so
@@ -123,16 +123,11 @@ impl Array {
                 }
             }
         }
-        let target = self.memory_of(id, descriptor, memory)?;
-        if let Some(c) = self
-            .tiles
-            .get_mut(&id.tile)
-            .and_then(|state| state.channel_mut(id.direction, id.channel))
-        {
-            for (byte, value) in target.iter_mut().zip(c.incoming.drain(..length)) {
-                *byte = value;
-            }
-        }
+        let data: Vec<u8> = match self.channel_mut(id) {
+            Some(c) => c.incoming.drain(..length).collect(),
+            None => return Err("no such channel".into()),
+        };
+        self.write_transfer(id, descriptor, memory, data.into_iter())?;
         Ok(Some(last))
     }
 

@@ -288,6 +288,7 @@ pub(crate) fn tile_bd(
         release,
         burst_length: None,
         iteration: None,
+        dimensions: Vec::new(),
     }
 }
 
