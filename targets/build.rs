@@ -4,7 +4,12 @@
 use std::fmt::Write;
 
 fn main() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("xdna/profiles");
+    // The manifest directory of this build, read when the script runs: a
+    // script compiled once can be reused for another checkout of the crate
+    // sharing the target directory (a git worktree), and env! would have
+    // fixed the first checkout's path in it.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = std::path::Path::new(&manifest).join("xdna/profiles");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("targets/xdna/profiles exists")
