@@ -517,59 +517,6 @@ mod tests {
         }
     }
 
-    /// No two fields of a buffer descriptor layout share a bit, and each lies
-    /// inside its word.
-    #[test]
-    fn descriptor_fields_are_apart() {
-        use crate::xdna::regs::TileKind;
-        for p in profiles() {
-            for kind in [TileKind::Shim, TileKind::Memory, TileKind::Core] {
-                let l = &p.tile_registers(kind).bd_layout;
-                let mut fields: Vec<BdField> = l.address.clone();
-                fields.extend([
-                    l.length,
-                    l.next_bd,
-                    l.use_next_bd,
-                    l.valid,
-                    l.release_value,
-                    l.release_id,
-                    l.acquire_enable,
-                    l.acquire_value,
-                    l.acquire_id,
-                ]);
-                fields.extend(l.burst_length.as_ref().map(|b| b.field));
-                if let Some(it) = &l.iteration {
-                    fields.extend([it.stride, it.wrap, it.current]);
-                }
-                if let Some(d) = &l.dimensions {
-                    for dim in &d.list {
-                        fields.push(dim.step);
-                        fields.extend(dim.wrap);
-                    }
-                }
-                if let Some(e) = &l.extended {
-                    fields.extend([e.enable_packet, e.packet_id, e.axcache]);
-                }
-                let mut taken = vec![0u32; l.words as usize];
-                for f in fields {
-                    assert!(
-                        f.word < l.words && f.width > 0 && f.lsb + f.width <= 32,
-                        "{} {kind:?} {f:?}",
-                        p.name
-                    );
-                    let bits = (((1u64 << f.width) - 1) << f.lsb) as u32;
-                    assert_eq!(
-                        taken[f.word as usize] & bits,
-                        0,
-                        "{} {kind:?} {f:?} overlaps",
-                        p.name
-                    );
-                    taken[f.word as usize] |= bits;
-                }
-            }
-        }
-    }
-
     /// Each extended field lies inside its descriptor word apart from every
     /// other field: set alone, the plain fields read none of it back.
     #[test]

@@ -1841,7 +1841,8 @@ mod tests {
         }
     }
 
-    /// Every field of every layout lies inside its word, and no two overlap.
+    /// Every field of every layout (dimensions and extended fields too) lies
+    /// inside its word, and no two overlap.
     #[test]
     fn field_layouts_are_consistent() {
         for p in profiles() {
@@ -1870,6 +1871,24 @@ mod tests {
                 if let Some(it) = &l.iteration {
                     fields.extend([it.stride, it.wrap, it.current]);
                     assert!(it.stride_unit_bytes > 0, "{kind:?}");
+                }
+                if let Some(d) = &l.dimensions {
+                    assert!(d.step_unit_bytes > 0, "{kind:?}");
+                    for dim in &d.list {
+                        fields.push(dim.step);
+                        fields.extend(dim.wrap);
+                    }
+                    // A wrap on every dimension but the outermost.
+                    let wraps: Vec<bool> = d.list.iter().map(|dim| dim.wrap.is_some()).collect();
+                    assert!(
+                        wraps
+                            .split_last()
+                            .is_some_and(|(last, inner)| !last && inner.iter().all(|&w| w)),
+                        "{kind:?}"
+                    );
+                }
+                if let Some(e) = &l.extended {
+                    fields.extend([e.enable_packet, e.packet_id, e.axcache]);
                 }
                 let mut used = vec![0u64; l.words as usize];
                 for f in fields {
