@@ -141,6 +141,13 @@ step "the same artifact with the worker's output publication removed (a fault)"
 grep -v 'aie2p.lock.release \[0, 3\] lock 5 add 1' "$OUT/trajectory/10-aie2p-lower-pipeline.loom" > "$OUT/faulty.loom"
 "$BIN/loom-test" "$OUT/faulty.loom" --device=sim --scenario-file=$EXAMPLE | sed 's/^/  /' || true
 
+BROADCAST=examples/broadcast-column.loom
+step "loom-test $BROADCAST --device=sim   (data movement without cores: a memory tile's stream broadcast to the four cores of a column)"
+"$BIN/loom-test" $BROADCAST --device=sim | cut -c1-220 | sed 's/^/  /'
+echo "  its routes (one MM2S stream of memory tile [0, 1] to four cores, and two columns' shims back):"
+"$BIN/loom-compile" $BROADCAST --root=@broadcast --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \
+  | grep 'aie2p.route' | sed 's/^ */    /'
+
 SCALAR=test/codegen/Inputs/scale-clamp.loom
 step "loom-compile $SCALAR   (a scalar worker as AIE2P machine code, unverified on hardware)"
 "$BIN/loom-compile" $SCALAR --root=@scale_clamp --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \
