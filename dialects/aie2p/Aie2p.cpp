@@ -90,8 +90,30 @@ LogicalResult LockInitOp::verify() {
   return verifyNonNegative(*this, {{"lock", getLock()}, {"value", getValue()}});
 }
 
+/// `steps` and `wraps` of a descriptor: one wrap fewer than steps, all of
+/// them positive (the device's counts and field widths are the profile's,
+/// checked when the descriptor is encoded).
+static LogicalResult verifyDimensions(Operation *op, std::optional<ArrayRef<int64_t>> steps,
+                                      std::optional<ArrayRef<int64_t>> wraps) {
+  if (steps.has_value() != wraps.has_value())
+    return op->emitOpError("dimensions need both their steps and their wraps");
+  if (!steps)
+    return success();
+  if (steps->size() < 2 || wraps->size() + 1 != steps->size())
+    return op->emitOpError("dimensions need a wrap for every step but the outermost; got ")
+           << steps->size() << " steps and " << wraps->size() << " wraps";
+  for (int64_t v : *steps)
+    if (v <= 0)
+      return op->emitOpError("a dimension step must be positive, got ") << v;
+  for (int64_t v : *wraps)
+    if (v <= 0)
+      return op->emitOpError("a dimension wrap must be positive, got ") << v;
+  return success();
+}
+
 LogicalResult DmaBdOp::verify() {
-  if (failed(verifyTile(*this, getTile())))
+  if (failed(verifyTile(*this, getTile())) ||
+      failed(verifyDimensions(*this, getSteps(), getWraps())))
     return failure();
   if (getAcquireLock().has_value() != getAcquireValue().has_value() ||
       getReleaseLock().has_value() != getReleaseValue().has_value())
@@ -107,7 +129,8 @@ LogicalResult DmaBdOp::verify() {
 }
 
 LogicalResult ShimBdOp::verify() {
-  if (failed(verifyTile(*this, getTile())))
+  if (failed(verifyTile(*this, getTile())) ||
+      failed(verifyDimensions(*this, getSteps(), getWraps())))
     return failure();
   return verifyNonNegative(*this,
                            {{"bd", getBd()}, {"offset", getOffset()}, {"length", getLength()}});

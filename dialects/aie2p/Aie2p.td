@@ -135,17 +135,23 @@ def Aie2p_DmaBdOp : Aie2p_Op<"dma.bd"> {
     release) done by the DMA engine. With `next` the channel goes on to that
     descriptor of the same tile once this one is done: a chain, which a
     `aie2p.dma.start ... repeat N` runs N times (for instance a ring over a
-    channel's slots, one record per descriptor).
+    channel's slots, one record per descriptor). With `steps [s0, s1, s2]
+    wraps [w0, w1]` the descriptor addresses its 32-bit words in dimensions,
+    innermost first: word (i0, i1, i2) at `offset + i0 s0 + i1 s1 + i2 s2`
+    bytes, i0 below w0 and i1 below w1 (a memory tile has four steps and
+    three wraps).
   }];
   let arguments = (ins Aie2p_Tile:$tile, I64Attr:$bd, I64Attr:$offset, I64Attr:$length,
                        OptionalAttr<I64Attr>:$acquire_lock, OptionalAttr<I64Attr>:$acquire_value,
                        OptionalAttr<I64Attr>:$release_lock, OptionalAttr<I64Attr>:$release_value,
-                       OptionalAttr<I64Attr>:$next);
+                       OptionalAttr<I64Attr>:$next,
+                       OptionalAttr<DenseI64ArrayAttr>:$steps,
+                       OptionalAttr<DenseI64ArrayAttr>:$wraps);
   let assemblyFormat = [{
     $tile `bd` $bd `offset` $offset `length` $length
     (`acquire` $acquire_lock^ `ge` $acquire_value)?
     (`release` $release_lock^ `add` $release_value)?
-    (`next` $next^)? attr-dict
+    (`next` $next^)? (`steps` $steps^ `wraps` $wraps)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -157,12 +163,16 @@ def Aie2p_ShimBdOp : Aie2p_Op<"shim.bd"> {
     aie2p.shim.bd [0, 0] bd 0 %weights_arg offset 0 length 2048 : buffer
     ```
     Moves `length` bytes at byte `offset` of a buffer the invocation receives;
-    its address is patched in when the caller's buffers are known.
+    its address is patched in when the caller's buffers are known. `steps`
+    and `wraps` address its words in dimensions, as `aie2p.dma.bd`'s do.
   }];
   let arguments = (ins Aie2p_Tile:$tile, I64Attr:$bd, Loom_BufferType:$buffer,
-                       I64Attr:$offset, I64Attr:$length);
+                       I64Attr:$offset, I64Attr:$length,
+                       OptionalAttr<DenseI64ArrayAttr>:$steps,
+                       OptionalAttr<DenseI64ArrayAttr>:$wraps);
   let assemblyFormat = [{
-    $tile `bd` $bd $buffer `offset` $offset `length` $length attr-dict `:` custom<LoomType>(type($buffer))
+    $tile `bd` $bd $buffer `offset` $offset `length` $length
+    (`steps` $steps^ `wraps` $wraps)? attr-dict `:` custom<LoomType>(type($buffer))
   }];
   let hasVerifier = 1;
 }

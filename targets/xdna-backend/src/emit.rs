@@ -42,7 +42,7 @@ use loom_targets::xdna::elf::{
     self, ArgKind, Artifact, ElfError, Entry, EntryArg, Patch, PatchSchema, Pdi, TileImage,
 };
 use loom_targets::xdna::pdi;
-use loom_targets::xdna::regs::{BufferDescriptor, Direction, StartQueueEntry, TileKind};
+use loom_targets::xdna::regs::{BufferDescriptor, Dimension, Direction, StartQueueEntry, TileKind};
 use loom_targets::xdna::route::{self, Endpoint, Used};
 use loom_targets::xdna::txn::{shim_descriptor, Txn, TxnOp};
 use loom_targets::{DeviceProfile, Tile};
@@ -95,6 +95,34 @@ pub struct Built {
 
 fn fail(op: MlirOperation, message: String) -> Diagnostic {
     Diagnostic::error(location_text(location(op)), message)
+}
+
+/// A descriptor op's `steps` and `wraps` as its dimensions, innermost first
+/// (none for a linear transfer); the encoder checks them against the
+/// profile's fields.
+fn dimensions(op: MlirOperation) -> Result<Vec<Dimension>, Diagnostic> {
+    let (Some(steps), Some(wraps)) = (attribute(op, "steps"), attribute(op, "wraps")) else {
+        return Ok(Vec::new());
+    };
+    let bytes = |value: i64| {
+        u32::try_from(value).map_err(|_| {
+            fail(
+                op,
+                format!("dimension value {value} is outside 0..={}", u32::MAX),
+            )
+        })
+    };
+    let wraps = dense_i64_values(wraps);
+    dense_i64_values(steps)
+        .into_iter()
+        .enumerate()
+        .map(|(i, step)| {
+            Ok(Dimension {
+                step: bytes(step)?,
+                wrap: wraps.get(i).map(|&w| bytes(w)).transpose()?,
+            })
+        })
+        .collect()
 }
 
 /// Build the artifact of the public configuration function `root`.
@@ -306,7 +334,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                     release: lock("release_lock", "release_value", 1),
                     burst_length: None,
                     iteration: None,
-                    dimensions: Vec::new(),
+                    dimensions: dimensions(op)?,
                 };
                 let n = int(op, "bd");
                 let words = profile
@@ -344,7 +372,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                         .as_ref()
                         .and_then(|b| b.bytes.iter().copied().max()),
                     iteration: None,
-                    dimensions: Vec::new(),
+                    dimensions: dimensions(op)?,
                 };
                 let n = int(op, "bd");
                 let words = profile
