@@ -3,7 +3,7 @@
 //! whole slots, every copy grouped and waited for, records published in the
 //! order reserved) and turned into DMA transfers and ordered waits.
 
-use super::evaluate::{evaluate, evaluated, Whose};
+use super::evaluate::{call_constant, evaluate, evaluated, Whose};
 use super::joins::Joins;
 use super::placement::view_bytes;
 use super::realization::{
@@ -37,10 +37,7 @@ impl Plan<'_> {
             self.channel_of(args[i])
         };
         // A dimension is a constant, or a parameter the call passes one to.
-        let resolve = |value: MlirValue| -> Option<i64> {
-            constant_int(value)
-                .or_else(|| argument_index(value, &params).and_then(|i| constant_int(args[i])))
-        };
+        let resolve = |value: MlirValue| call_constant(value, &params, args);
         let whose = Whose {
             strand: "the transfer strand",
             work: "the command stream",

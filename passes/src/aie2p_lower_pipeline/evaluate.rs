@@ -3,7 +3,7 @@
 //! numbers taken), so the stream becomes a fixed sequence of operations with
 //! the integer values of their operands.
 
-use super::realization::{refuse, Refusal};
+use super::realization::{argument_index, refuse, Refusal};
 use crate::index_semantics::{binary, compare};
 use loom_dialects::ir::*;
 use loom_dialects::names;
@@ -36,6 +36,17 @@ pub(super) fn evaluated(name: &str) -> bool {
             | names::index::ASSUME
             | names::index::CAST
     )
+}
+
+/// `value` of a strand's function as its call gives it: a constant, or a
+/// parameter (`params`) the call passes a constant to (`args`).
+pub(super) fn call_constant(
+    value: MlirValue,
+    params: &[MlirValue],
+    args: &[MlirValue],
+) -> Option<i64> {
+    constant_int(value)
+        .or_else(|| argument_index(value, params).and_then(|i| constant_int(args[i])))
 }
 
 /// Who is evaluated, for the refusals: the strand, what runs it and its

@@ -14,10 +14,10 @@
 //! release taken as soon as its record is sent (docs/semantics.md,
 //! "Authored and realized schedules").
 
-use super::evaluate::{evaluate, evaluated, Whose};
+use super::evaluate::{call_constant, evaluate, evaluated, Whose};
 use super::joins::Joins;
 use super::realization::{argument_index, refuse, Forward, Held, Plan, Refusal};
-use super::ring::{chain_descriptors, ring_tasks};
+use super::ring::ring_descriptors;
 use super::schedule::take_descriptors;
 use loom_dialects::ir::*;
 use loom_dialects::names;
@@ -71,10 +71,7 @@ impl Plan<'_> {
         args: &[MlirValue],
     ) -> Result<(), Refusal> {
         let params = arguments(body(function));
-        let resolve = |value: MlirValue| -> Option<i64> {
-            constant_int(value)
-                .or_else(|| argument_index(value, &params).and_then(|i| constant_int(args[i])))
-        };
+        let resolve = |value: MlirValue| call_constant(value, &params, args);
         let whose = Whose {
             strand: "the forwarding strand",
             work: "the forwarding strand's DMA realization",
@@ -260,7 +257,6 @@ impl Plan<'_> {
                 from,
                 to,
                 records: n,
-                bytes: self.channels[from].slot_bytes,
                 mm2s: 0,
                 s2mm: 0,
                 mm2s_bd: 0,
@@ -302,7 +298,7 @@ impl Plan<'_> {
             held.channels.insert((from.tile, false, mm2s));
             held.channels.insert((to.tile, true, s2mm));
             let mut take = |tile, channel, capacity| {
-                let count = chain_descriptors(&ring_tasks(f.records, capacity, self.profile));
+                let count = ring_descriptors(f.records, capacity, self.profile);
                 take_descriptors(self.profile, &mut held.descriptors, tile, channel, count).map_err(
                     |message| Refusal {
                         at: location(f.copy),

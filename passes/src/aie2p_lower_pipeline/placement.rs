@@ -4,7 +4,7 @@
 //! names the tile, the resource, what the placement needs and what exists.
 
 use super::realization::{refuse, tile_kind, Placed, Plan, Refusal, Way};
-use super::ring::{chain_descriptors, ring_tasks};
+use super::ring::ring_descriptors;
 use loom_dialects::ir::*;
 use loom_targets::Tile;
 use mlir_sys::*;
@@ -174,41 +174,37 @@ impl Plan<'_> {
                 ));
             }
         }
-        let mut per_tile: BTreeMap<Tile, (i64, i64, i64, MlirOperation)> = BTreeMap::new();
+        // Each DMA use: (tile, descriptors up to, channel, S2MM, op).
+        let mut uses: Vec<(Tile, i64, i64, bool, MlirOperation)> = Vec::new();
         for t in &self.transfers {
             let tile = self.channels[t.channel].tile;
             let ingress = t.way == Way::Ingress;
             let ring = t.tile_descriptors(&self.channels[t.channel], self.profile);
-            for (at, bd, channel, s2mm) in [
-                (tile, t.tile_bd + ring - 1, t.tile_channel, ingress),
-                (t.shim, t.shim_bd, t.shim_channel, !ingress),
-            ] {
-                let entry = per_tile.entry(at).or_insert((0, 0, 0, t.copy));
-                entry.0 = entry.0.max(bd + 1);
-                if s2mm {
-                    entry.1 = entry.1.max(channel + 1);
-                } else {
-                    entry.2 = entry.2.max(channel + 1);
-                }
-                entry.3 = t.copy;
-            }
+            uses.push((tile, t.tile_bd + ring, t.tile_channel, ingress, t.copy));
+            uses.push((t.shim, t.shim_bd + 1, t.shim_channel, !ingress, t.copy));
         }
         for f in &self.forwards {
             let (from, to) = (&self.channels[f.from], &self.channels[f.to]);
-            for (at, bd, channel, s2mm, capacity) in [
-                (from.tile, f.mm2s_bd, f.mm2s, false, from.capacity),
-                (to.tile, f.s2mm_bd, f.s2mm, true, to.capacity),
-            ] {
-                let descriptors = chain_descriptors(&ring_tasks(f.records, capacity, self.profile));
-                let entry = per_tile.entry(at).or_insert((0, 0, 0, f.copy));
-                entry.0 = entry.0.max(bd + descriptors);
-                if s2mm {
-                    entry.1 = entry.1.max(channel + 1);
-                } else {
-                    entry.2 = entry.2.max(channel + 1);
-                }
-                entry.3 = f.copy;
+            let ring = |capacity| ring_descriptors(f.records, capacity, self.profile);
+            uses.push((
+                from.tile,
+                f.mm2s_bd + ring(from.capacity),
+                f.mm2s,
+                false,
+                f.copy,
+            ));
+            uses.push((to.tile, f.s2mm_bd + ring(to.capacity), f.s2mm, true, f.copy));
+        }
+        let mut per_tile: BTreeMap<Tile, (i64, i64, i64, MlirOperation)> = BTreeMap::new();
+        for (at, bds, channel, s2mm, op) in uses {
+            let entry = per_tile.entry(at).or_insert((0, 0, 0, op));
+            entry.0 = entry.0.max(bds);
+            if s2mm {
+                entry.1 = entry.1.max(channel + 1);
+            } else {
+                entry.2 = entry.2.max(channel + 1);
             }
+            entry.3 = op;
         }
         for (&tile, &(bds, s2mm, mm2s, at)) in &per_tile {
             let kind = tile_kind(self.profile, tile).expect("placed tiles are in the array");

@@ -108,7 +108,7 @@ pub struct Transfer {
     /// Records it moves: more than one for the DMA-engine realization of an
     /// endpoint the stream admits repeatedly (`rings`), whose records are
     /// consecutive in the caller's buffer and go round the channel's slots
-    /// (`Transfer::tile_tasks`, ring.rs).
+    /// (`ring::ring_tasks`).
     pub records: i64,
     pub tile_channel: i64,
     pub tile_bd: i64,
@@ -127,9 +127,8 @@ pub struct Forward {
     /// reserves.
     pub from: usize,
     pub to: usize,
+    /// Records it moves, each a slot of both channels.
     pub records: i64,
-    /// Bytes of one record (a slot of both channels).
-    pub bytes: i64,
     /// The MM2S channel of `from`'s tile and the S2MM channel of `to`'s.
     pub mm2s: i64,
     pub s2mm: i64,

@@ -112,6 +112,23 @@ impl RingSide {
     }
 }
 
+/// `aie2p.route` from a tile's MM2S channel to a tile's S2MM channel.
+fn route(
+    loc: MlirLocation,
+    (from, from_channel): (Tile, i64),
+    (to, to_channel): (Tile, i64),
+) -> OpSpec<'static> {
+    let ctx = location_context(loc);
+    let mut route = OpSpec::new(names::aie2p::ROUTE, loc);
+    route.attributes = vec![
+        ("source", tile_attr(ctx, from)),
+        ("source_channel", i64_attr(ctx, from_channel)),
+        ("destination", tile_attr(ctx, to)),
+        ("destination_channel", i64_attr(ctx, to_channel)),
+    ];
+    route
+}
+
 fn direction(ctx: MlirContext, s2mm: bool) -> MlirAttribute {
     string_attr(ctx, if s2mm { "s2mm" } else { "mm2s" })
 }
@@ -480,24 +497,16 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
         if !routed.insert((from, from_channel, to, to_channel)) {
             continue;
         }
-        let mut route = OpSpec::new(names::aie2p::ROUTE, location(t.copy));
-        route.attributes = vec![
-            ("source", tile_attr(ctx, from)),
-            ("source_channel", i64_attr(ctx, from_channel)),
-            ("destination", tile_attr(ctx, to)),
-            ("destination_channel", i64_attr(ctx, to_channel)),
-        ];
-        put(route);
+        put(route(
+            location(t.copy),
+            (from, from_channel),
+            (to, to_channel),
+        ));
     }
     for f in &plan.forwards {
-        let mut route = OpSpec::new(names::aie2p::ROUTE, location(f.copy));
-        route.attributes = vec![
-            ("source", tile_attr(ctx, plan.channels[f.from].tile)),
-            ("source_channel", i64_attr(ctx, f.mm2s)),
-            ("destination", tile_attr(ctx, plan.channels[f.to].tile)),
-            ("destination_channel", i64_attr(ctx, f.s2mm)),
-        ];
-        put(route);
+        let from = (plan.channels[f.from].tile, f.mm2s);
+        let to = (plan.channels[f.to].tile, f.s2mm);
+        put(route(location(f.copy), from, to));
     }
     for (worker, image) in plan.workers.iter().zip(workers) {
         let loc = location(worker.strand);
@@ -545,7 +554,8 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 take,
                 give,
             };
-            for op in side.ops(plan, channel, f.records, f.bytes, location(f.copy)) {
+            let bytes = from.slot_bytes;
+            for op in side.ops(plan, channel, f.records, bytes, location(f.copy)) {
                 put(op);
             }
         }

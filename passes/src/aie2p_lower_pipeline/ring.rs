@@ -237,21 +237,21 @@ fn tasks_of(records: i64, chain: i64, most_runs: i64) -> Vec<TileTask> {
 }
 
 impl Transfer {
-    /// The tile side's tasks, in queue order (`ring_tasks`).
-    pub fn tile_tasks(&self, channel: &Channel, profile: &DeviceProfile) -> Vec<TileTask> {
-        ring_tasks(self.records, channel.capacity, profile)
-    }
-
     /// The tile buffer descriptors its tasks' chains take, consecutive from
     /// `tile_bd`.
     pub fn tile_descriptors(&self, channel: &Channel, profile: &DeviceProfile) -> i64 {
-        chain_descriptors(&self.tile_tasks(channel, profile))
+        ring_descriptors(self.records, channel.capacity, profile)
     }
 }
 
-/// The buffer descriptors `tasks`' chains take, consecutive from the first.
-pub fn chain_descriptors(tasks: &[TileTask]) -> i64 {
-    tasks.iter().map(|t| t.first + t.slots).max().unwrap_or(0)
+/// The buffer descriptors the chains of `ring_tasks` take, consecutive from
+/// the first.
+pub fn ring_descriptors(records: i64, capacity: i64, profile: &DeviceProfile) -> i64 {
+    ring_tasks(records, capacity, profile)
+        .iter()
+        .map(|t| t.first + t.slots)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
