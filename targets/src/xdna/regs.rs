@@ -211,11 +211,32 @@ impl BufferDescriptor {
     }
 
     /// The bytes from `address` the transfer touches, to its farthest word.
+    /// When the length is whole runs of the inner wraps (as every encodable
+    /// descriptor's is), every count reaches its last value and that word is
+    /// the farthest (steps are positive), so the words need not be listed.
     pub fn span(&self) -> u64 {
-        match self.word_offsets() {
-            Some(offsets) => offsets.iter().max().map_or(0, |&last| last + 4),
-            None => self.length.into(),
+        let words = u64::from(self.length / 4);
+        let inner: u64 = self
+            .dimensions
+            .iter()
+            .filter_map(|d| d.wrap)
+            .map(u64::from)
+            .product();
+        if self.dimensions.is_empty() || inner == 0 || words == 0 || words % inner != 0 {
+            return match self.word_offsets() {
+                Some(offsets) => offsets.iter().max().map_or(0, |&last| last + 4),
+                None => self.length.into(),
+            };
         }
+        let farthest: u64 = self
+            .dimensions
+            .iter()
+            .map(|d| {
+                let extent = d.wrap.map_or(words / inner, u64::from);
+                (extent - 1) * u64::from(d.step)
+            })
+            .sum();
+        farthest + 4
     }
 }
 
@@ -1456,6 +1477,30 @@ mod tests {
         let offsets = bd.word_offsets().unwrap();
         assert_eq!(&offsets[..6], &[0, 16, 32, 48, 4, 20]);
         assert_eq!(bd.span(), 64);
+        assert_eq!(bd.span(), offsets.iter().max().unwrap() + 4);
+        // Rows of 3 words 64 bytes apart, two of them: the farthest word is
+        // the last row's last.
+        let rows = BufferDescriptor {
+            length: 24,
+            dimensions: vec![
+                Dimension {
+                    step: 4,
+                    wrap: Some(3),
+                },
+                Dimension {
+                    step: 64,
+                    wrap: Some(2),
+                },
+                Dimension {
+                    step: 512,
+                    wrap: None,
+                },
+            ],
+            ..plain(TileKind::Core)
+        };
+        let offsets = rows.word_offsets().unwrap();
+        assert_eq!(offsets, [0, 4, 8, 64, 68, 72]);
+        assert_eq!(rows.span(), 76);
         assert_eq!(plain(TileKind::Core).word_offsets(), None);
         let p = strix();
         let words = p.encode_bd(TileKind::Core, &bd).unwrap();
