@@ -85,6 +85,9 @@ LogicalResult BindOp::verify() {
   auto slots = llvm::cast<view::ViewType>(getSlots().getType());
   TileType record = llvm::cast<ChannelType>(getResult().getType()).getRecord();
   ArrayRef<int64_t> shape = slots.getShape();
+  if (!slots.isContiguous())
+    return emitOpError("a channel's slots hold contiguous records; the slot view ")
+           << slots << " has a strided layout";
   if (shape.empty())
     return emitOpError("slot view needs a leading slot dimension");
   if (ShapedType::isDynamic(shape.front()))

@@ -1,6 +1,7 @@
 //===- Syntax.cpp - Loom type syntax, keywords, literals, fact lists ------===//
 
 #include "loom/Dialects.h"
+#include "loom/ShapedTypes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -53,16 +54,19 @@ static ParseResult parseShape(OpAsmParser &parser, SmallVectorImpl<int64_t> &sha
 }
 
 static ParseResult parseShaped(OpAsmParser &parser, SmallVectorImpl<int64_t> &shape,
-                               Type &element, SmallVectorImpl<UnresolvedOperand> *dims) {
+                               Type &element, SmallVectorImpl<UnresolvedOperand> *dims,
+                               SmallVectorImpl<int64_t> *strides) {
   if (parser.parseLess() || parseShape(parser, shape, dims))
     return failure();
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseType(element) || parser.parseGreater())
+  if (parser.parseType(element))
     return failure();
   if (!element.isIntOrIndexOrFloat())
     return parser.emitError(loc, "element type must be an integer, index or float type, got ")
            << element;
-  return success();
+  if (strides && parseOptionalStridedLayout(parser, *strides))
+    return failure();
+  return parser.parseGreater();
 }
 
 ParseResult parseLoomTypeWithDims(OpAsmParser &parser, Type &type,
@@ -84,13 +88,20 @@ ParseResult parseLoomTypeWithDims(OpAsmParser &parser, Type &type,
   else if (keyword == "kernel.async.group")
     type = kernel::AsyncGroupType::get(ctx);
   else if (keyword == "view" || keyword == "tile") {
-    SmallVector<int64_t> shape;
+    SmallVector<int64_t> shape, strides;
     Type element;
-    if (parseShaped(parser, shape, element, dims))
+    SMLoc loc = parser.getCurrentLocation();
+    bool view = keyword == "view";
+    if (parseShaped(parser, shape, element, dims, view ? &strides : nullptr))
       return failure();
-    if (keyword == "view")
-      type = view::ViewType::get(ctx, shape, element);
-    else
+    if (view) {
+      auto emit = [&]() { return parser.emitError(loc); };
+      type = view::ViewType::getChecked(llvm::function_ref<InFlightDiagnostic()>(emit), ctx,
+                                        ArrayRef<int64_t>(shape), element,
+                                        ArrayRef<int64_t>(strides));
+      if (!type)
+        return failure();
+    } else
       type = channel::TileType::get(ctx, shape, element);
   } else {
     if (parser.parseLess())
@@ -136,7 +147,9 @@ void renderLoomType(raw_ostream &os, Type type, llvm::function_ref<void()> print
       .Case<view::ViewType>([&](view::ViewType t) {
         os << "view<";
         renderShape(os, t.getShape(), printDim);
-        os << t.getElementType() << '>';
+        os << t.getElementType();
+        printStridedLayout(os, t.getStrides());
+        os << '>';
       })
       .Case<channel::TileType>([&](channel::TileType t) {
         os << "tile<";

@@ -65,6 +65,9 @@ static LogicalResult verifyVectorAccess(Operation *op, VectorType vector, Type v
            << vector.getElementType() << " do not match the view's " << view.getElementType();
   if (failed(verifyAccess(op, view, dynamicCount, positions)))
     return failure();
+  if (!view.getStrides().empty() && view.getStrides().back() != 1)
+    return op->emitOpError("accesses consecutive elements, but the view's innermost stride is ")
+           << view.getStrides().back() << ": " << view;
   int64_t inner = view.getShape().back();
   int64_t start = positions.back();
   if (!ShapedType::isDynamic(inner) && start != kDynamicPosition &&

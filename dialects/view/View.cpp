@@ -30,19 +30,22 @@ void ViewDialect::initialize() {
 namespace loom {
 
 LogicalResult parseShapeAndElement(AsmParser &parser, SmallVectorImpl<int64_t> &shape,
-                                   Type &element) {
+                                   Type &element, SmallVectorImpl<int64_t> *strides) {
   if (parser.parseLess() ||
       parser.parseDimensionList(shape, /*allowDynamic=*/true, /*withTrailingX=*/true))
     return failure();
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseType(element) || parser.parseGreater())
+  if (parser.parseType(element))
     return failure();
   if (!element.isIntOrIndexOrFloat())
     return parser.emitError(loc, "element type must be an integer, index or float type");
-  return success();
+  if (strides && parseOptionalStridedLayout(parser, *strides))
+    return failure();
+  return parser.parseGreater();
 }
 
-void printShapeAndElement(AsmPrinter &printer, ArrayRef<int64_t> shape, Type element) {
+void printShapeAndElement(AsmPrinter &printer, ArrayRef<int64_t> shape, Type element,
+                          ArrayRef<int64_t> strides) {
   printer << '<';
   for (int64_t size : shape) {
     if (ShapedType::isDynamic(size))
@@ -51,7 +54,32 @@ void printShapeAndElement(AsmPrinter &printer, ArrayRef<int64_t> shape, Type ele
       printer << size;
     printer << 'x';
   }
-  printer << element << '>';
+  printer << element;
+  printStridedLayout(printer.getStream(), strides);
+  printer << '>';
+}
+
+ParseResult parseOptionalStridedLayout(AsmParser &parser, SmallVectorImpl<int64_t> &strides) {
+  if (failed(parser.parseOptionalComma()))
+    return success();
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword("strided") || parser.parseLess() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+        return parser.parseInteger(strides.emplace_back());
+      }) ||
+      parser.parseGreater())
+    return failure();
+  if (strides.empty())
+    return parser.emitError(loc, "a strided layout needs one stride per dimension");
+  return success();
+}
+
+void printStridedLayout(raw_ostream &os, ArrayRef<int64_t> strides) {
+  if (strides.empty())
+    return;
+  os << ", strided<[";
+  llvm::interleaveComma(strides, os);
+  os << "]>";
 }
 
 ParseResult parseAccess(OpAsmParser &parser, UnresolvedOperand &view,
@@ -80,18 +108,52 @@ LogicalResult verifyAccess(Operation *op, Type viewType, unsigned dynamicCount,
 } // namespace loom
 
 Type ViewType::parse(AsmParser &parser) {
-  SmallVector<int64_t> shape;
+  SmallVector<int64_t> shape, strides;
   Type element;
-  if (failed(parseShapeAndElement(parser, shape, element)))
+  SMLoc loc = parser.getCurrentLocation();
+  if (failed(parseShapeAndElement(parser, shape, element, &strides)))
     return {};
-  return ViewType::get(parser.getContext(), shape, element);
+  auto emit = [&]() { return parser.emitError(loc); };
+  return ViewType::getChecked(llvm::function_ref<InFlightDiagnostic()>(emit), parser.getContext(),
+                              ArrayRef<int64_t>(shape), element, ArrayRef<int64_t>(strides));
 }
 
 void ViewType::print(AsmPrinter &printer) const {
-  printShapeAndElement(printer, getShape(), getElementType());
+  printShapeAndElement(printer, getShape(), getElementType(), getStrides());
+}
+
+LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type, ArrayRef<int64_t> strides) {
+  if (strides.empty())
+    return success();
+  if (strides.size() != shape.size())
+    return emitError() << "a strided layout needs one stride per dimension; got "
+                       << strides.size() << " for a rank-" << shape.size() << " view";
+  for (int64_t stride : strides)
+    if (stride < 1)
+      return emitError() << "view strides are element counts of at least 1, got " << stride;
+  return success();
 }
 
 unsigned ViewType::getNumDynamicDims() const { return countDynamicDims(*this); }
+
+bool ViewType::isContiguous() const {
+  ArrayRef<int64_t> strides = getStrides();
+  if (strides.empty())
+    return true;
+  ArrayRef<int64_t> shape = getShape();
+  int64_t expected = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (strides[d] != expected || ShapedType::isDynamic(shape[d]))
+      return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+ViewType ViewType::withoutLayout() const {
+  return ViewType::get(getContext(), getShape(), getElementType());
+}
 
 //===-- view.load / view.store --------------------------------------------===//
 

@@ -21,11 +21,29 @@ def View_ViewType : TypeDef<View_Dialect, "View"> {
     it (`view<2x[%input_size]xbf16>`); the type itself records `?` and the
     op that spells the type keeps the value as an operand. Generic form:
     `!view.view<2x?xbf16>`.
+
+    Elements are row-major and contiguous unless the type has a layout:
+    `view<4x64xf32, strided<[1, 64]>>` puts element (i, j) at element
+    `i * 1 + j * 64` from the view's start (strides in elements, one per
+    dimension, static and at least 1), as MLIR's `memref` strided layout
+    does. One buffer view is thus a transposed or sub-matrix window on
+    storage; copies move elements index by index between any two layouts.
   }];
-  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "::mlir::Type":$elementType);
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape, "::mlir::Type":$elementType,
+                        OptionalArrayRefParameter<"int64_t">:$strides);
+  let builders = [
+    TypeBuilder<(ins "::llvm::ArrayRef<int64_t>":$shape, "::mlir::Type":$elementType), [{
+      return $_get($_ctxt, shape, elementType, ::llvm::ArrayRef<int64_t>{});
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     unsigned getNumDynamicDims() const;
+    /// Contiguous row-major (no layout, or strides that are exactly it).
+    bool isContiguous() const;
+    /// The same shape and element type, contiguous.
+    ViewType withoutLayout() const;
   }];
 }
 

@@ -22,6 +22,8 @@ to f32 it is correctly rounded, as the language's vector.addf is
                        first
   split-columns        256 values split over two columns: the first half
                        doubled, the second + 1
+  transpose-tiles      a 64 x 32 row-major matrix; the output is its
+                       32 x 64 transpose, row-major
 """
 
 import argparse
@@ -74,11 +76,22 @@ def split_columns():
     return x, [add(v, v) for v in first] + [add(v, 1.0) for v in second]
 
 
+def transpose(matrix, rows, columns):
+    """The columns x rows transpose of a row-major rows x columns matrix."""
+    return [matrix[r * columns + c] for c in range(columns) for r in range(rows)]
+
+
+def transpose_tiles():
+    a = values(64 * 32, seed=25)
+    return a, transpose(a, 64, 32)
+
+
 EXAMPLES = {
     'passthrough-memtile': passthrough_memtile,
     'pipeline-far-cores': pipeline_far_cores,
     'broadcast-column': broadcast_column,
     'split-columns': split_columns,
+    'transpose-tiles': transpose_tiles,
 }
 
 
@@ -101,6 +114,9 @@ def self_check():
     assert y[0] == add(add(add(x[0], 1.0), add(x[0], 1.0)), 3.0)
     _, y = broadcast_column()
     assert len(y) == 512
+    assert transpose([1, 2, 3, 4, 5, 6], 2, 3) == [1, 4, 2, 5, 3, 6]
+    a, t = transpose_tiles()
+    assert t[1] == a[32] and t[64] == a[1]
     print('self-check passed')
 
 

@@ -556,11 +556,32 @@ pub fn type_text(ty: MlirType) -> String {
     printed(|f, d| unsafe { mlirTypePrint(ty, f, d) })
 }
 
+/// The text between a view or tile type's outer `<>` and its strided
+/// layout's strides, if it has one: `!view.view<4x64xf32, strided<[1, 64]>>`
+/// is `4x64xf32` and `[1, 64]`.
+fn shaped_parts(printed: &str) -> Option<(&str, Option<&str>)> {
+    let inner = printed.split_once('<')?.1.strip_suffix('>')?;
+    Some(match inner.split_once(", strided<") {
+        Some((shaped, layout)) => (shaped, Some(layout.strip_suffix('>')?)),
+        None => (inner, None),
+    })
+}
+
+/// The strides (in elements, one per dimension) of a view type with a
+/// strided layout (`view<4x64xf32, strided<[1, 64]>>`); None for a
+/// contiguous view or another type.
+pub fn view_type_strides(ty: MlirType) -> Option<Vec<i64>> {
+    let printed = type_text(ty);
+    let list = shaped_parts(&printed)?.1?;
+    let list = list.strip_prefix('[')?.strip_suffix(']')?;
+    list.split(',').map(|s| s.trim().parse().ok()).collect()
+}
+
 /// Shape (`None` for a dynamic dimension) and element type name of a Loom
 /// view or tile type, from its printed form (`!view.view<2x?xbf16>`).
 pub fn view_type_shape(ty: MlirType) -> Option<(Vec<Option<usize>>, String)> {
     let printed = type_text(ty);
-    let inner = printed.rsplit('<').next()?.trim_end_matches('>');
+    let inner = shaped_parts(&printed)?.0;
     // The element type follows the last dimension's `x` (a dimension is
     // digits or `?`, so the first `x` after one is the separator; `index`
     // has an `x` of its own).

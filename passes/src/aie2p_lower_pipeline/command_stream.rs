@@ -3,6 +3,7 @@
 //! whole slots, every copy grouped and waited for, records published in the
 //! order reserved) and turned into DMA transfers and ordered waits.
 
+use super::access::view_access;
 use super::evaluate::{call_constant, evaluate, evaluated, Whose};
 use super::joins::Joins;
 use super::placement::view_bytes;
@@ -106,10 +107,10 @@ impl Plan<'_> {
                     let (source, destination) = (all[0], all[1]);
                     let payload = |v: MlirValue| admitted.iter().find(|a| same_value(a.1, v));
                     let fixed = |v: MlirValue| external.iter().find(|e| same_value(e.0, v));
-                    let (way, channel, admission, (argument, argument_offset)) =
+                    let (way, channel, admission, (argument, argument_offset), outside) =
                         match (fixed(source), payload(destination), payload(source), fixed(destination)) {
-                            (Some(e), Some(p), _, _) if p.3 == Way::Ingress => (Way::Ingress, p.2, p.4, (e.1, e.2)),
-                            (_, _, Some(p), Some(e)) if p.3 == Way::Egress => (Way::Egress, p.2, p.4, (e.1, e.2)),
+                            (Some(e), Some(p), _, _) if p.3 == Way::Ingress => (Way::Ingress, p.2, p.4, (e.1, e.2), source),
+                            (_, _, Some(p), Some(e)) if p.3 == Way::Egress => (Way::Egress, p.2, p.4, (e.1, e.2), destination),
                             _ => return refuse(op, "the command stream copies between a caller's buffer at a fixed offset and a reserved (to fill) or acquired (to drain) channel slot; this copy has another endpoint".into()),
                         };
                     if admission_of.contains(&admission) {
@@ -123,6 +124,7 @@ impl Plan<'_> {
                     if bytes % 4 != 0 || argument_offset % 4 != 0 {
                         return refuse(op, format!("DMA transfers move multiples of 4 bytes at 4-byte offsets; this one moves {bytes} bytes at offset {argument_offset}"));
                     }
+                    let access = view_access(op, outside, &resolve)?;
                     let tile = self.channels[channel].tile;
                     let shim = Tile::new(
                         tile.column,
@@ -135,6 +137,8 @@ impl Plan<'_> {
                         tile,
                         argument,
                         argument_offset,
+                        access,
+                        steps: None,
                         bytes,
                         records: 1,
                         tile_channel: 0,

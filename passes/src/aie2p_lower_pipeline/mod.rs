@@ -27,6 +27,7 @@
 //!
 //! A module without an unlowered pipeline is left as it is (resume).
 
+mod access;
 mod command_stream;
 mod cycles;
 mod evaluate;

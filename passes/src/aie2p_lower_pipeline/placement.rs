@@ -52,7 +52,7 @@ fn round_up(value: i64, alignment: i64) -> Option<i64> {
 }
 
 /// Bytes of one element of the type named `name`.
-fn element_bytes(name: &str) -> Option<i64> {
+pub(super) fn element_bytes(name: &str) -> Option<i64> {
     Some(match name {
         "i1" | "i8" => 1,
         "bf16" | "f16" | "i16" => 2,

@@ -93,6 +93,7 @@ impl<'p> Plan<'p> {
         let transfers = std::mem::take(&mut plan.transfers);
         let (mut transfers, program) =
             super::ring::rings(&plan.channels, transfers, program, &shared)?;
+        super::access::address(&mut transfers, profile)?;
         let held = plan.hold_forward_dma()?;
         plan.commands = super::schedule::schedule(
             profile,

@@ -4,6 +4,7 @@
 //! tile's data memory, and the refusal that names what the profile cannot
 //! hold.
 
+use super::access::{Access, Steps};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -103,6 +104,12 @@ pub struct Transfer {
     /// Which `run` argument of the pipeline, and the byte offset in it.
     pub argument: usize,
     pub argument_offset: i64,
+    /// The caller bytes it moves from `argument_offset`: its view's layout,
+    /// and a ring's records outside it.
+    pub access: Access,
+    /// The shim descriptor's dimensions for `access` (None: linear),
+    /// `access::address` sets them.
+    pub steps: Option<Steps>,
     /// Bytes of one record (a channel slot).
     pub bytes: i64,
     /// Records it moves: more than one for the DMA-engine realization of an

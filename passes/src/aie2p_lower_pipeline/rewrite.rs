@@ -594,6 +594,10 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     ],
                 );
                 shim.operands = vec![args[t.argument]];
+                if let Some((steps, wraps)) = &t.steps {
+                    shim.attributes.push(("steps", dense_i64_attr(ctx, steps)));
+                    shim.attributes.push(("wraps", dense_i64_attr(ctx, wraps)));
+                }
                 put(shim);
                 let mut start = tile_op(
                     names::aie2p::DMA_START,

@@ -21,6 +21,7 @@
 //! shorter chain, the chain going round the slots more than once when that
 //! keeps the tasks within the channel's start queue.
 
+use super::access::{record_dims, Dim};
 use super::realization::{refuse, Channel, Command, Refusal, Transfer, Way};
 use super::schedule::conflict;
 use loom_dialects::ir::value_name;
@@ -82,6 +83,8 @@ pub(super) fn rings(
     // waited for).
     let mut merged: Vec<(usize, bool, bool)> = vec![(0, true, true); transfers.len()];
     let mut kept: Vec<usize> = Vec::new();
+    // The record dimensions of each kept transfer.
+    let mut outside: Vec<Vec<Dim>> = Vec::new();
     for t in 0..transfers.len() {
         let x = &transfers[t];
         let records = &endpoints[&(x.channel, x.way == Way::Ingress)];
@@ -89,9 +92,11 @@ pub(super) fn rings(
             continue;
         }
         let n = records.len();
-        if n > 1 {
-            check(channels, &transfers, records, shared)?;
-        }
+        outside.push(if n > 1 {
+            check(channels, &transfers, records, shared)?
+        } else {
+            Vec::new()
+        });
         for (k, &r) in records.iter().enumerate() {
             merged[r] = (kept.len(), k == 0, k + 1 == n);
         }
@@ -106,6 +111,7 @@ pub(super) fn rings(
         // `kept` is in increasing order.
         if let Ok(i) = kept.binary_search(&t) {
             x.records = counts[i];
+            x.access = x.access.with_records(&outside[i]);
             out.push(x);
         }
     }
@@ -145,14 +151,14 @@ pub(super) fn rings(
     Ok((out, program))
 }
 
-/// Refuses an endpoint's `records` (transfer indices, in program order)
-/// that one ring cannot move.
+/// The record dimensions of an endpoint's `records` (transfer indices, in
+/// program order), or the refusal of records one ring cannot move.
 fn check(
     channels: &[Channel],
     transfers: &[Transfer],
     records: &[usize],
     shared: &BTreeSet<(usize, bool)>,
-) -> Result<(), Refusal> {
+) -> Result<Vec<Dim>, Refusal> {
     let first = &transfers[records[0]];
     let channel = &channels[first.channel];
     let name = value_name(channel.value);
@@ -167,14 +173,24 @@ fn check(
     }
     for (k, &r) in records.iter().enumerate() {
         let x = &transfers[r];
-        let expected = first.argument_offset + k as i64 * first.bytes;
-        if x.argument != first.argument || x.argument_offset != expected {
+        if x.argument != first.argument || x.access != first.access {
             return refuse(x.copy, format!(
-                "record {k} of %{name} is not where one consecutive run of records puts it (byte {expected} of the buffer record 0 comes from); the DMA-engine realization moves a channel's records as one run of the caller's buffer"
+                "record {k} of %{name} is in another buffer or another layout than record 0; the DMA-engine realization moves a channel's records with one descriptor on one of the caller's buffers"
             ));
         }
     }
-    Ok(())
+    let offsets: Vec<i64> = records
+        .iter()
+        .map(|&r| transfers[r].argument_offset - first.argument_offset)
+        .collect();
+    record_dims(&offsets).ok_or(()).or_else(|()| {
+        let shown: Vec<String> = offsets.iter().take(8).map(|o| o.to_string()).collect();
+        let more = if offsets.len() > 8 { ", ..." } else { "" };
+        refuse(second.copy, format!(
+            "the records of %{name} are at bytes {}{more} from record 0; the DMA-engine realization moves a channel's records with one descriptor, whose dimensions reach records in nested runs at constant, forward steps",
+            shown.join(", ")
+        ))
+    })
 }
 
 /// The most runs of its chain one DMA task makes.

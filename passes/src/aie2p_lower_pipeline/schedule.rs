@@ -91,8 +91,10 @@ fn nearest_shims(profile: &DeviceProfile, shim: Tile) -> impl Iterator<Item = Ti
 /// Whether two transfers touch the same caller bytes, one of them writing.
 pub(super) fn conflict(a: &Transfer, b: &Transfer) -> bool {
     let writes = a.way == Way::Egress || b.way == Way::Egress;
-    let overlap = a.argument_offset < b.argument_offset + b.bytes * b.records
-        && b.argument_offset < a.argument_offset + a.bytes * a.records;
+    // Between each one's first and farthest byte (a strided one may leave
+    // gaps: they count as touched).
+    let overlap = a.argument_offset < b.argument_offset + b.access.span()
+        && b.argument_offset < a.argument_offset + a.access.span();
     writes && a.argument == b.argument && overlap
 }
 

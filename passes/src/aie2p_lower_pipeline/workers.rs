@@ -98,6 +98,7 @@ impl Plan<'_> {
             }
             channels.insert(i, channel);
         }
+        refuse_strided_views(function)?;
         let mut private = Vec::new();
         for op in walk(function) {
             if op_name(op) == names::buffer::ALLOCA {
@@ -163,6 +164,22 @@ impl Plan<'_> {
         });
         Ok(())
     }
+}
+
+/// Tile code addresses row-major views only: the code generator and the
+/// cores compute an element's address from the shape.
+fn refuse_strided_views(function: MlirOperation) -> Result<(), Refusal> {
+    for op in walk(function) {
+        for value in results(op) {
+            if view_type_strides(value_type(value)).is_some() {
+                return refuse(op, format!(
+                    "tile code addresses row-major views only, and this {} has a strided layout; strided layouts are realized by the descriptors of the command stream's transfers",
+                    type_text(value_type(value)).trim_start_matches("!view.")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A strand's `workers(origins, counts, strides)`.

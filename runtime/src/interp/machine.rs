@@ -781,7 +781,16 @@ impl<'p> Machine<'p> {
                 Index::Reg(r) => self.int(t, *r, loc),
             }
         };
-        let mut element = 0usize;
+        if lanes > 1 && view.strides.as_ref().is_some_and(|s| s.last() != Some(&1)) {
+            return fail(
+                loc,
+                format!(
+                    "reads {lanes} consecutive elements of a {}, whose innermost stride is not 1",
+                    view.type_text()
+                ),
+            );
+        }
+        let mut at = Vec::with_capacity(indices.len());
         for (d, index) in indices.iter().enumerate() {
             let i = position(index)?;
             let extent = view.shape[d];
@@ -808,9 +817,9 @@ impl<'p> Machine<'p> {
                     vec![self.view_note(view)],
                 ));
             }
-            element = element * extent + i as usize;
+            at.push(i as usize);
         }
-        Ok(element)
+        Ok(view.element_at(&at))
     }
 
     /// Where `view` was made, its byte range and its buffer's size.
@@ -821,7 +830,7 @@ impl<'p> Machine<'p> {
                 "the {} was made here: bytes [{}, {}) of a buffer of {} bytes",
                 view.type_text(),
                 view.offset,
-                view.offset + view.bytes(),
+                view.offset + view.span(),
                 self.buffers[view.buffer as usize].len()
             ),
         )
@@ -906,9 +915,26 @@ impl<'p> Machine<'p> {
     fn move_copy(&mut self, c: usize) {
         let copy = &self.copies[c];
         let (src, dst) = (copy.source.clone(), copy.destination.clone());
-        let data = self.buffers[src.buffer as usize][src.offset..src.offset + src.bytes()].to_vec();
-        self.buffers[dst.buffer as usize][dst.offset..dst.offset + dst.bytes()]
-            .copy_from_slice(&data);
+        if src.strides.is_none() && dst.strides.is_none() {
+            let data =
+                self.buffers[src.buffer as usize][src.offset..src.offset + src.span()].to_vec();
+            self.buffers[dst.buffer as usize][dst.offset..dst.offset + dst.span()]
+                .copy_from_slice(&data);
+        } else {
+            // Index by index; the source is read whole first, as a DMA
+            // would have read it before it lands.
+            let size = src.elem.size();
+            let from = &self.buffers[src.buffer as usize];
+            let data: Vec<u8> = src
+                .element_offsets()
+                .into_iter()
+                .flat_map(|at| from[at..at + size].iter().copied())
+                .collect();
+            let to = &mut self.buffers[dst.buffer as usize];
+            for (k, at) in dst.element_offsets().into_iter().enumerate() {
+                to[at..at + size].copy_from_slice(&data[k * size..(k + 1) * size]);
+            }
+        }
         self.copies[c].moved = true;
     }
 
@@ -1384,6 +1410,7 @@ impl<'p> Machine<'p> {
                 offset,
                 shape,
                 elem,
+                strides,
                 result,
             } => {
                 let (b, base, window) = match *self.get(t, *buffer) {
@@ -1423,12 +1450,13 @@ impl<'p> Machine<'p> {
                     });
                 }
                 let len = window.unwrap_or(self.buffers[b as usize].len());
-                let bytes = View::checked_bytes(&dims, *elem);
+                let bytes = View::checked_span(&dims, strides.as_deref(), *elem);
                 let view = View {
                     buffer: b,
                     offset: off.max(0) as usize,
                     shape: dims.into(),
                     elem: *elem,
+                    strides: strides.as_deref().map(Rc::from),
                     owner: None,
                     origin: loc.clone(),
                 };
@@ -1596,6 +1624,7 @@ impl<'p> Machine<'p> {
                     offset: channel.base.offset + slot * channel.record_bytes(),
                     shape: channel.record_shape.clone(),
                     elem: channel.base.elem,
+                    strides: None,
                     owner: Some(self.records.len() as u32),
                     origin: loc.clone(),
                 };

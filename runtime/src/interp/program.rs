@@ -99,6 +99,8 @@ pub enum Op {
         offset: Reg,
         shape: Vec<Dim>,
         elem: Elem,
+        /// A strided layout's element strides.
+        strides: Option<Vec<usize>>,
         result: Reg,
     },
     Pool(Reg),

@@ -55,7 +55,8 @@ impl Elem {
     }
 }
 
-/// A typed window on a buffer: row-major, contiguous.
+/// A typed window on a buffer: row-major and contiguous, or with a strided
+/// layout.
 #[derive(Clone, Debug)]
 pub struct View {
     pub buffer: u32,
@@ -63,6 +64,9 @@ pub struct View {
     pub offset: usize,
     pub shape: Rc<[usize]>,
     pub elem: Elem,
+    /// Element strides, one per dimension (`strided<[...]>`); None for
+    /// row-major and contiguous.
+    pub strides: Option<Rc<[usize]>>,
     /// The record whose payload this is; the view dies with the record.
     pub owner: Option<u32>,
     /// Where the view was made (its `buffer.view`, `channel.reserve` or
@@ -75,24 +79,72 @@ impl View {
         self.shape.iter().product()
     }
 
-    pub fn bytes(&self) -> usize {
-        self.elements() * self.elem.size()
+    /// The bytes from the view's start to the end of its farthest element.
+    pub fn span(&self) -> usize {
+        Self::checked_span(&self.shape, self.strides.as_deref(), self.elem).unwrap_or(usize::MAX)
     }
 
-    /// The byte count of a view of `shape` and `elem`, if it fits in usize.
-    pub fn checked_bytes(shape: &[usize], elem: Elem) -> Option<usize> {
-        shape
+    /// The bytes a view of `shape`, `strides` and `elem` reaches from its
+    /// start (every element's, for a contiguous one), if it fits in usize.
+    pub fn checked_span(shape: &[usize], strides: Option<&[usize]>, elem: Elem) -> Option<usize> {
+        let Some(strides) = strides else {
+            return shape
+                .iter()
+                .try_fold(elem.size(), |bytes, &d| bytes.checked_mul(d));
+        };
+        if shape.contains(&0) {
+            return Some(0);
+        }
+        let farthest = shape
             .iter()
-            .try_fold(elem.size(), |bytes, &d| bytes.checked_mul(d))
+            .zip(strides)
+            .try_fold(0usize, |sum, (&n, &s)| {
+                sum.checked_add((n - 1).checked_mul(s)?)
+            })?;
+        farthest.checked_add(1)?.checked_mul(elem.size())
     }
 
-    /// `view<2x4xf32>`.
+    /// The element offset from the view's start of the element at `index`
+    /// (one position per dimension, each within it).
+    pub fn element_at(&self, index: &[usize]) -> usize {
+        match &self.strides {
+            Some(strides) => index.iter().zip(strides.iter()).map(|(i, s)| i * s).sum(),
+            None => index
+                .iter()
+                .zip(self.shape.iter())
+                .fold(0, |element, (i, n)| element * n + i),
+        }
+    }
+
+    /// The byte offsets in the buffer of every element, in row-major index
+    /// order (what a copy moves element by element).
+    pub fn element_offsets(&self) -> Vec<usize> {
+        let mut index = vec![0usize; self.shape.len()];
+        let mut out = Vec::with_capacity(self.elements());
+        for _ in 0..self.elements() {
+            out.push(self.offset + self.element_at(&index) * self.elem.size());
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                if index[d] < self.shape[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        out
+    }
+
+    /// `view<2x4xf32>`, `view<4x64xf32, strided<[1, 64]>>`.
     pub fn type_text(&self) -> String {
         let mut text = String::from("view<");
         for d in self.shape.iter() {
             text.push_str(&format!("{d}x"));
         }
         text.push_str(self.elem.name());
+        if let Some(strides) = &self.strides {
+            let list: Vec<String> = strides.iter().map(|s| s.to_string()).collect();
+            text.push_str(&format!(", strided<[{}]>", list.join(", ")));
+        }
         text.push('>');
         text
     }
@@ -168,5 +220,57 @@ impl Value {
             Value::Token(_) => "an async token",
             Value::Group(_) => "an async group",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Elem, View};
+    use std::rc::Rc;
+
+    fn view(shape: &[usize], strides: Option<&[usize]>) -> View {
+        View {
+            buffer: 0,
+            offset: 8,
+            shape: shape.into(),
+            elem: Elem::F32,
+            strides: strides.map(Rc::from),
+            owner: None,
+            origin: "here".into(),
+        }
+    }
+
+    #[test]
+    fn a_strided_view_addresses_by_its_strides() {
+        // The transpose of a row-major 3 x 2 matrix: element (i, j) at i + 2 j.
+        let transposed = view(&[2, 3], Some(&[1, 2]));
+        assert_eq!(transposed.element_at(&[1, 2]), 5);
+        assert_eq!(transposed.span(), 6 * 4);
+        assert_eq!(
+            transposed.element_offsets(),
+            [0, 2, 4, 1, 3, 5].map(|e| 8 + 4 * e)
+        );
+        assert_eq!(transposed.type_text(), "view<2x3xf32, strided<[1, 2]>>");
+        let rows = view(&[2, 3], None);
+        assert_eq!(rows.element_at(&[1, 2]), 5);
+        assert_eq!(
+            rows.element_offsets(),
+            [0, 1, 2, 3, 4, 5].map(|e| 8 + 4 * e)
+        );
+    }
+
+    #[test]
+    fn a_sub_view_spans_to_its_farthest_element() {
+        // A 2 x 2 window on rows of 10: elements 0, 1, 10 and 11.
+        let window = view(&[2, 2], Some(&[10, 1]));
+        assert_eq!(window.span(), 12 * 4);
+        assert_eq!(
+            View::checked_span(&[0, 4], Some(&[10, 1]), Elem::F32),
+            Some(0)
+        );
+        assert_eq!(
+            View::checked_span(&[2, 2], Some(&[usize::MAX, 1]), Elem::F32),
+            None
+        );
     }
 }

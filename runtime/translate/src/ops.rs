@@ -278,11 +278,14 @@ impl Translator {
                         },
                     });
                 }
+                let strides = view_type_strides(value_type(outs[0]))
+                    .map(|list| list.into_iter().map(|s| s as usize).collect());
                 Op::View {
                     buffer,
                     offset,
                     shape: spec,
                     elem,
+                    strides,
                     result: body.define(outs[0]),
                 }
             }
