@@ -132,6 +132,11 @@ LogicalResult ShimBdOp::verify() {
   if (failed(verifyTile(*this, getTile())) ||
       failed(verifyDimensions(*this, getSteps(), getWraps())))
     return failure();
+  if (getIterationStride().has_value() != getIterationWrap().has_value())
+    return emitOpError("an iteration needs both its stride and its wrap");
+  if (getIterationStride() && (*getIterationStride() <= 0 || *getIterationWrap() <= 0))
+    return emitOpError("an iteration's stride and wrap must be positive, got ")
+           << *getIterationStride() << " and " << *getIterationWrap();
   return verifyNonNegative(*this,
                            {{"bd", getBd()}, {"offset", getOffset()}, {"length", getLength()}});
 }

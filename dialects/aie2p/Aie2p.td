@@ -165,14 +165,20 @@ def Aie2p_ShimBdOp : Aie2p_Op<"shim.bd"> {
     Moves `length` bytes at byte `offset` of a buffer the invocation receives;
     its address is patched in when the caller's buffers are known. `steps`
     and `wraps` address its words in dimensions, as `aie2p.dma.bd`'s do.
+    With `iteration S wrap W` each use of the descriptor (a `dma.start ...
+    repeat N` runs it N times) starts `S` bytes after the one before, back
+    at `offset` after `W` uses: a fourth, outermost dimension.
   }];
   let arguments = (ins Aie2p_Tile:$tile, I64Attr:$bd, Loom_BufferType:$buffer,
                        I64Attr:$offset, I64Attr:$length,
                        OptionalAttr<DenseI64ArrayAttr>:$steps,
-                       OptionalAttr<DenseI64ArrayAttr>:$wraps);
+                       OptionalAttr<DenseI64ArrayAttr>:$wraps,
+                       OptionalAttr<I64Attr>:$iteration_stride,
+                       OptionalAttr<I64Attr>:$iteration_wrap);
   let assemblyFormat = [{
     $tile `bd` $bd $buffer `offset` $offset `length` $length
-    (`steps` $steps^ `wraps` $wraps)? attr-dict `:` custom<LoomType>(type($buffer))
+    (`steps` $steps^ `wraps` $wraps)?
+    (`iteration` $iteration_stride^ `wrap` $iteration_wrap)? attr-dict `:` custom<LoomType>(type($buffer))
   }];
   let hasVerifier = 1;
 }

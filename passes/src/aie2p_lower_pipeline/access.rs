@@ -26,9 +26,23 @@ pub struct Access {
     pub dims: Vec<Dim>,
 }
 
-/// A descriptor's dimensions as its op spells them: a step (bytes) for
-/// each, a wrap for each but the outermost.
-pub type Steps = (Vec<i64>, Vec<i64>);
+/// A descriptor's addressing as its op spells it: a step (bytes) for each
+/// dimension and a wrap for each but the outermost (none: linear), and the
+/// iteration from one use to the next (`count` uses `step` bytes apart).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Addressing {
+    pub steps: Vec<i64>,
+    pub wraps: Vec<i64>,
+    pub iteration: Option<Dim>,
+}
+
+impl Addressing {
+    /// Uses of the descriptor that move the transfer: one, or the
+    /// iteration's.
+    pub fn uses(&self) -> i64 {
+        self.iteration.map_or(1, |it| it.count)
+    }
+}
 
 impl Access {
     /// A view of `shape` with element `strides` (row-major when None) of
@@ -161,7 +175,7 @@ pub(super) fn address(transfers: &mut [Transfer], profile: &DeviceProfile) -> Re
             .words()
             .and_then(|words| descriptor_steps(&words, profile, TileKind::Shim));
         match steps {
-            Ok(steps) => t.steps = steps,
+            Ok(addressing) => t.addressing = addressing,
             Err(why) => {
                 let what = if t.records == 1 {
                     "this record".to_string()
@@ -211,34 +225,69 @@ pub(super) fn view_access(
     Ok(Access::of_layout(&shape, strides.as_deref(), element))
 }
 
-/// The steps and wraps of a `kind` tile's descriptor that moves `words`
-/// (the profile's `bd_layout.dimensions`); None for a linear transfer.
-/// Unused dimensions between the pattern's inner ones and its outermost
-/// wrap after one word.
+/// The addressing of a `kind` tile's descriptor that moves `words` (the
+/// profile's `bd_layout.dimensions` and `iteration`); None for a linear
+/// transfer. Unused dimensions between the pattern's inner ones and its
+/// outermost wrap after one word; a pattern with one dimension more than
+/// the descriptor has takes the outermost as the iteration.
 pub fn descriptor_steps(
     words: &[Dim],
     profile: &DeviceProfile,
     kind: TileKind,
-) -> Result<Option<Steps>, String> {
-    if let [only] = words {
-        if only.step == 4 {
-            return Ok(None);
-        }
+) -> Result<Option<Addressing>, String> {
+    let linear = |words: &[Dim]| matches!(words, [only] if only.step == 4);
+    if linear(words) {
+        return Ok(None);
     }
-    let layout = profile.tile_registers(kind).bd_layout.dimensions.as_ref();
+    let bd = &profile.tile_registers(kind).bd_layout;
     let kind = kind.name();
-    let Some(layout) = layout else {
+    let Some(layout) = bd.dimensions.as_ref() else {
         return Err(format!(
             "it needs {} dimensions of 32-bit words; a {kind} tile's buffer descriptors address linearly only",
             words.len()
         ));
     };
     let n = layout.list.len();
+    let (words, iteration) = match (words.split_last(), &bd.iteration) {
+        (Some((&outer, inner)), Some(fields)) if words.len() > n => {
+            let unit = i64::from(fields.stride_unit_bytes);
+            let (most_stride, most_uses) = (
+                (mask(fields.stride.width) + 1) * unit,
+                mask(fields.wrap.width) + 1,
+            );
+            if outer.step % unit != 0 || outer.step > most_stride {
+                return Err(format!(
+                    "its outermost dimension, the descriptor's iteration, steps {} bytes; a {kind} tile's iteration steps in units of {unit} bytes, at most {most_stride}",
+                    outer.step
+                ));
+            }
+            if outer.count > most_uses {
+                return Err(format!(
+                    "its outermost dimension, the descriptor's iteration, has {} positions; a {kind} tile's iteration wraps after at most {most_uses} uses",
+                    outer.count
+                ));
+            }
+            (inner, Some(outer))
+        }
+        _ => (words, None),
+    };
     if words.len() > n {
+        let plus = if bd.iteration.is_some() {
+            " and an iteration"
+        } else {
+            ""
+        };
         return Err(format!(
-            "it needs {} dimensions of 32-bit words; a {kind} tile's buffer descriptor has {n} (the profile's bd_layout.dimensions)",
-            words.len()
+            "it needs {} dimensions of 32-bit words; a {kind} tile's buffer descriptor has {n}{plus} (the profile's bd_layout)",
+            words.len() + usize::from(iteration.is_some())
         ));
+    }
+    if linear(words) {
+        return Ok(Some(Addressing {
+            steps: Vec::new(),
+            wraps: Vec::new(),
+            iteration,
+        }));
     }
     let (inner, outer) = words.split_at(words.len() - 1);
     let mut dims: Vec<Dim> = inner.to_vec();
@@ -267,7 +316,11 @@ pub fn descriptor_steps(
             wraps.push(d.count);
         }
     }
-    Ok(Some((steps, wraps)))
+    Ok(Some(Addressing {
+        steps,
+        wraps,
+        iteration,
+    }))
 }
 
 #[cfg(test)]

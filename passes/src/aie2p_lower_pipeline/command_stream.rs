@@ -138,7 +138,7 @@ impl Plan<'_> {
                         argument,
                         argument_offset,
                         access,
-                        steps: None,
+                        addressing: None,
                         bytes,
                         records: 1,
                         tile_channel: 0,

@@ -4,7 +4,7 @@
 //! tile's data memory, and the refusal that names what the profile cannot
 //! hold.
 
-use super::access::{Access, Steps};
+use super::access::{Access, Addressing};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -107,9 +107,9 @@ pub struct Transfer {
     /// The caller bytes it moves from `argument_offset`: its view's layout,
     /// and a ring's records outside it.
     pub access: Access,
-    /// The shim descriptor's dimensions for `access` (None: linear),
-    /// `access::address` sets them.
-    pub steps: Option<Steps>,
+    /// The shim descriptor's addressing of `access` (None: linear);
+    /// `access::address` sets it.
+    pub addressing: Option<Addressing>,
     /// Bytes of one record (a channel slot).
     pub bytes: i64,
     /// Records it moves: more than one for the DMA-engine realization of an

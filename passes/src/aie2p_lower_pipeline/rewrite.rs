@@ -582,6 +582,9 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 for op in side.ops(plan, channel, t.records, t.bytes, loc) {
                     put(op);
                 }
+                // The shim descriptor moves the records in one use, or one
+                // iteration position's in each.
+                let uses = t.addressing.as_ref().map_or(1, |a| a.uses());
                 let mut shim = tile_op(
                     names::aie2p::SHIM_BD,
                     loc,
@@ -590,21 +593,35 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     &[
                         ("bd", t.shim_bd),
                         ("offset", t.argument_offset),
-                        ("length", t.bytes * t.records),
+                        ("length", t.bytes * t.records / uses),
                     ],
                 );
                 shim.operands = vec![args[t.argument]];
-                if let Some((steps, wraps)) = &t.steps {
-                    shim.attributes.push(("steps", dense_i64_attr(ctx, steps)));
-                    shim.attributes.push(("wraps", dense_i64_attr(ctx, wraps)));
+                if let Some(addressing) = &t.addressing {
+                    if !addressing.steps.is_empty() {
+                        shim.attributes
+                            .push(("steps", dense_i64_attr(ctx, &addressing.steps)));
+                        shim.attributes
+                            .push(("wraps", dense_i64_attr(ctx, &addressing.wraps)));
+                    }
+                    if let Some(it) = addressing.iteration {
+                        shim.attributes
+                            .push(("iteration_stride", i64_attr(ctx, it.step)));
+                        shim.attributes
+                            .push(("iteration_wrap", i64_attr(ctx, it.count)));
+                    }
                 }
                 put(shim);
+                let mut start_attributes = vec![("channel", t.shim_channel), ("bd", t.shim_bd)];
+                if uses > 1 {
+                    start_attributes.push(("repeat", uses));
+                }
                 let mut start = tile_op(
                     names::aie2p::DMA_START,
                     loc,
                     "tile",
                     t.shim,
-                    &[("channel", t.shim_channel), ("bd", t.shim_bd)],
+                    &start_attributes,
                 );
                 start
                     .attributes

@@ -42,7 +42,9 @@ use loom_targets::xdna::elf::{
     self, ArgKind, Artifact, ElfError, Entry, EntryArg, Patch, PatchSchema, Pdi, TileImage,
 };
 use loom_targets::xdna::pdi;
-use loom_targets::xdna::regs::{BufferDescriptor, Dimension, Direction, StartQueueEntry, TileKind};
+use loom_targets::xdna::regs::{
+    BufferDescriptor, Dimension, Direction, Iteration, StartQueueEntry, TileKind,
+};
 use loom_targets::xdna::route::{self, Endpoint, Used};
 use loom_targets::xdna::txn::{shim_descriptor, Txn, TxnOp};
 use loom_targets::{DeviceProfile, Tile};
@@ -123,6 +125,28 @@ fn dimensions(op: MlirOperation) -> Result<Vec<Dimension>, Diagnostic> {
             })
         })
         .collect()
+}
+
+/// A shim descriptor op's `iteration S wrap W`, from its first use on (the
+/// encoder checks the fields).
+fn iteration(op: MlirOperation) -> Result<Option<Iteration>, Diagnostic> {
+    if attribute(op, "iteration_stride").is_none() {
+        return Ok(None);
+    }
+    let field = |name: &str| {
+        let value = int(op, name);
+        u32::try_from(value).map_err(|_| {
+            fail(
+                op,
+                format!("iteration value {value} is outside 0..={}", u32::MAX),
+            )
+        })
+    };
+    Ok(Some(Iteration {
+        stride: field("iteration_stride")?,
+        wrap: field("iteration_wrap")?,
+        current: 0,
+    }))
 }
 
 /// Build the artifact of the public configuration function `root`.
@@ -371,7 +395,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                         .burst_length
                         .as_ref()
                         .and_then(|b| b.bytes.iter().copied().max()),
-                    iteration: None,
+                    iteration: iteration(op)?,
                     dimensions: dimensions(op)?,
                 };
                 let n = int(op, "bd");
