@@ -148,6 +148,13 @@ echo "  its routes (one MM2S stream of memory tile [0, 1] to four cores, and two
 "$BIN/loom-compile" $BROADCAST --root=@broadcast --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \
   | grep 'aie2p.route' | sed 's/^ */    /'
 
+TRANSPOSE=examples/transpose-tiles.loom
+step "loom-test $TRANSPOSE --device=sim   (a matrix transposed tile by tile by the shim's descriptors, through a memory tile)"
+"$BIN/loom-test" $TRANSPOSE --device=sim | cut -c1-220 | sed 's/^/  /'
+echo "  its two shim descriptors (the strided views and the tiles' order as dimensions: read transposed, write in place):"
+"$BIN/loom-compile" $TRANSPOSE --root=@transpose_tiles --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \
+  | grep 'aie2p.shim.bd' | sed 's/^ */    /'
+
 SCALAR=test/codegen/Inputs/scale-clamp.loom
 step "loom-compile $SCALAR   (a scalar worker as AIE2P machine code, unverified on hardware)"
 "$BIN/loom-compile" $SCALAR --root=@scale_clamp --target=amd.xdna.aie2p:amd.xdna.strix_halo.17f0_11 \
