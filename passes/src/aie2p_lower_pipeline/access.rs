@@ -191,6 +191,40 @@ pub(super) fn address(transfers: &mut [Transfer], profile: &DeviceProfile) -> Re
     Ok(())
 }
 
+/// `words` with every dimension but the outermost that counts past
+/// `most_wrap` split in two (`a` positions, then `count / a` of `a` steps,
+/// `a` the largest divisor within the wrap), if that leaves at most `room`
+/// dimensions; as they are otherwise (the caller names what is too wide).
+fn split_wide(words: &[Dim], most_wrap: i64, room: usize) -> Vec<Dim> {
+    let mut out: Vec<Dim> = Vec::with_capacity(room);
+    let Some((&outer, inner)) = words.split_last() else {
+        return Vec::new();
+    };
+    let mut pending: Vec<Dim> = inner.iter().rev().copied().collect();
+    while let Some(d) = pending.pop() {
+        if d.count <= most_wrap {
+            out.push(d);
+            continue;
+        }
+        let Some(a) = (2..=most_wrap).rev().find(|a| d.count % a == 0) else {
+            return words.to_vec();
+        };
+        out.push(Dim {
+            count: a,
+            step: d.step,
+        });
+        pending.push(Dim {
+            count: d.count / a,
+            step: d.step * a,
+        });
+    }
+    out.push(outer);
+    if out.len() > room {
+        return words.to_vec();
+    }
+    out
+}
+
 fn mask(width: u32) -> i64 {
     (1i64 << width) - 1
 }
@@ -248,6 +282,15 @@ pub fn descriptor_steps(
         ));
     };
     let n = layout.list.len();
+    let most_wrap = layout
+        .list
+        .iter()
+        .filter_map(|d| d.wrap.map(|w| mask(w.width)))
+        .min()
+        .unwrap_or(i64::MAX);
+    let room = n + usize::from(bd.iteration.is_some());
+    let split = split_wide(words, most_wrap, room);
+    let words = split.as_slice();
     let (words, iteration) = match (words.split_last(), &bd.iteration) {
         (Some((&outer, inner)), Some(fields)) if words.len() > n => {
             let unit = i64::from(fields.stride_unit_bytes);
@@ -367,6 +410,29 @@ mod tests {
             record_dims(&[0, 4, 100, 104]),
             Some(dims(&[(2, 4), (2, 100)]))
         );
+    }
+
+    #[test]
+    fn a_run_past_the_wrap_field_takes_two_dimensions() {
+        // Half of each of 8 records of 8 KiB: 1,024 words, every 8 KiB.
+        let half = Access::of_layout(&[2048], None, 2).with_records(&[Dim {
+            count: 8,
+            step: 8192,
+        }]);
+        let words = half.words().unwrap();
+        assert_eq!(words, dims(&[(1024, 4), (8, 8192)]));
+        assert_eq!(
+            split_wide(&words, 1023, 4),
+            dims(&[(512, 4), (2, 2048), (8, 8192)])
+        );
+        // A prime count has no divisor within the wrap: left as it is.
+        assert_eq!(
+            split_wide(&dims(&[(1031, 4), (2, 8192)]), 1023, 4),
+            dims(&[(1031, 4), (2, 8192)])
+        );
+        // No room for the extra dimension: left as it is.
+        let full = dims(&[(1024, 4), (3, 4100), (5, 20000), (7, 200000)]);
+        assert_eq!(split_wide(&full, 1023, 4), full);
     }
 
     #[test]
