@@ -136,6 +136,8 @@ impl Plan<'_> {
                         argument,
                         argument_offset,
                         bytes,
+                        lane: 0,
+                        stride: bytes,
                         records: 1,
                         tile_channel: 0,
                         tile_bd: 0,

@@ -67,8 +67,10 @@ pub struct Placed {
     pub size: i64,
 }
 
-/// A channel: its slots in the storage of one tile, and two locks there:
-/// free-slot credits (initially the capacity) and published-record credits.
+/// A channel: its slots in the storage of one tile, and two locks there per
+/// lane: free-slot credits (initially the capacity) and published-record
+/// credits. A striped channel (`lanes.rs`) has two lanes, each moving its
+/// half of every slot with its own credits.
 pub struct Channel {
     pub bind: MlirOperation,
     pub value: MlirValue,
@@ -79,8 +81,23 @@ pub struct Channel {
     pub base: i64,
     pub slot_bytes: i64,
     pub capacity: i64,
+    /// Lane 0's locks; lane l's are these plus 2 l.
     pub free_lock: i64,
     pub published_lock: i64,
+    /// 1, or 2 for a striped channel.
+    pub lanes: i64,
+}
+
+impl Channel {
+    /// Lane `lane`'s (free-slot, published-record) locks.
+    pub fn lane_locks(&self, lane: i64) -> (i64, i64) {
+        (self.free_lock + 2 * lane, self.published_lock + 2 * lane)
+    }
+
+    /// Bytes of a slot each lane moves.
+    pub fn lane_bytes(&self) -> i64 {
+        self.slot_bytes / self.lanes
+    }
 }
 
 /// Which way a command-stream transfer moves data.
@@ -93,7 +110,8 @@ pub enum Way {
 }
 
 /// One DMA transfer of the command stream; `schedule.rs` picks its channels
-/// and buffer descriptors.
+/// and buffer descriptors. A striped channel's transfer is one per lane.
+#[derive(Clone)]
 pub struct Transfer {
     pub copy: MlirOperation,
     pub way: Way,
@@ -103,8 +121,12 @@ pub struct Transfer {
     /// Which `run` argument of the pipeline, and the byte offset in it.
     pub argument: usize,
     pub argument_offset: i64,
-    /// Bytes of one record (a channel slot).
+    /// Bytes of one record it moves: a channel slot, or a lane's half of one.
     pub bytes: i64,
+    /// The channel's lane it moves (0 when unstriped).
+    pub lane: i64,
+    /// Bytes from one record to the next in the caller's buffer (a slot).
+    pub stride: i64,
     /// Records it moves: more than one for the DMA-engine realization of an
     /// endpoint the stream admits repeatedly (`rings`), whose records are
     /// consecutive in the caller's buffer and go round the channel's slots
@@ -212,4 +234,33 @@ pub(super) fn run_argument(value: MlirValue, run: &[MlirValue]) -> Option<usize>
     }
     let position = results(def).iter().position(|&r| same_value(r, value))?;
     argument_index(operands(def)[position], run)
+}
+
+/// A DMA channel of a tile: (tile, channel number).
+pub type DmaEnd = (Tile, i64);
+
+impl Plan<'_> {
+    /// The stream routes, in order: one per command-stream link (transfers
+    /// that reuse a link share its circuit), then one per forward; each
+    /// with the op it comes from, its MM2S end and its S2MM end.
+    pub fn routes(&self) -> Vec<(MlirOperation, DmaEnd, DmaEnd)> {
+        let mut routed = BTreeSet::new();
+        let mut out = Vec::new();
+        for t in &self.transfers {
+            let tile = self.channels[t.channel].tile;
+            let (from, to) = match t.way {
+                Way::Ingress => ((t.shim, t.shim_channel), (tile, t.tile_channel)),
+                Way::Egress => ((tile, t.tile_channel), (t.shim, t.shim_channel)),
+            };
+            if routed.insert((from, to)) {
+                out.push((t.copy, from, to));
+            }
+        }
+        for f in &self.forwards {
+            let from = (self.channels[f.from].tile, f.mm2s);
+            let to = (self.channels[f.to].tile, f.s2mm);
+            out.push((f.copy, from, to));
+        }
+        out
+    }
 }

@@ -1,0 +1,211 @@
+//! Striping: one stream of the command stream split over two shim DMA
+//! channels (issue 20). A channel the command stream fills (or drains) is
+//! striped in two lanes when its slots are at least `STRIPE_MIN_BYTES`, a
+//! worker (not a forward, not the stream) admits its other side, and its
+//! tile and the shim have two DMA channels of the direction.
+//!
+//! Each lane has its own lock pair (free-slot and published-record credits)
+//! and half of every slot: its tile-side ring moves that half of each slot,
+//! and its shim side that half of each record (for a run of records, a
+//! descriptor whose dimensions step one record between halves). The worker
+//! takes both lanes' credits at each admission and gives both back. One lock
+//! pair for both lanes would not do: credits are anonymous, so one lane
+//! could run a round ahead and overwrite a half the worker has not read.
+//!
+//! The lanes' transfers take the links the schedule gives them; a striped
+//! realization that does not fit the profile is dropped for the unstriped
+//! one (`Plan::of`).
+
+use super::realization::{tile_kind, Channel, Command, Held, Plan, Transfer, Way};
+use loom_targets::xdna::regs::{BufferDescriptor, Dimension, TileKind};
+use loom_targets::xdna::route::{controller_ids, route, token_routes, Endpoint, Used};
+use loom_targets::{DeviceProfile, Tile};
+use std::collections::BTreeSet;
+
+/// The smallest slot striped: each lane then moves at least 2 KiB a record
+/// (512 cycles at 4 bytes a cycle), well above what the second lane's
+/// descriptors, start and wait cost the command processor; below it the
+/// striped realization of the walkthrough at K = 512 (1 KiB input records)
+/// is no faster (docs/PERFORMANCE.md, "Data movement").
+pub const STRIPE_MIN_BYTES: i64 = 4096;
+
+/// The channels to stripe: `transfers` are the command stream's (rings
+/// merged), `shared` the endpoints workers admit, `forwarded` the channels a
+/// forward admits, `held` the DMA channels the forwards keep.
+pub(super) fn striped(
+    profile: &DeviceProfile,
+    channels: &[Channel],
+    transfers: &[Transfer],
+    shared: &BTreeSet<(usize, bool)>,
+    forwarded: &BTreeSet<usize>,
+    held: &Held,
+) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    for (c, channel) in channels.iter().enumerate() {
+        let ours: Vec<&Transfer> = transfers.iter().filter(|t| t.channel == c).collect();
+        let Some(first) = ours.first() else {
+            continue;
+        };
+        let ingress = first.way == Way::Ingress;
+        // The stream admits one side alone, a worker the other.
+        let one_side = ours.iter().all(|t| t.way == first.way);
+        let worker_side = shared.contains(&(c, !ingress))
+            && !shared.contains(&(c, ingress))
+            && !forwarded.contains(&c);
+        let large = channel.slot_bytes >= STRIPE_MIN_BYTES && channel.slot_bytes % 8 == 0;
+        let room = free_channels(profile, channel.tile, ingress, held) >= 2
+            && ours
+                .iter()
+                .all(|t| free_channels(profile, t.shim, !ingress, held) >= 2);
+        let layout = ours.iter().all(|t| {
+            lane_dimensions(profile, channel.slot_bytes / 2, t.bytes, t.records).is_some()
+        });
+        if one_side && worker_side && large && room && layout {
+            out.insert(c);
+        }
+    }
+    out
+}
+
+/// DMA channels of one direction (`s2mm`) of `tile` the forwards leave.
+fn free_channels(profile: &DeviceProfile, tile: Tile, s2mm: bool, held: &Held) -> i64 {
+    let all = tile_kind(profile, tile).map_or(0, |kind| {
+        let b = profile.budget(kind);
+        i64::from(if s2mm { b.s2mm } else { b.mm2s })
+    });
+    (0..all)
+        .filter(|&c| !held.channels.contains(&(tile, s2mm, c)))
+        .count() as i64
+}
+
+/// The shim descriptor's dimensions (steps in bytes, wraps) that move half
+/// of each of `records` records `stride` bytes apart, `half` bytes each:
+/// none for one record (a linear transfer); None when the shim's
+/// descriptor cannot hold them.
+pub fn lane_dimensions(
+    profile: &DeviceProfile,
+    half: i64,
+    stride: i64,
+    records: i64,
+) -> Option<Option<(Vec<i64>, Vec<i64>)>> {
+    if records == 1 {
+        return Some(None);
+    }
+    let words = half / 4;
+    let length = u32::try_from(half.checked_mul(records)?).ok()?;
+    // The half's words as two inner wraps (the wrap fields are narrow),
+    // the outermost dimension stepping a record.
+    (1..=words.min(1 << 16)).rev().find_map(|inner| {
+        if words % inner != 0 {
+            return None;
+        }
+        let steps = vec![4, 4 * inner, stride];
+        let wraps = vec![inner, words / inner];
+        let bd = BufferDescriptor {
+            address: 0,
+            length,
+            next_bd: None,
+            valid: true,
+            acquire: None,
+            release: None,
+            burst_length: Some(512),
+            iteration: None,
+            dimensions: steps
+                .iter()
+                .enumerate()
+                .map(|(i, &step)| Dimension {
+                    step: step as u32,
+                    wrap: wraps.get(i).map(|&w| w as u32),
+                })
+                .collect(),
+        };
+        profile
+            .encode_bd(TileKind::Shim, &bd)
+            .is_ok()
+            .then_some(Some((steps, wraps)))
+    })
+}
+
+/// Whether a scheduled plan's stream routes and task-complete-token routes
+/// all find switch ports, routed as the xdna target routes them (more links
+/// take more ports, so a striped plan may not route where an unstriped one
+/// does).
+pub(super) fn routes_fit(plan: &Plan) -> bool {
+    let end = |(tile, channel): (Tile, i64)| Endpoint {
+        column: tile.column,
+        row: tile.row,
+        channel: channel as u32,
+    };
+    let mut used = Used::default();
+    let circuits = plan
+        .routes()
+        .into_iter()
+        .all(|(_, from, to)| route(plan.profile, end(from), end(to), &mut used).is_ok());
+    // The command stream's shim tasks issue the tokens.
+    let issuers: BTreeSet<Tile> = plan.transfers.iter().map(|t| t.shim).collect();
+    circuits
+        && controller_ids(&issuers)
+            .is_ok_and(|ids| token_routes(plan.profile, &ids, &mut used).is_ok())
+}
+
+/// `transfers` and `program` with each transfer of a `striped` channel
+/// split into its two lanes, lane 0 first, each moving half of every
+/// record.
+pub(super) fn split(
+    transfers: &[Transfer],
+    program: &[Command],
+    striped: &BTreeSet<usize>,
+) -> (Vec<Transfer>, Vec<Command>) {
+    let mut out = Vec::new();
+    // Old transfer -> its lanes' transfers.
+    let mut lanes: Vec<Vec<usize>> = Vec::new();
+    for t in transfers {
+        let mut these = Vec::new();
+        if striped.contains(&t.channel) {
+            let half = t.bytes / 2;
+            for lane in 0..2 {
+                let mut x = t.clone();
+                x.lane = lane;
+                x.bytes = half;
+                x.argument_offset = t.argument_offset + lane * half;
+                these.push(out.len());
+                out.push(x);
+            }
+        } else {
+            these.push(out.len());
+            out.push(t.clone());
+        }
+        lanes.push(these);
+    }
+    let program = program
+        .iter()
+        .flat_map(|command| match command {
+            Command::Start(t) => lanes[*t].iter().map(|&l| Command::Start(l)).collect(),
+            Command::Wait(op, members) => vec![Command::Wait(
+                *op,
+                members.iter().flat_map(|&m| lanes[m].clone()).collect(),
+            )],
+        })
+        .collect();
+    (out, program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane_dimensions;
+
+    #[test]
+    fn halves_of_records() {
+        let p = &loom_targets::profiles()[0];
+        assert_eq!(lane_dimensions(p, 4096, 8192, 1), Some(None));
+        // 1,024 words: two wraps, as the wrap fields hold at most 1,023.
+        assert_eq!(
+            lane_dimensions(p, 4096, 8192, 8),
+            Some(Some((vec![4, 2048, 8192], vec![512, 2])))
+        );
+        assert_eq!(
+            lane_dimensions(p, 2048, 4096, 4),
+            Some(Some((vec![4, 2048, 4096], vec![512, 1])))
+        );
+    }
+}
