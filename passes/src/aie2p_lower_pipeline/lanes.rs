@@ -2,7 +2,8 @@
 //! channels (issue 20). A channel the command stream fills (or drains) is
 //! striped in two lanes when its slots are at least `STRIPE_MIN_BYTES`, a
 //! worker (not a forward, not the stream) admits its other side, and its
-//! tile and the shim have two DMA channels of the direction.
+//! tile and the shim have two DMA channels of the direction (and the
+//! shim's descriptor can step a lane's halves).
 //!
 //! Each lane has its own lock pair (free-slot and published-record credits)
 //! and half of every slot: its tile-side ring moves that half of each slot,
@@ -22,12 +23,15 @@ use loom_targets::xdna::route::{controller_ids, route, token_routes, Endpoint, U
 use loom_targets::{DeviceProfile, Tile};
 use std::collections::BTreeSet;
 
-/// The smallest slot striped: each lane then moves at least 2 KiB a record
-/// (512 cycles at 4 bytes a cycle), well above what the second lane's
-/// descriptors, start and wait cost the command processor; below it the
-/// striped realization of the walkthrough at K = 512 (1 KiB input records)
-/// is no faster (docs/PERFORMANCE.md, "Data movement").
-pub const STRIPE_MIN_BYTES: i64 = 4096;
+/// The smallest slot striped. A second lane costs the command processor its
+/// descriptors, start and wait (about 20 TXN ops) and the worker two lock
+/// ops an admission; it pays back when it halves a long transfer. Measured
+/// on the per-operation model: 1 KiB records gain (the walkthrough at
+/// K = 512, 1,051 -> 967 cycles; K = 1024, 1,775 -> 1,543), while the
+/// small-record programs of examples/ and test/ lose 16-166 cycles, and
+/// 4,141 where a worker admits 1,024 records (docs/PERFORMANCE.md, "Data
+/// movement").
+pub const STRIPE_MIN_BYTES: i64 = 1024;
 
 /// The channels to stripe: `transfers` are the command stream's (rings
 /// merged), `shared` the endpoints workers admit, `forwarded` the channels a
