@@ -171,7 +171,7 @@ pub fn record_dims(offsets: &[i64]) -> Option<Vec<Dim>> {
 pub(super) fn address(transfers: &mut [Transfer], profile: &DeviceProfile) -> Result<(), Refusal> {
     for t in transfers {
         let steps = t
-            .access
+            .access()
             .words()
             .and_then(|words| descriptor_steps(&words, profile, TileKind::Shim));
         match steps {

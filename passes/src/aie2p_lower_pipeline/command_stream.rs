@@ -124,7 +124,7 @@ impl Plan<'_> {
                     if bytes % 4 != 0 || argument_offset % 4 != 0 {
                         return refuse(op, format!("DMA transfers move multiples of 4 bytes at 4-byte offsets; this one moves {bytes} bytes at offset {argument_offset}"));
                     }
-                    let access = view_access(op, outside, &resolve)?;
+                    let layout = view_access(op, outside, &resolve)?;
                     let tile = self.channels[channel].tile;
                     let shim = Tile::new(
                         tile.column,
@@ -137,9 +137,11 @@ impl Plan<'_> {
                         tile,
                         argument,
                         argument_offset,
-                        access,
+                        layout,
+                        outside: Vec::new(),
                         addressing: None,
                         bytes,
+                        lane: 0,
                         records: 1,
                         tile_channel: 0,
                         tile_bd: 0,

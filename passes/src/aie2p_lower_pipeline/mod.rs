@@ -33,6 +33,7 @@ mod cycles;
 mod evaluate;
 mod forward;
 mod joins;
+mod lanes;
 mod placement;
 mod plan;
 mod realization;

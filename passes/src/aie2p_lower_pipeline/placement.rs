@@ -152,11 +152,13 @@ impl Plan<'_> {
     /// Locks, buffer descriptors and DMA channels per tile.
     pub(super) fn check_resources(&mut self) -> Result<(), Refusal> {
         let mut locks: BTreeMap<Tile, i64> = BTreeMap::new();
+        let mut bound: BTreeMap<Tile, i64> = BTreeMap::new();
         for channel in &mut self.channels {
             let next = locks.entry(channel.tile).or_insert(0);
             channel.free_lock = *next;
             channel.published_lock = *next + 1;
-            *next += 2;
+            *next += 2 * channel.lanes;
+            *bound.entry(channel.tile).or_insert(0) += 1;
         }
         for (&tile, &used) in &locks {
             let kind = tile_kind(self.profile, tile).expect("placed tiles are in the array");
@@ -170,7 +172,7 @@ impl Plan<'_> {
                     .map_or(self.pipeline, |c| c.bind);
                 return refuse(at, format!(
                     "tile [{}, {}] ({} tile) runs out of locks: its {} channels need {used} (a free-slot and a published-record lock each); the tile has {available}",
-                    tile.column, tile.row, kind.name(), used / 2
+                    tile.column, tile.row, kind.name(), bound[&tile]
                 ));
             }
         }

@@ -10,8 +10,11 @@
 //! The plan reads the module only; `rewrite.rs` builds the native
 //! realization from it.
 
+use super::lanes;
 use super::placement::{placed_alloca, view_bytes};
-use super::realization::{refuse, run_argument, tile_at, Channel, Plan, Refusal, Way};
+use super::realization::{
+    refuse, run_argument, tile_at, Channel, Command, Held, Plan, Refusal, Transfer, Way,
+};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -91,22 +94,75 @@ impl<'p> Plan<'p> {
         plan.check_shared_sides()?;
         let program = std::mem::take(&mut plan.commands);
         let transfers = std::mem::take(&mut plan.transfers);
-        let (mut transfers, program) =
-            super::ring::rings(&plan.channels, transfers, program, &shared)?;
-        super::access::address(&mut transfers, profile)?;
+        let (transfers, program) = super::ring::rings(&plan.channels, transfers, program, &shared)?;
         let held = plan.hold_forward_dma()?;
-        plan.commands = super::schedule::schedule(
+        let forwarded: BTreeSet<usize> =
+            plan.forwards.iter().flat_map(|f| [f.from, f.to]).collect();
+        let striped = lanes::striped(
             profile,
             &plan.channels,
-            &mut transfers,
-            &program,
+            &transfers,
             &shared,
+            &forwarded,
             &held,
-        )?;
-        plan.transfers = transfers;
-        plan.place_memory()?;
-        plan.check_resources()?;
+        );
+        if !striped.is_empty() {
+            let (lanes, lane_program) = lanes::split(profile, &transfers, &program, &striped);
+            for &c in &striped {
+                plan.channels[c].lanes = 2;
+            }
+            // Striped only when it fits the profile, routes included, and
+            // each pair of lanes gets two links; otherwise unstriped.
+            if plan
+                .realize_stream(lanes, &lane_program, &shared, &held)
+                .is_ok()
+                && plan.lanes_apart()
+                && lanes::routes_fit(&plan)
+            {
+                return Ok(plan);
+            }
+            for &c in &striped {
+                plan.channels[c].lanes = 1;
+            }
+        }
+        plan.realize_stream(transfers, &program, &shared, &held)?;
         Ok(plan)
+    }
+
+    /// Schedules the command stream's `transfers`, places storage and checks
+    /// resources.
+    fn realize_stream(
+        &mut self,
+        mut transfers: Vec<Transfer>,
+        program: &[Command],
+        shared: &BTreeSet<(usize, bool)>,
+        held: &Held,
+    ) -> Result<(), Refusal> {
+        super::access::address(&mut transfers, self.profile)?;
+        self.commands = super::schedule::schedule(
+            self.profile,
+            &self.channels,
+            &mut transfers,
+            program,
+            shared,
+            held,
+        )?;
+        self.transfers = transfers;
+        self.place_memory()?;
+        self.check_resources()
+    }
+
+    /// Whether the two lanes of every striped transfer run on different
+    /// shim channels (else striping gains nothing).
+    fn lanes_apart(&self) -> bool {
+        self.transfers.iter().enumerate().all(|(i, t)| {
+            t.lane == 0
+                || self.transfers[..i].iter().any(|u| {
+                    u.copy.ptr == t.copy.ptr
+                        && u.lane == 0
+                        && (u.shim, u.shim_channel) != (t.shim, t.shim_channel)
+                })
+        })
     }
 
     /// Refuses a channel side (reserve or acquire) that two strands admit
@@ -223,6 +279,7 @@ impl<'p> Plan<'p> {
             capacity,
             free_lock: 0,
             published_lock: 0,
+            lanes: 1,
         });
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! tile's data memory, and the refusal that names what the profile cannot
 //! hold.
 
-use super::access::{Access, Addressing};
+use super::access::{Access, Addressing, Dim};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::regs::TileKind;
@@ -68,8 +68,10 @@ pub struct Placed {
     pub size: i64,
 }
 
-/// A channel: its slots in the storage of one tile, and two locks there:
-/// free-slot credits (initially the capacity) and published-record credits.
+/// A channel: its slots in the storage of one tile, and two locks there per
+/// lane: free-slot credits (initially the capacity) and published-record
+/// credits. A striped channel (`lanes.rs`) has two lanes, each moving its
+/// half of every slot with its own credits.
 pub struct Channel {
     pub bind: MlirOperation,
     pub value: MlirValue,
@@ -80,8 +82,23 @@ pub struct Channel {
     pub base: i64,
     pub slot_bytes: i64,
     pub capacity: i64,
+    /// Lane 0's locks; lane l's are these plus 2 l.
     pub free_lock: i64,
     pub published_lock: i64,
+    /// 1, or 2 for a striped channel.
+    pub lanes: i64,
+}
+
+impl Channel {
+    /// Lane `lane`'s (free-slot, published-record) locks.
+    pub fn lane_locks(&self, lane: i64) -> (i64, i64) {
+        (self.free_lock + 2 * lane, self.published_lock + 2 * lane)
+    }
+
+    /// Bytes of a slot each lane moves.
+    pub fn lane_bytes(&self) -> i64 {
+        self.slot_bytes / self.lanes
+    }
 }
 
 /// Which way a command-stream transfer moves data.
@@ -94,7 +111,8 @@ pub enum Way {
 }
 
 /// One DMA transfer of the command stream; `schedule.rs` picks its channels
-/// and buffer descriptors.
+/// and buffer descriptors. A striped channel's transfer is one per lane.
+#[derive(Clone)]
 pub struct Transfer {
     pub copy: MlirOperation,
     pub way: Way,
@@ -104,24 +122,36 @@ pub struct Transfer {
     /// Which `run` argument of the pipeline, and the byte offset in it.
     pub argument: usize,
     pub argument_offset: i64,
-    /// The caller bytes it moves from `argument_offset`: its view's layout,
-    /// and a ring's records outside it.
-    pub access: Access,
-    /// The shim descriptor's addressing of `access` (None: linear);
+    /// One record's caller bytes from `argument_offset` (its view's layout,
+    /// or a lane's half of it), and a ring's records outside it:
+    /// `access()`.
+    pub layout: Access,
+    pub outside: Vec<Dim>,
+    /// The shim descriptor's addressing of `access()` (None: linear);
     /// `access::address` sets it.
     pub addressing: Option<Addressing>,
-    /// Bytes of one record (a channel slot).
+    /// Bytes of one record it moves: a channel slot, or a lane's half of one.
     pub bytes: i64,
+    /// The channel's lane it moves (0 when unstriped).
+    pub lane: i64,
     /// Records it moves: more than one for the DMA-engine realization of an
     /// endpoint the stream admits repeatedly (`rings`), whose records are
-    /// consecutive in the caller's buffer and go round the channel's slots
-    /// (`ring::ring_tasks`).
+    /// where `outside` puts them in the caller's buffer and go round the
+    /// channel's slots (`ring::ring_tasks`).
     pub records: i64,
     pub tile_channel: i64,
     pub tile_bd: i64,
     pub shim: Tile,
     pub shim_channel: i64,
     pub shim_bd: i64,
+}
+
+impl Transfer {
+    /// The caller bytes it moves from `argument_offset`: each record's
+    /// layout, then its records'.
+    pub fn access(&self) -> Access {
+        self.layout.clone().with_records(&self.outside)
+    }
 }
 
 /// A forwarding strand's records from one channel to another (`forward.rs`):
@@ -219,4 +249,33 @@ pub(super) fn run_argument(value: MlirValue, run: &[MlirValue]) -> Option<usize>
     }
     let position = results(def).iter().position(|&r| same_value(r, value))?;
     argument_index(operands(def)[position], run)
+}
+
+/// A DMA channel of a tile: (tile, channel number).
+pub type DmaEnd = (Tile, i64);
+
+impl Plan<'_> {
+    /// The stream routes, in order: one per command-stream link (transfers
+    /// that reuse a link share its circuit), then one per forward; each
+    /// with the op it comes from, its MM2S end and its S2MM end.
+    pub fn routes(&self) -> Vec<(MlirOperation, DmaEnd, DmaEnd)> {
+        let mut routed = BTreeSet::new();
+        let mut out = Vec::new();
+        for t in &self.transfers {
+            let tile = self.channels[t.channel].tile;
+            let (from, to) = match t.way {
+                Way::Ingress => ((t.shim, t.shim_channel), (tile, t.tile_channel)),
+                Way::Egress => ((tile, t.tile_channel), (t.shim, t.shim_channel)),
+            };
+            if routed.insert((from, to)) {
+                out.push((t.copy, from, to));
+            }
+        }
+        for f in &self.forwards {
+            let from = (self.channels[f.from].tile, f.mm2s);
+            let to = (self.channels[f.to].tile, f.s2mm);
+            out.push((f.copy, from, to));
+        }
+        out
+    }
 }

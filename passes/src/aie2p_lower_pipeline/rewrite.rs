@@ -48,10 +48,14 @@ struct RingSide {
     first_bd: i64,
     take: i64,
     give: i64,
+    /// Where in each slot its bytes start (a lane's half of a striped
+    /// channel's slot).
+    within: i64,
 }
 
 impl RingSide {
-    /// `records` records of `bytes` bytes through `channel`'s slots.
+    /// `records` records of `bytes` bytes (a slot, or a lane's half of one)
+    /// through `channel`'s slots.
     fn ops(
         &self,
         plan: &Plan,
@@ -76,7 +80,10 @@ impl RingSide {
                         self.tile,
                         &[
                             ("bd", at),
-                            ("offset", slot + i % channel.capacity * channel.slot_bytes),
+                            (
+                                "offset",
+                                slot + i % channel.capacity * channel.slot_bytes + self.within,
+                            ),
                             ("length", bytes),
                             ("acquire_lock", self.take),
                             ("acquire_value", 1),
@@ -313,23 +320,31 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         };
         let channel_index = worker.channels[&i];
         let channel = &plan.channels[channel_index];
-        let (take, give) = if reserve {
-            (channel.free_lock, channel.published_lock)
-        } else {
-            (channel.published_lock, channel.free_lock)
-        };
+        // Every lane's credit: a striped channel's record is both halves.
+        let credits: Vec<(i64, i64)> = (0..channel.lanes)
+            .map(|lane| {
+                let (free, published) = channel.lane_locks(lane);
+                if reserve {
+                    (free, published)
+                } else {
+                    (published, free)
+                }
+            })
+            .collect();
         let loc = location(op);
-        insert_before(
-            op,
-            tile_op(
-                names::aie2p::LOCK_ACQUIRE,
-                loc,
-                "tile",
-                channel.tile,
-                &[("lock", take), ("value", 1)],
-            )
-            .build(),
-        );
+        for &(take, _) in &credits {
+            insert_before(
+                op,
+                tile_op(
+                    names::aie2p::LOCK_ACQUIRE,
+                    loc,
+                    "tile",
+                    channel.tile,
+                    &[("lock", take), ("value", 1)],
+                )
+                .build(),
+            );
+        }
         let placed = &plan.placed[channel.storage];
         let storage_name = value_name(results(placed.op)[0]);
         let storage = tile_buffer(
@@ -378,17 +393,19 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
                     value_name(obligation)
                 ));
             }
-            insert_before(
-                user,
-                tile_op(
-                    names::aie2p::LOCK_RELEASE,
-                    location(user),
-                    "tile",
-                    channel.tile,
-                    &[("lock", give), ("value", 1)],
-                )
-                .build(),
-            );
+            for &(_, give) in &credits {
+                insert_before(
+                    user,
+                    tile_op(
+                        names::aie2p::LOCK_RELEASE,
+                        location(user),
+                        "tile",
+                        channel.tile,
+                        &[("lock", give), ("value", 1)],
+                    )
+                    .build(),
+                );
+            }
             erase(user);
         }
         erase(op);
@@ -471,42 +488,26 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
     }
     for channel in &plan.channels {
         let loc = location(channel.bind);
-        put(tile_op(
-            names::aie2p::LOCK_INIT,
-            loc,
-            "tile",
-            channel.tile,
-            &[("lock", channel.free_lock), ("value", channel.capacity)],
-        ));
-        put(tile_op(
-            names::aie2p::LOCK_INIT,
-            loc,
-            "tile",
-            channel.tile,
-            &[("lock", channel.published_lock), ("value", 0)],
-        ));
-    }
-    // One route per link: transfers that reuse a link share its circuit.
-    let mut routed = BTreeSet::new();
-    for t in &plan.transfers {
-        let tile = plan.channels[t.channel].tile;
-        let ((from, from_channel), (to, to_channel)) = match t.way {
-            Way::Ingress => ((t.shim, t.shim_channel), (tile, t.tile_channel)),
-            Way::Egress => ((tile, t.tile_channel), (t.shim, t.shim_channel)),
-        };
-        if !routed.insert((from, from_channel, to, to_channel)) {
-            continue;
+        for lane in 0..channel.lanes {
+            let (free, published) = channel.lane_locks(lane);
+            put(tile_op(
+                names::aie2p::LOCK_INIT,
+                loc,
+                "tile",
+                channel.tile,
+                &[("lock", free), ("value", channel.capacity)],
+            ));
+            put(tile_op(
+                names::aie2p::LOCK_INIT,
+                loc,
+                "tile",
+                channel.tile,
+                &[("lock", published), ("value", 0)],
+            ));
         }
-        put(route(
-            location(t.copy),
-            (from, from_channel),
-            (to, to_channel),
-        ));
     }
-    for f in &plan.forwards {
-        let from = (plan.channels[f.from].tile, f.mm2s);
-        let to = (plan.channels[f.to].tile, f.s2mm);
-        put(route(location(f.copy), from, to));
+    for (at, from, to) in plan.routes() {
+        put(route(location(at), from, to));
     }
     for (worker, image) in plan.workers.iter().zip(workers) {
         let loc = location(worker.strand);
@@ -553,6 +554,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 first_bd,
                 take,
                 give,
+                within: 0,
             };
             let bytes = from.slot_bytes;
             for op in side.ops(plan, channel, f.records, bytes, location(f.copy)) {
@@ -566,9 +568,10 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 let t = &plan.transfers[*t];
                 let channel = &plan.channels[t.channel];
                 let loc = location(t.copy);
+                let (free, published) = channel.lane_locks(t.lane);
                 let (take, give) = match t.way {
-                    Way::Ingress => (channel.free_lock, channel.published_lock),
-                    Way::Egress => (channel.published_lock, channel.free_lock),
+                    Way::Ingress => (free, published),
+                    Way::Egress => (published, free),
                 };
                 let ingress = t.way == Way::Ingress;
                 let side = RingSide {
@@ -578,6 +581,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     first_bd: t.tile_bd,
                     take,
                     give,
+                    within: t.lane * channel.lane_bytes(),
                 };
                 for op in side.ops(plan, channel, t.records, t.bytes, loc) {
                     put(op);

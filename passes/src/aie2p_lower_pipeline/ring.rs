@@ -111,7 +111,7 @@ pub(super) fn rings(
         // `kept` is in increasing order.
         if let Ok(i) = kept.binary_search(&t) {
             x.records = counts[i];
-            x.access = x.access.with_records(&outside[i]);
+            x.outside = outside[i].clone();
             out.push(x);
         }
     }
@@ -173,7 +173,7 @@ fn check(
     }
     for (k, &r) in records.iter().enumerate() {
         let x = &transfers[r];
-        if x.argument != first.argument || x.access != first.access {
+        if x.argument != first.argument || x.layout != first.layout {
             return refuse(x.copy, format!(
                 "record {k} of %{name} is in another buffer or another layout than record 0; the DMA-engine realization moves a channel's records with one descriptor on one of the caller's buffers"
             ));

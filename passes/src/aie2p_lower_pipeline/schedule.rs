@@ -88,14 +88,16 @@ fn nearest_shims(profile: &DeviceProfile, shim: Tile) -> impl Iterator<Item = Ti
     columns.into_iter().map(move |c| Tile::new(c, shim.row))
 }
 
-/// Whether two transfers touch the same caller bytes, one of them writing.
+/// Whether two transfers touch the same caller bytes, one of them writing
+/// (the two lanes of one transfer touch different halves of its records).
 pub(super) fn conflict(a: &Transfer, b: &Transfer) -> bool {
     let writes = a.way == Way::Egress || b.way == Way::Egress;
     // Between each one's first and farthest byte (a strided one may leave
     // gaps: they count as touched).
-    let overlap = a.argument_offset < b.argument_offset + b.access.span()
-        && b.argument_offset < a.argument_offset + a.access.span();
-    writes && a.argument == b.argument && overlap
+    let span = |x: &Transfer| x.argument_offset + x.access().span();
+    let overlap = a.argument_offset < span(b) && b.argument_offset < span(a);
+    let lanes = a.copy.ptr == b.copy.ptr && a.lane != b.lane;
+    writes && a.argument == b.argument && overlap && !lanes
 }
 
 /// The commands with each wait as late as it may go, each transfer on its

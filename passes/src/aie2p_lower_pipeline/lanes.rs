@@ -1,0 +1,173 @@
+//! Striping: one stream of the command stream split over two shim DMA
+//! channels (issue 20). A channel the command stream fills (or drains) is
+//! striped in two lanes when its slots are at least `STRIPE_MIN_BYTES`, a
+//! worker (not a forward, not the stream) admits its other side, and its
+//! tile and the shim have two DMA channels of the direction (and the
+//! shim's descriptor can step a lane's halves).
+//!
+//! Each lane has its own lock pair (free-slot and published-record credits)
+//! and half of every slot: its tile-side ring moves that half of each slot,
+//! and its shim side that half of each record (for a run of records, a
+//! descriptor whose dimensions step one record between halves). The worker
+//! takes both lanes' credits at each admission and gives both back. One lock
+//! pair for both lanes would not do: credits are anonymous, so one lane
+//! could run a round ahead and overwrite a half the worker has not read.
+//!
+//! The lanes' transfers take the links the schedule gives them; a striped
+//! realization that does not fit the profile is dropped for the unstriped
+//! one (`Plan::of`).
+
+use super::access::{descriptor_steps, Access, Dim};
+use super::realization::{tile_kind, Channel, Command, Held, Plan, Transfer, Way};
+use loom_targets::xdna::regs::TileKind;
+use loom_targets::xdna::route::{controller_ids, route, token_routes, Endpoint, Used};
+use loom_targets::{DeviceProfile, Tile};
+use std::collections::BTreeSet;
+
+/// The smallest slot striped. A second lane costs the command processor its
+/// descriptors, start and wait (about 20 TXN ops) and the worker two lock
+/// ops an admission; it pays back when it halves a long transfer. Measured
+/// on the per-operation model: 1 KiB records gain (the walkthrough at
+/// K = 512, 1,051 -> 967 cycles; K = 1024, 1,775 -> 1,543), while the
+/// small-record programs of examples/ and test/ lose 16-166 cycles, and
+/// 4,141 where a worker admits 1,024 records (docs/PERFORMANCE.md, "Data
+/// movement").
+pub const STRIPE_MIN_BYTES: i64 = 1024;
+
+/// The channels to stripe: `transfers` are the command stream's (rings
+/// merged), `shared` the endpoints workers admit, `forwarded` the channels a
+/// forward admits, `held` the DMA channels the forwards keep.
+pub(super) fn striped(
+    profile: &DeviceProfile,
+    channels: &[Channel],
+    transfers: &[Transfer],
+    shared: &BTreeSet<(usize, bool)>,
+    forwarded: &BTreeSet<usize>,
+    held: &Held,
+) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    for (c, channel) in channels.iter().enumerate() {
+        let ours: Vec<&Transfer> = transfers.iter().filter(|t| t.channel == c).collect();
+        let Some(first) = ours.first() else {
+            continue;
+        };
+        let ingress = first.way == Way::Ingress;
+        // The stream admits one side alone, a worker the other.
+        let one_side = ours.iter().all(|t| t.way == first.way);
+        let worker_side = shared.contains(&(c, !ingress))
+            && !shared.contains(&(c, ingress))
+            && !forwarded.contains(&c);
+        let large = channel.slot_bytes >= STRIPE_MIN_BYTES && channel.slot_bytes % 8 == 0;
+        let room = free_channels(profile, channel.tile, ingress, held) >= 2
+            && ours
+                .iter()
+                .all(|t| free_channels(profile, t.shim, !ingress, held) >= 2);
+        let layout = ours
+            .iter()
+            .all(|t| (0..2).all(|lane| lane_of(profile, t, lane).is_some()));
+        if one_side && worker_side && large && room && layout {
+            out.insert(c);
+        }
+    }
+    out
+}
+
+/// DMA channels of one direction (`s2mm`) of `tile` the forwards leave.
+fn free_channels(profile: &DeviceProfile, tile: Tile, s2mm: bool, held: &Held) -> i64 {
+    let all = tile_kind(profile, tile).map_or(0, |kind| {
+        let b = profile.budget(kind);
+        i64::from(if s2mm { b.s2mm } else { b.mm2s })
+    });
+    (0..all)
+        .filter(|&c| !held.channels.contains(&(tile, s2mm, c)))
+        .count() as i64
+}
+
+/// Lane `lane`'s transfer of `t`: half of each record, the same records;
+/// None when a record is not one run of the caller's bytes (a strided
+/// layout keeps one lane) or its half does not address (the shim's
+/// descriptor cannot step it).
+fn lane_of(profile: &DeviceProfile, t: &Transfer, lane: i64) -> Option<Transfer> {
+    let e = t.layout.element;
+    let whole = t.layout.words().ok()?;
+    let half = t.bytes / 2;
+    if whole
+        != [Dim {
+            count: t.bytes / 4,
+            step: 4,
+        }]
+        || half % e != 0
+        || half % 4 != 0
+    {
+        return None;
+    }
+    let mut x = t.clone();
+    x.lane = lane;
+    x.bytes = half;
+    x.layout = Access::of_layout(&[half / e], None, e);
+    x.argument_offset = t.argument_offset + lane * half;
+    let words = x.access().words().ok()?;
+    descriptor_steps(&words, profile, TileKind::Shim).ok()?;
+    Some(x)
+}
+
+/// Whether a scheduled plan's stream routes and task-complete-token routes
+/// all find switch ports, routed as the xdna target routes them (more links
+/// take more ports, so a striped plan may not route where an unstriped one
+/// does).
+pub(super) fn routes_fit(plan: &Plan) -> bool {
+    let end = |(tile, channel): (Tile, i64)| Endpoint {
+        column: tile.column,
+        row: tile.row,
+        channel: channel as u32,
+    };
+    let mut used = Used::default();
+    let circuits = plan
+        .routes()
+        .into_iter()
+        .all(|(_, from, to)| route(plan.profile, end(from), end(to), &mut used).is_ok());
+    // The command stream's shim tasks issue the tokens.
+    let issuers: BTreeSet<Tile> = plan.transfers.iter().map(|t| t.shim).collect();
+    circuits
+        && controller_ids(&issuers)
+            .is_ok_and(|ids| token_routes(plan.profile, &ids, &mut used).is_ok())
+}
+
+/// `transfers` and `program` with each transfer of a `striped` channel
+/// split into its two lanes, lane 0 first, each moving half of every
+/// record.
+pub(super) fn split(
+    profile: &DeviceProfile,
+    transfers: &[Transfer],
+    program: &[Command],
+    striped: &BTreeSet<usize>,
+) -> (Vec<Transfer>, Vec<Command>) {
+    let mut out = Vec::new();
+    // Old transfer -> its lanes' transfers.
+    let mut lanes: Vec<Vec<usize>> = Vec::new();
+    for t in transfers {
+        let mut these = Vec::new();
+        if striped.contains(&t.channel) {
+            for lane in 0..2 {
+                let x = lane_of(profile, t, lane).expect("`striped` checked both lanes");
+                these.push(out.len());
+                out.push(x);
+            }
+        } else {
+            these.push(out.len());
+            out.push(t.clone());
+        }
+        lanes.push(these);
+    }
+    let program = program
+        .iter()
+        .flat_map(|command| match command {
+            Command::Start(t) => lanes[*t].iter().map(|&l| Command::Start(l)).collect(),
+            Command::Wait(op, members) => vec![Command::Wait(
+                *op,
+                members.iter().flat_map(|&m| lanes[m].clone()).collect(),
+            )],
+        })
+        .collect();
+    (out, program)
+}
