@@ -11,8 +11,11 @@
 //! transfer endpoints. Every refusal names the resource, the tile, what was
 //! needed and what exists. An endpoint the stream admits repeatedly becomes
 //! one ring of records (`ring.rs`: the DMA engine goes round the channel's
-//! slots itself). A strand that only forwards records between channels runs
-//! as DMA between their tiles, without a core (`forward.rs`). The command
+//! slots itself). A channel the stream fills or drains with records of at
+//! least 1 KiB is striped over both shim channels, a lock pair and half of
+//! every slot per lane (`lanes.rs`). A strand that only forwards records
+//! between channels runs as DMA between their tiles, without a core
+//! (`forward.rs`). The command
 //! stream's schedule (`schedule.rs`) picks each
 //! transfer's DMA channels and buffer descriptors and moves its waits as
 //! late as the program allows, so that transfers run side by side.

@@ -3,8 +3,9 @@
 //! bindings, strands), has each strand planned as a worker (`workers.rs`),
 //! as the command stream (`command_stream.rs`) or as DMA forwards
 //! (`forward.rs`), turns endpoints admitted
-//! repeatedly into rings (`ring.rs`), schedules the command stream
-//! (`schedule.rs`), and places storage and checks resources
+//! repeatedly into rings (`ring.rs`), stripes the channels worth it
+//! (`lanes.rs`; unstriped when the striped plan does not fit), schedules the
+//! command stream (`schedule.rs`), and places storage and checks resources
 //! (`placement.rs`). The vocabulary is `realization.rs`.
 //!
 //! The plan reads the module only; `rewrite.rs` builds the native
