@@ -4,12 +4,8 @@
 //! descriptor's dimensions of 32-bit words (the walkthrough: "this
 //! realization preserves supported strided record layouts").
 
-use super::placement::element_bytes;
-use super::realization::{refuse, Refusal, Transfer};
-use loom_dialects::ir::*;
 use loom_targets::xdna::regs::TileKind;
 use loom_targets::DeviceProfile;
-use mlir_sys::{MlirOperation, MlirValue};
 
 /// `count` positions `step` bytes apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,31 +162,6 @@ pub fn record_dims(offsets: &[i64]) -> Option<Vec<Dim>> {
     Some(dims)
 }
 
-/// Give each transfer its shim descriptor's dimensions, or refuse one whose
-/// caller bytes the shim's descriptors cannot address.
-pub(super) fn address(transfers: &mut [Transfer], profile: &DeviceProfile) -> Result<(), Refusal> {
-    for t in transfers {
-        let steps = t
-            .access()
-            .words()
-            .and_then(|words| descriptor_steps(&words, profile, TileKind::Shim));
-        match steps {
-            Ok(addressing) => t.addressing = addressing,
-            Err(why) => {
-                let what = if t.records == 1 {
-                    "this record".to_string()
-                } else {
-                    format!("these {} records", t.records)
-                };
-                return refuse(t.copy, format!(
-                    "the shim's DMA cannot address the caller's bytes of {what} as the view lays them out: {why}"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// `words` with every dimension but the outermost that counts past
 /// `most_wrap` split in two (`a` positions, then `count / a` of `a` steps,
 /// `a` the largest divisor within the wrap), if that leaves at most `room`
@@ -227,36 +198,6 @@ fn split_wide(words: &[Dim], most_wrap: i64, room: usize) -> Vec<Dim> {
 
 fn mask(width: u32) -> i64 {
     (1i64 << width) - 1
-}
-
-/// The caller-side addressing of one record through `view` (a view value
-/// `op` copies): its layout with each dynamic dimension's constant from
-/// `resolve`.
-pub(super) fn view_access(
-    op: MlirOperation,
-    view: MlirValue,
-    resolve: &dyn Fn(MlirValue) -> Option<i64>,
-) -> Result<Access, Refusal> {
-    let ty = value_type(view);
-    let shape = view_type_shape(ty).and_then(|(shape, element)| {
-        let mut dynamic = value_dims(view).unwrap_or_default().into_iter();
-        let shape = shape
-            .into_iter()
-            .map(|d| match d {
-                Some(n) => Some(n as i64),
-                None => dynamic.next().and_then(resolve),
-            })
-            .collect::<Option<Vec<i64>>>()?;
-        Some((shape, element_bytes(&element)?))
-    });
-    let Some((shape, element)) = shape else {
-        return refuse(
-            op,
-            "the view's shape must be constant once the pipeline is specialized".into(),
-        );
-    };
-    let strides = view_type_strides(ty);
-    Ok(Access::of_layout(&shape, strides.as_deref(), element))
 }
 
 /// The addressing of a `kind` tile's descriptor that moves `words` (the

@@ -171,3 +171,66 @@ pub(super) fn split(
         .collect();
     (out, program)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loom_targets::Tile;
+    use mlir_sys::MlirOperation;
+
+    fn transfer(layout: Access, records: i64) -> Transfer {
+        Transfer {
+            copy: MlirOperation {
+                ptr: std::ptr::null_mut(),
+            },
+            way: Way::Ingress,
+            channel: 0,
+            tile: Tile::new(0, 2),
+            argument: 0,
+            argument_offset: 0,
+            bytes: 4096,
+            layout,
+            outside: vec![Dim {
+                count: records,
+                step: 4096,
+            }],
+            addressing: None,
+            lane: 0,
+            records,
+            tile_channel: 0,
+            tile_bd: 0,
+            shim: Tile::new(0, 0),
+            shim_channel: 0,
+            shim_bd: 0,
+        }
+    }
+
+    #[test]
+    fn a_lane_is_half_of_each_contiguous_record() {
+        let p = &loom_targets::profiles()[0];
+        let t = transfer(Access::of_layout(&[2048], None, 2), 8);
+        let second = lane_of(p, &t, 1).unwrap();
+        assert_eq!((second.argument_offset, second.bytes), (2048, 2048));
+        assert_eq!(
+            second.access().words().unwrap(),
+            [
+                Dim {
+                    count: 512,
+                    step: 4
+                },
+                Dim {
+                    count: 8,
+                    step: 4096
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_strided_record_keeps_one_lane() {
+        // The transpose of a 32 x 32 f32 matrix: no half is one run.
+        let p = &loom_targets::profiles()[0];
+        let t = transfer(Access::of_layout(&[32, 32], Some(&[1, 32]), 4), 1);
+        assert!(lane_of(p, &t, 0).is_none());
+    }
+}

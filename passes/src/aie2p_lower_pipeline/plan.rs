@@ -11,6 +11,7 @@
 //! The plan reads the module only; `rewrite.rs` builds the native
 //! realization from it.
 
+use super::access::descriptor_steps;
 use super::lanes;
 use super::placement::{placed_alloca, view_bytes};
 use super::realization::{
@@ -139,7 +140,7 @@ impl<'p> Plan<'p> {
         shared: &BTreeSet<(usize, bool)>,
         held: &Held,
     ) -> Result<(), Refusal> {
-        super::access::address(&mut transfers, self.profile)?;
+        address(&mut transfers, self.profile)?;
         self.commands = super::schedule::schedule(
             self.profile,
             &self.channels,
@@ -367,4 +368,29 @@ pub(super) fn coordinates(op: MlirOperation, name: &str) -> Result<(i64, i64), R
         Some(&[c, r]) => Ok((c, r)),
         _ => refuse(op, format!("expects `{name}` = [column, row]")),
     }
+}
+
+/// Give each transfer its shim descriptor's dimensions, or refuse one whose
+/// caller bytes the shim's descriptors cannot address.
+pub(super) fn address(transfers: &mut [Transfer], profile: &DeviceProfile) -> Result<(), Refusal> {
+    for t in transfers {
+        let steps = t
+            .access()
+            .words()
+            .and_then(|words| descriptor_steps(&words, profile, TileKind::Shim));
+        match steps {
+            Ok(addressing) => t.addressing = addressing,
+            Err(why) => {
+                let what = if t.records == 1 {
+                    "this record".to_string()
+                } else {
+                    format!("these {} records", t.records)
+                };
+                return refuse(t.copy, format!(
+                    "the shim's DMA cannot address the caller's bytes of {what} as the view lays them out: {why}"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
