@@ -149,8 +149,9 @@ mod tests {
         assert_eq!(sent[0].packet, packet.unwrap());
         // One patch per shim descriptor, each on the argument its
         // DDR_PATCH names: words 1 and 2 now hold the buffer's address
-        // plus the DDR offset (the compiler wrote address 0).
-        assert_eq!(artifact.patches.len(), 3);
+        // plus the DDR offset (the compiler wrote address 0). Five: the
+        // weights and the input are striped, a descriptor per lane.
+        assert_eq!(artifact.patches.len(), 5);
         let buffers = [at(input), at(weights), at(output)];
         for p in &artifact.patches {
             let site = p.ctrltext_offset as usize;
