@@ -186,3 +186,36 @@ LogicalResult StoreOp::verify() {
                                        << view.getElementType();
   return verifyAccess(*this, view, getIndices().size(), getStaticIndices());
 }
+
+//===-- view.reinterpret --------------------------------------------------===//
+
+/// Elements from a view's start to the end of its farthest element.
+static int64_t spanElements(ViewType view) {
+  ArrayRef<int64_t> shape = view.getShape();
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  if (view.getStrides().empty())
+    return ShapedType::getNumElements(shape);
+  int64_t farthest = 0;
+  for (auto [size, stride] : llvm::zip(shape, view.getStrides()))
+    farthest += (size - 1) * stride;
+  return farthest + 1;
+}
+
+LogicalResult ReinterpretOp::verify() {
+  auto source = llvm::cast<ViewType>(getSource().getType());
+  auto result = llvm::cast<ViewType>(getResult().getType());
+  if (source.getNumDynamicDims() != 0 || result.getNumDynamicDims() != 0)
+    return emitOpError("reinterprets static views only; got ") << source << " and " << result;
+  if (!source.isContiguous())
+    return emitOpError("reinterprets a row-major, contiguous view; ") << source
+                                                                      << " has a strided layout";
+  if (source.getElementType() != result.getElementType())
+    return emitOpError("keeps the element type; got ")
+           << source.getElementType() << " and " << result.getElementType();
+  int64_t reach = spanElements(result), has = spanElements(source);
+  if (reach > has)
+    return emitOpError("reaches ") << reach << " elements from the start, past the " << has
+                                   << " of " << source;
+  return success();
+}

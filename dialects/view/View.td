@@ -82,3 +82,24 @@ def View_StoreOp : View_Op<"store", [Loom_DependentTypeOpInterface, AttrSizedOpe
     ::llvm::SmallVector<::mlir::Value> getTypedValues() { return {getValue(), getView()}; }
   }];
 }
+
+def View_ReinterpretOp : View_Op<"reinterpret", [Pure]> {
+  let summary = "The same bytes from the same start, with another shape or layout";
+  let description = [{
+    ```
+    %columns = view.reinterpret %record : view<256xf32> -> view<16x16xf32, strided<[1, 16]>>
+    ```
+    A view of the storage `%source` views, from its first element, with the
+    result type's shape and layout: element (i, j) above is element
+    `i + 16 j` of `%record`, so copying `%columns` transposes the record. It
+    borrows what `%source` borrows (a payload view's obligation). Both types
+    are static, `%source` is row-major and contiguous, the element types
+    agree, and the result reaches no byte past `%source`'s.
+  }];
+  let arguments = (ins Loom_ViewType:$source);
+  let results = (outs Loom_ViewType:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` custom<LoomType>(type($source)) `->` custom<LoomType>(type($result))
+  }];
+  let hasVerifier = 1;
+}

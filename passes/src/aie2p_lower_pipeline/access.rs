@@ -209,6 +209,7 @@ pub fn descriptor_steps(
     words: &[Dim],
     profile: &DeviceProfile,
     kind: TileKind,
+    iterate: bool,
 ) -> Result<Option<Addressing>, String> {
     let linear = |words: &[Dim]| matches!(words, [only] if only.step == 4);
     if linear(words) {
@@ -229,10 +230,12 @@ pub fn descriptor_steps(
         .filter_map(|d| d.wrap.map(|w| mask(w.width)))
         .min()
         .unwrap_or(i64::MAX);
-    let room = n + usize::from(bd.iteration.is_some());
+    // A descriptor a chain uses once per record cannot iterate.
+    let iteration_fields = bd.iteration.as_ref().filter(|_| iterate);
+    let room = n + usize::from(iteration_fields.is_some());
     let split = split_wide(words, most_wrap, room);
     let words = split.as_slice();
-    let (words, iteration) = match (words.split_last(), &bd.iteration) {
+    let (words, iteration) = match (words.split_last(), iteration_fields) {
         (Some((&outer, inner)), Some(fields)) if words.len() > n => {
             let unit = i64::from(fields.stride_unit_bytes);
             let (most_stride, most_uses) = (
@@ -256,7 +259,7 @@ pub fn descriptor_steps(
         _ => (words, None),
     };
     if words.len() > n {
-        let plus = if bd.iteration.is_some() {
+        let plus = if iteration_fields.is_some() {
             " and an iteration"
         } else {
             ""

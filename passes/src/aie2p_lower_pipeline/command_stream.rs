@@ -3,10 +3,9 @@
 //! whole slots, every copy grouped and waited for, records published in the
 //! order reserved) and turned into DMA transfers and ordered waits.
 
-use super::access::Access;
 use super::evaluate::{call_constant, evaluate, evaluated, Whose};
 use super::joins::Joins;
-use super::placement::{element_bytes, view_bytes};
+use super::placement::{view_access, view_bytes};
 use super::realization::{
     argument_index, refuse, run_argument, Command, Plan, Refusal, Transfer, Way,
 };
@@ -204,34 +203,4 @@ impl Plan<'_> {
         self.transfers = transfers;
         Ok(())
     }
-}
-
-/// The caller-side addressing of one record through `view` (a view value
-/// `op` copies): its layout with each dynamic dimension's constant from
-/// `resolve`.
-pub(super) fn view_access(
-    op: MlirOperation,
-    view: MlirValue,
-    resolve: &dyn Fn(MlirValue) -> Option<i64>,
-) -> Result<Access, Refusal> {
-    let ty = value_type(view);
-    let shape = view_type_shape(ty).and_then(|(shape, element)| {
-        let mut dynamic = value_dims(view).unwrap_or_default().into_iter();
-        let shape = shape
-            .into_iter()
-            .map(|d| match d {
-                Some(n) => Some(n as i64),
-                None => dynamic.next().and_then(resolve),
-            })
-            .collect::<Option<Vec<i64>>>()?;
-        Some((shape, element_bytes(&element)?))
-    });
-    let Some((shape, element)) = shape else {
-        return refuse(
-            op,
-            "the view's shape must be constant once the pipeline is specialized".into(),
-        );
-    };
-    let strides = view_type_strides(ty);
-    Ok(Access::of_layout(&shape, strides.as_deref(), element))
 }

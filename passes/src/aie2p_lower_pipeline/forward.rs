@@ -14,9 +14,11 @@
 //! release taken as soon as its record is sent (docs/semantics.md,
 //! "Authored and realized schedules").
 
+use super::access::{descriptor_steps, Access, Addressing};
 use super::evaluate::{call_constant, evaluate, evaluated, Whose};
 use super::joins::Joins;
-use super::realization::{argument_index, refuse, Forward, Held, Plan, Refusal};
+use super::placement::view_access;
+use super::realization::{argument_index, refuse, tile_kind, Forward, Held, Plan, Refusal};
 use super::ring::ring_descriptors;
 use super::schedule::take_descriptors;
 use loom_dialects::ir::*;
@@ -45,6 +47,7 @@ pub(super) fn forwards_only(function: MlirOperation) -> bool {
                         | names::kernel::ASYNC_COPY
                         | names::kernel::ASYNC_GROUP
                         | names::kernel::ASYNC_WAIT
+                        | names::view::REINTERPRET
                 )
         })
 }
@@ -82,6 +85,11 @@ impl Plan<'_> {
         // Copies: (op, acquired admission, reserved admission), and whether
         // a wait has completed it.
         let mut copies: Vec<(MlirOperation, usize, usize)> = Vec::new();
+        // Each copy's layouts of the record it reads and the slot it fills
+        // (a `view.reinterpret` of the payload; None: the payload itself).
+        let mut layouts: Vec<(Option<Access>, Option<Access>)> = Vec::new();
+        // Reinterpreted payloads: (view, the view it reinterprets, layout).
+        let mut views: Vec<(MlirValue, MlirValue, Access)> = Vec::new();
         let mut done: BTreeSet<usize> = BTreeSet::new();
         let mut joins = Joins::new("a forwarding strand");
         // Per forwarded channel, its reserved admissions not published yet.
@@ -114,8 +122,22 @@ impl Plan<'_> {
                         copies: Vec::new(),
                     });
                 }
+                names::view::REINTERPRET => {
+                    let view = results(op)[0];
+                    let layout = view_access(op, view, &resolve)?;
+                    views.retain(|w| !same_value(w.0, view));
+                    views.push((view, operands(op)[0], layout));
+                }
                 names::kernel::ASYNC_COPY => {
-                    let all = operands(op);
+                    let through = |v: MlirValue| {
+                        views
+                            .iter()
+                            .find(|w| same_value(w.0, v))
+                            .map_or((v, None), |w| (w.1, Some(w.2.clone())))
+                    };
+                    let ((source, source_layout), (target, target_layout)) =
+                        (through(operands(op)[0]), through(operands(op)[1]));
+                    let all = [source, target];
                     let payload = |v: MlirValue, reserve: bool| {
                         admissions
                             .iter()
@@ -151,8 +173,16 @@ impl Plan<'_> {
                     if source.slot_bytes % 4 != 0 {
                         return refuse(op, format!("DMA transfers move multiples of 4 bytes; the records of %{} are {} bytes", self.channel_name(admissions[from].channel), source.slot_bytes));
                     }
+                    for layout in [&source_layout, &target_layout].into_iter().flatten() {
+                        let bytes =
+                            layout.dims.iter().map(|d| d.count).product::<i64>() * layout.element;
+                        if bytes != source.slot_bytes {
+                            return refuse(op, format!("a forwarding strand copies whole slots: this view of a slot moves {bytes} of its {} bytes", source.slot_bytes));
+                        }
+                    }
                     joins.copy(op, copies.len())?;
                     copies.push((op, from, to));
+                    layouts.push((source_layout, target_layout));
                 }
                 names::kernel::ASYNC_GROUP => joins.group(op)?,
                 names::kernel::ASYNC_WAIT => done.extend(joins.wait(op)?),
@@ -192,7 +222,7 @@ impl Plan<'_> {
             let side = if a.reserve { "reserves" } else { "acquires" };
             return refuse(owner_op(a.obligation), format!("a forwarding strand runs as DMA, which moves every record it admits with a copy; this {side} a record of %{} that no copy moves", self.channel_name(a.channel)));
         }
-        self.add_forwards(&copies, &admissions)
+        self.add_forwards(&copies, &layouts, &admissions)
     }
 
     /// One forward per pair of channels, its records in copy order, which
@@ -202,6 +232,7 @@ impl Plan<'_> {
     fn add_forwards(
         &mut self,
         copies: &[(MlirOperation, usize, usize)],
+        layouts: &[(Option<Access>, Option<Access>)],
         admissions: &[Admission],
     ) -> Result<(), Refusal> {
         let mut pairs: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
@@ -251,9 +282,29 @@ impl Plan<'_> {
                     }
                 }
             }
+            // One chain of descriptors moves every record: one layout.
+            let first = &layouts[records[0]];
+            if let Some(&c) = records.iter().find(|&&c| &layouts[c] != first) {
+                return refuse(copies[c].0, format!(
+                    "this copy reads %{}'s record or fills %{}'s slot through another layout than the first copy between them; one chain of descriptors moves every record",
+                    self.channel_name(from), self.channel_name(to)
+                ));
+            }
+            let at = copies[records[0]].0;
+            let mm2s_addressing = self.slot_addressing(at, from, &first.0)?;
+            let s2mm_addressing = self.slot_addressing(at, to, &first.1)?;
+            // A broadcast's destinations share one MM2S ring.
+            if let Some(other) = self.forwards.iter().find(|f| f.from == from) {
+                if other.mm2s_addressing != mm2s_addressing {
+                    return refuse(at, format!(
+                        "the strand reads %{}'s records through two layouts for two channels; its DMA sends one stream of them to every channel",
+                        self.channel_name(from)
+                    ));
+                }
+            }
             let n = records.len() as i64;
             self.forwards.push(Forward {
-                copy: copies[records[0]].0,
+                copy: at,
                 from,
                 to,
                 records: n,
@@ -261,6 +312,8 @@ impl Plan<'_> {
                 s2mm: 0,
                 mm2s_bd: 0,
                 s2mm_bd: 0,
+                mm2s_addressing,
+                s2mm_addressing,
             });
         }
         Ok(())
@@ -315,6 +368,34 @@ impl Plan<'_> {
             sources.insert(f.from, (mm2s, f.mm2s_bd));
         }
         Ok(held)
+    }
+
+    /// The descriptors' addressing of `channel`'s slot through `layout` (a
+    /// copy `op` makes), or why its tile's descriptors cannot take it.
+    fn slot_addressing(
+        &self,
+        op: MlirOperation,
+        channel: usize,
+        layout: &Option<Access>,
+    ) -> Result<Option<Addressing>, Refusal> {
+        let Some(layout) = layout else {
+            return Ok(None);
+        };
+        let tile = self.channels[channel].tile;
+        let kind = tile_kind(self.profile, tile).map_err(|message| Refusal {
+            at: location(op),
+            message,
+        })?;
+        let addressing = layout
+            .words()
+            .and_then(|words| descriptor_steps(&words, self.profile, kind, false));
+        addressing.or_else(|why| {
+            refuse(op, format!(
+                "the DMA of tile {tile} ({} tile) cannot address %{}'s slot as this view lays it out: {why}",
+                kind.name(),
+                self.channel_name(channel)
+            ))
+        })
     }
 
     pub(super) fn channel_name(&self, channel: usize) -> String {

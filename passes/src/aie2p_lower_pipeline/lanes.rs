@@ -107,7 +107,7 @@ fn lane_of(profile: &DeviceProfile, t: &Transfer, lane: i64) -> Option<Transfer>
     x.layout = Access::of_layout(&[half / e], None, e);
     x.argument_offset = t.argument_offset + lane * half;
     let words = x.access().words().ok()?;
-    descriptor_steps(&words, profile, TileKind::Shim).ok()?;
+    descriptor_steps(&words, profile, TileKind::Shim, true).ok()?;
     Some(x)
 }
 

@@ -3,6 +3,7 @@
 //! descriptors and DMA channels are checked against the profile; a refusal
 //! names the tile, the resource, what the placement needs and what exists.
 
+use super::access::Access;
 use super::realization::{refuse, tile_kind, Placed, Plan, Refusal, Way};
 use super::ring::ring_descriptors;
 use loom_dialects::ir::*;
@@ -52,7 +53,7 @@ fn round_up(value: i64, alignment: i64) -> Option<i64> {
 }
 
 /// Bytes of one element of the type named `name`.
-pub(super) fn element_bytes(name: &str) -> Option<i64> {
+fn element_bytes(name: &str) -> Option<i64> {
     Some(match name {
         "i1" | "i8" => 1,
         "bf16" | "f16" | "i16" => 2,
@@ -227,4 +228,34 @@ impl Plan<'_> {
         }
         Ok(())
     }
+}
+
+/// The layout of `view` (a view value `op` copies): its bytes as byte
+/// dimensions from its start, each dynamic dimension's extent from
+/// `resolve`.
+pub(super) fn view_access(
+    op: MlirOperation,
+    view: MlirValue,
+    resolve: &dyn Fn(MlirValue) -> Option<i64>,
+) -> Result<Access, Refusal> {
+    let ty = value_type(view);
+    let shape = view_type_shape(ty).and_then(|(shape, element)| {
+        let mut dynamic = value_dims(view).unwrap_or_default().into_iter();
+        let shape = shape
+            .into_iter()
+            .map(|d| match d {
+                Some(n) => Some(n as i64),
+                None => dynamic.next().and_then(resolve),
+            })
+            .collect::<Option<Vec<i64>>>()?;
+        Some((shape, element_bytes(&element)?))
+    });
+    let Some((shape, element)) = shape else {
+        return refuse(
+            op,
+            "the view's shape must be constant once the pipeline is specialized".into(),
+        );
+    };
+    let strides = view_type_strides(ty);
+    Ok(Access::of_layout(&shape, strides.as_deref(), element))
 }

@@ -377,7 +377,7 @@ pub(super) fn address(transfers: &mut [Transfer], profile: &DeviceProfile) -> Re
         let steps = t
             .access()
             .words()
-            .and_then(|words| descriptor_steps(&words, profile, TileKind::Shim));
+            .and_then(|words| descriptor_steps(&words, profile, TileKind::Shim, true));
         match steps {
             Ok(addressing) => t.addressing = addressing,
             Err(why) => {

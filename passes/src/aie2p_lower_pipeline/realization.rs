@@ -172,6 +172,10 @@ pub struct Forward {
     /// The first buffer descriptor of each side's chains.
     pub mm2s_bd: i64,
     pub s2mm_bd: i64,
+    /// Each side's descriptors' addressing of a slot when the strand copies
+    /// through a `view.reinterpret` of it (None: the slot in order).
+    pub mm2s_addressing: Option<Addressing>,
+    pub s2mm_addressing: Option<Addressing>,
 }
 
 /// The DMA channels and buffer descriptors the forwards hold for the whole

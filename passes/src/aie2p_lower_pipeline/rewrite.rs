@@ -4,6 +4,7 @@
 //! program loads, core enables, then the command stream's transfers and
 //! waits).
 
+use super::access::Addressing;
 use super::realization::{refuse, Channel, Command, Plan, Refusal, Way, Worker};
 use super::ring::ring_tasks;
 use loom_dialects::ir::*;
@@ -51,6 +52,8 @@ struct RingSide {
     /// Where in each slot its bytes start (a lane's half of a striped
     /// channel's slot).
     within: i64,
+    /// How each descriptor addresses its slot (None: in order).
+    addressing: Option<Addressing>,
 }
 
 impl RingSide {
@@ -93,6 +96,10 @@ impl RingSide {
                     );
                     if i + 1 < task.slots {
                         bd.attributes.push(("next", i64_attr(ctx, at + 1)));
+                    }
+                    if let Some(a) = self.addressing.as_ref().filter(|a| !a.steps.is_empty()) {
+                        bd.attributes.push(("steps", dense_i64_attr(ctx, &a.steps)));
+                        bd.attributes.push(("wraps", dense_i64_attr(ctx, &a.wraps)));
                     }
                     ops.push(bd);
                 }
@@ -540,10 +547,19 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 f.mm2s_bd,
                 from.published_lock,
                 from.free_lock,
+                &f.mm2s_addressing,
             ),
-            (to, f.s2mm, true, f.s2mm_bd, to.free_lock, to.published_lock),
+            (
+                to,
+                f.s2mm,
+                true,
+                f.s2mm_bd,
+                to.free_lock,
+                to.published_lock,
+                &f.s2mm_addressing,
+            ),
         ];
-        for (channel, dma_channel, s2mm, first_bd, take, give) in sides {
+        for (channel, dma_channel, s2mm, first_bd, take, give, addressing) in sides {
             if !s2mm && !first {
                 continue;
             }
@@ -555,6 +571,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 take,
                 give,
                 within: 0,
+                addressing: addressing.clone(),
             };
             let bytes = from.slot_bytes;
             for op in side.ops(plan, channel, f.records, bytes, location(f.copy)) {
@@ -582,6 +599,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     take,
                     give,
                     within: t.lane * channel.lane_bytes(),
+                    addressing: None,
                 };
                 for op in side.ops(plan, channel, t.records, t.bytes, loc) {
                     put(op);

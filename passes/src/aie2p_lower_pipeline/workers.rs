@@ -170,6 +170,9 @@ impl Plan<'_> {
 /// cores compute an element's address from the shape.
 fn refuse_strided_views(function: MlirOperation) -> Result<(), Refusal> {
     for op in walk(function) {
+        if op_name(op) == names::view::REINTERPRET {
+            return refuse(op, "tile code does not reinterpret views (the code generator addresses a view by its own shape); a strand that only forwards records reinterprets them as DMA".into());
+        }
         for value in results(op) {
             if view_type_strides(value_type(value)).is_some() {
                 return refuse(op, format!(

@@ -1484,6 +1484,33 @@ impl<'p> Machine<'p> {
                 }
                 self.set(t, *result, Value::View(Rc::new(view)));
             }
+            Op::Reinterpret {
+                source,
+                shape,
+                strides,
+                result,
+            } => {
+                let s = self.view(t, *source, loc)?;
+                let reach = View::checked_span(shape, strides.as_deref(), s.elem);
+                if s.strides.is_some() || reach.is_none_or(|n| n > s.span()) {
+                    return fail(
+                        loc,
+                        format!(
+                            "reinterprets a {} as a view reaching {} bytes: more than its {}",
+                            s.type_text(),
+                            reach.map_or("too many".into(), |n| n.to_string()),
+                            s.span()
+                        ),
+                    );
+                }
+                let view = View {
+                    shape: shape.as_slice().into(),
+                    strides: strides.as_deref().map(Rc::from),
+                    origin: loc.clone(),
+                    ..(*s).clone()
+                };
+                self.set(t, *result, Value::View(Rc::new(view)));
+            }
             Op::Pool(d) => self.set(t, *d, Value::Pool),
             Op::TileBuffer {
                 tile,

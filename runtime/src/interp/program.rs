@@ -103,6 +103,14 @@ pub enum Op {
         strides: Option<Vec<usize>>,
         result: Reg,
     },
+    /// `view.reinterpret`: the source's storage from its start, with
+    /// another shape and layout (both static).
+    Reinterpret {
+        source: Reg,
+        shape: Vec<usize>,
+        strides: Option<Vec<usize>>,
+        result: Reg,
+    },
     Pool(Reg),
     /// `aie2p.tile.buffer`: a byte range of a tile's data memory (array
     /// simulator only).

@@ -327,6 +327,22 @@ impl Translator {
             }
             names::channel::PUBLISH => Op::Publish(r!(ins[0])),
             names::channel::RELEASE => Op::Release(r!(ins[0])),
+            names::view::REINTERPRET => {
+                let Some((shape, _)) = view_shape(value_type(outs[0])) else {
+                    return self.error(op, "has a view type the interpreter cannot read".into());
+                };
+                let Some(shape) = shape.into_iter().collect::<Option<Vec<usize>>>() else {
+                    return self.error(op, "reinterprets a view of dynamic shape".into());
+                };
+                let strides = view_type_strides(value_type(outs[0]))
+                    .map(|list| list.into_iter().map(|s| s as usize).collect());
+                Op::Reinterpret {
+                    source: r!(ins[0]),
+                    shape,
+                    strides,
+                    result: body.define(outs[0]),
+                }
+            }
             names::kernel::ASYNC_COPY => {
                 let (src, dst) = (r!(ins[0]), r!(ins[1]));
                 Op::Copy(src, dst, body.define(outs[0]))
