@@ -1,7 +1,8 @@
-//! The caller-side addressing of a command-stream transfer: the elements of
-//! one record (its view's layout, `strided<[...]>` or row-major) and, for a
-//! ring, the records' offsets, as dimensions of bytes; lowered to the shim
-//! descriptor's dimensions of 32-bit words (the walkthrough: "this
+//! How a DMA descriptor addresses what a transfer moves: the elements of one
+//! record as its view lays them out (`strided<[...]>` or row-major) and, for
+//! a ring of the command stream, the records' offsets in the caller's
+//! buffer, as dimensions of bytes; lowered to a tile kind's descriptor
+//! dimensions of 32-bit words and its iteration (the walkthrough: "this
 //! realization preserves supported strided record layouts").
 
 use loom_targets::xdna::regs::TileKind;
