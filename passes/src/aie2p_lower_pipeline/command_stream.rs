@@ -141,7 +141,6 @@ impl Plan<'_> {
                         addressing: None,
                         bytes,
                         lane: 0,
-                        records: 1,
                         tile_channel: 0,
                         tile_bd: 0,
                         shim,

@@ -196,7 +196,6 @@ mod tests {
             }],
             addressing: None,
             lane: 0,
-            records,
             tile_channel: 0,
             tile_bd: 0,
             shim: Tile::new(0, 0),

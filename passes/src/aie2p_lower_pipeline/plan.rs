@@ -381,10 +381,10 @@ pub(super) fn address(transfers: &mut [Transfer], profile: &DeviceProfile) -> Re
         match steps {
             Ok(addressing) => t.addressing = addressing,
             Err(why) => {
-                let what = if t.records == 1 {
+                let what = if t.records() == 1 {
                     "this record".to_string()
                 } else {
-                    format!("these {} records", t.records)
+                    format!("these {} records", t.records())
                 };
                 return refuse(t.copy, format!(
                     "the shim's DMA cannot address the caller's bytes of {what} as the view lays them out: {why}"

@@ -134,11 +134,6 @@ pub struct Transfer {
     pub bytes: i64,
     /// The channel's lane it moves (0 when unstriped).
     pub lane: i64,
-    /// Records it moves: more than one for the DMA-engine realization of an
-    /// endpoint the stream admits repeatedly (`rings`), whose records are
-    /// where `outside` puts them in the caller's buffer and go round the
-    /// channel's slots (`ring::ring_tasks`).
-    pub records: i64,
     pub tile_channel: i64,
     pub tile_bd: i64,
     pub shim: Tile,
@@ -151,6 +146,14 @@ impl Transfer {
     /// layout, then its records'.
     pub fn access(&self) -> Access {
         self.layout.clone().with_records(&self.outside)
+    }
+
+    /// Records it moves: more than one for the DMA-engine realization of an
+    /// endpoint the stream admits repeatedly (`rings`), whose records are
+    /// where `outside` puts them in the caller's buffer and go round the
+    /// channel's slots (`ring::ring_tasks`).
+    pub fn records(&self) -> i64 {
+        self.outside.iter().map(|d| d.count).product()
     }
 }
 

@@ -97,10 +97,7 @@ impl RingSide {
                     if i + 1 < task.slots {
                         bd.attributes.push(("next", i64_attr(ctx, at + 1)));
                     }
-                    if let Some(a) = self.addressing.as_ref().filter(|a| !a.steps.is_empty()) {
-                        bd.attributes.push(("steps", dense_i64_attr(ctx, &a.steps)));
-                        bd.attributes.push(("wraps", dense_i64_attr(ctx, &a.wraps)));
-                    }
+                    push_addressing(&mut bd, &self.addressing);
                     ops.push(bd);
                 }
             }
@@ -123,6 +120,25 @@ impl RingSide {
             ops.push(start);
         }
         ops
+    }
+}
+
+/// A descriptor op's `steps`/`wraps` and `iteration` (tile descriptors
+/// have no iteration: a chain uses each once per record).
+fn push_addressing(bd: &mut OpSpec<'static>, addressing: &Option<Addressing>) {
+    let Some(a) = addressing else {
+        return;
+    };
+    let ctx = location_context(bd.location);
+    if !a.steps.is_empty() {
+        bd.attributes.push(("steps", dense_i64_attr(ctx, &a.steps)));
+        bd.attributes.push(("wraps", dense_i64_attr(ctx, &a.wraps)));
+    }
+    if let Some(it) = a.iteration {
+        bd.attributes
+            .push(("iteration_stride", i64_attr(ctx, it.step)));
+        bd.attributes
+            .push(("iteration_wrap", i64_attr(ctx, it.count)));
     }
 }
 
@@ -601,7 +617,7 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     within: t.lane * channel.lane_bytes(),
                     addressing: None,
                 };
-                for op in side.ops(plan, channel, t.records, t.bytes, loc) {
+                for op in side.ops(plan, channel, t.records(), t.bytes, loc) {
                     put(op);
                 }
                 // The shim descriptor moves the records in one use, or one
@@ -615,24 +631,11 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                     &[
                         ("bd", t.shim_bd),
                         ("offset", t.argument_offset),
-                        ("length", t.bytes * t.records / uses),
+                        ("length", t.bytes * t.records() / uses),
                     ],
                 );
                 shim.operands = vec![args[t.argument]];
-                if let Some(addressing) = &t.addressing {
-                    if !addressing.steps.is_empty() {
-                        shim.attributes
-                            .push(("steps", dense_i64_attr(ctx, &addressing.steps)));
-                        shim.attributes
-                            .push(("wraps", dense_i64_attr(ctx, &addressing.wraps)));
-                    }
-                    if let Some(it) = addressing.iteration {
-                        shim.attributes
-                            .push(("iteration_stride", i64_attr(ctx, it.step)));
-                        shim.attributes
-                            .push(("iteration_wrap", i64_attr(ctx, it.count)));
-                    }
-                }
+                push_addressing(&mut shim, &t.addressing);
                 put(shim);
                 let mut start_attributes = vec![("channel", t.shim_channel), ("bd", t.shim_bd)];
                 if uses > 1 {

@@ -102,29 +102,24 @@ pub(super) fn rings(
         }
         kept.push(t);
     }
-    let counts: Vec<i64> = kept
-        .iter()
-        .map(|&t| endpoints[&(transfers[t].channel, transfers[t].way == Way::Ingress)].len() as i64)
-        .collect();
     let mut out: Vec<Transfer> = Vec::with_capacity(kept.len());
     for (t, mut x) in transfers.into_iter().enumerate() {
         // `kept` is in increasing order.
         if let Ok(i) = kept.binary_search(&t) {
-            x.records = counts[i];
             x.outside = outside[i].clone();
             out.push(x);
         }
     }
     for (i, x) in out.iter().enumerate() {
         for y in &out[i + 1..] {
-            if x.records == 1 && y.records == 1 {
+            if x.records() == 1 && y.records() == 1 {
                 continue;
             }
-            let (ring, other) = if x.records > 1 { (x, y) } else { (y, x) };
+            let (ring, other) = if x.records() > 1 { (x, y) } else { (y, x) };
             if conflict(x, y) {
                 return refuse(ring.copy, format!(
                     "the DMA-engine realization moves %{}'s {} records ahead of the program's order, and the transfer of %{} touches the same bytes of the caller's buffer",
-                    value_name(channels[ring.channel].value), ring.records, value_name(channels[other.channel].value)
+                    value_name(channels[ring.channel].value), ring.records(), value_name(channels[other.channel].value)
                 ));
             }
         }
@@ -256,7 +251,7 @@ impl Transfer {
     /// The tile buffer descriptors its tasks' chains take, consecutive from
     /// `tile_bd`.
     pub fn tile_descriptors(&self, channel: &Channel, profile: &DeviceProfile) -> i64 {
-        ring_descriptors(self.records, channel.capacity, profile)
+        ring_descriptors(self.records(), channel.capacity, profile)
     }
 }
 
