@@ -23,6 +23,7 @@ mod loom_select_root;
 mod loom_specialize_config;
 mod loom_structured_to_cfg;
 mod outline_pipeline_strands;
+mod worker_loops;
 
 pub use loom_resolve_target::parse_target;
 pub use outline_pipeline_strands::is_outlined;

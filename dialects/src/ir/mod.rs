@@ -684,6 +684,34 @@ pub fn set_operand(op: MlirOperation, position: usize, value: MlirValue) {
     unsafe { mlirOperationSetOperand(op, position as isize, value) }
 }
 
+/// Make successor `position` of `op` (a terminator) `block`.
+pub fn set_successor(op: MlirOperation, position: usize, block: MlirBlock) {
+    // SAFETY: a live terminator with that successor and a block of its region.
+    unsafe { mlirOperationSetSuccessor(op, position as isize, block) }
+}
+
+/// Where `value` is defined (a block argument's own location).
+pub fn value_location(value: MlirValue) -> MlirLocation {
+    // SAFETY: a live value.
+    unsafe { mlirValueGetLocation(value) }
+}
+
+/// Detach `block` from its region and destroy it; it must hold no ops
+/// that are used, and no branch may target it any more.
+pub fn erase_block(block: MlirBlock) {
+    // SAFETY: a live block nothing refers to.
+    unsafe {
+        mlirBlockDetach(block);
+        mlirBlockDestroy(block);
+    }
+}
+
+/// The region that holds `block`.
+pub fn block_region(block: MlirBlock) -> MlirRegion {
+    // SAFETY: a live block.
+    unsafe { mlirBlockGetParentRegion(block) }
+}
+
 /// Remove the attribute `name` of `op`, if present.
 pub fn remove_attribute(op: MlirOperation, name: &str) {
     // SAFETY: a live operation.

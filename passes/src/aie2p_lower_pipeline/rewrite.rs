@@ -686,6 +686,7 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
             &format!("__loom_worker_{}_{}_", worker.tile.column, worker.tile.row),
         );
         realize_worker(plan, worker, &name)?;
+        crate::worker_loops::optimize(worker.function);
         images.push(name);
     }
     let pipeline_name = symbol_name(plan.pipeline).unwrap_or_default();

@@ -23,7 +23,6 @@ mod control;
 mod locks;
 mod memory;
 mod scalar;
-mod unroll;
 mod vector;
 
 use loom_aie2p_codegen::{
@@ -75,8 +74,6 @@ pub(crate) struct Selector {
     /// register of each constant materialized so far.
     constant_block: BlockId,
     constants: BTreeMap<i32, VReg>,
-    /// The worker's blocks (for the loops `unroll` recognizes).
-    order: Vec<MlirBlock>,
     /// The largest value a lock holds (the profile's).
     lock_value_max: u32,
 }
@@ -296,37 +293,7 @@ impl Selector {
 
     fn select_block(&mut self, block: MlirBlock) -> Result<(), Diagnostic> {
         self.block = self.blocks[&block_key(block)];
-        let ops = ops_of(block);
-        let Some(loop_body) = unroll::unrolled(block, &self.order) else {
-            return self.select_ops(&ops);
-        };
-        // The copies before the last end where the body would branch back
-        // to its header: the header's arguments become the branch's values,
-        // and the next copy starts from them.
-        let (&back, body) = ops.split_last().expect("a loop body ends in its branch");
-        let header = arguments(loop_body.header);
-        // Every block argument has its register before any block is
-        // selected (`select`).
-        let kept = header
-            .iter()
-            .map(|&a| self.val(back, a))
-            .collect::<Result<Vec<_>, _>>()?;
-        for _ in 1..loop_body.copies {
-            self.select_ops(body)?;
-            let next = operands(back)
-                .into_iter()
-                .map(|v| self.val(back, v))
-                .collect::<Result<Vec<_>, _>>()?;
-            for (&a, v) in header.iter().zip(next) {
-                self.define(a, v);
-            }
-        }
-        self.select_ops(&ops)?;
-        // The header's own registers again, for the blocks after the loop.
-        for (&a, v) in header.iter().zip(kept) {
-            self.define(a, v);
-        }
-        Ok(())
+        self.select_ops(&ops_of(block))
     }
 
     fn select_ops(&mut self, ops: &[MlirOperation]) -> Result<(), Diagnostic> {
@@ -428,7 +395,6 @@ pub(crate) fn select(
         lanes: Vec::new(),
         constant_block,
         constants: BTreeMap::new(),
-        order: order.clone(),
         lock_value_max,
     };
     for (&block, &id) in order.iter().zip(&ids) {
