@@ -27,6 +27,8 @@
 //! context: channel storage, lock initialization, stream routes,
 //! `aie2p.program.load` and `aie2p.core.enable` of each worker, then the
 //! command stream's buffer descriptors, DMA starts and ordered waits.
+//! Each worker's loops are then rearranged for its core (unroll-and-jam,
+//! unrolling: `crate::worker_loops`), every value computed as before.
 //!
 //! A module without an unlowered pipeline is left as it is (resume).
 
