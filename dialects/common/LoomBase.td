@@ -81,11 +81,22 @@ def Loom_FloatVector : Type<And<[CPred<"::llvm::isa<::mlir::VectorType>($_self)"
     CPred<"::llvm::isa<::mlir::FloatType>(::llvm::cast<::mlir::VectorType>($_self).getElementType())">]>,
     "vector of floats">;
 
-// A float constant, stored with the element type of the value it builds.
-def Loom_FloatAttr : Attr<CPred<"::llvm::isa<::mlir::FloatAttr>($_self)">, "float attribute"> {
-  let storageType = "::mlir::FloatAttr";
-  let returnType = "::llvm::APFloat";
-  let convertFromStorage = "$_self.getValue()";
+def Loom_IntScalar : Type<CPred<"::loom::isLoomInteger($_self)">, "i8, i16 or i32">;
+def Loom_IntVector : Type<And<[CPred<"::llvm::isa<::mlir::VectorType>($_self)">,
+    CPred<"::loom::isLoomInteger(::llvm::cast<::mlir::VectorType>($_self).getElementType())">]>,
+    "vector of i8, i16 or i32">;
+def Loom_NumberScalar : Type<Or<[Loom_FloatScalar.predicate, Loom_IntScalar.predicate]>,
+    "f32, bf16, i8, i16 or i32">;
+def Loom_NumberVector : Type<Or<[Loom_FloatVector.predicate, Loom_IntVector.predicate]>,
+    "vector of floats or of i8, i16 or i32">;
+
+// A number constant (a float, or an integer of 8, 16 or 32 bits), stored with
+// the element type of the value it builds.
+def Loom_NumberAttr : Attr<CPred<"::llvm::isa<::mlir::FloatAttr, ::mlir::IntegerAttr>($_self)">,
+                           "float or integer attribute"> {
+  let storageType = "::mlir::TypedAttr";
+  let returnType = "::mlir::TypedAttr";
+  let convertFromStorage = "$_self";
 }
 
 #endif // LOOM_BASE_TD

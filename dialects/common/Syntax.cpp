@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
@@ -248,24 +249,52 @@ std::string formatFloat(const llvm::APFloat &value) {
   return text;
 }
 
-ParseResult parseFloatLiteral(OpAsmParser &parser, FloatAttr &value, Type &type) {
+/// Whether the literal at `at` is spelled as an integer: digits (or `0x`
+/// and hex digits) after an optional minus, with no fraction or exponent.
+static bool spellsInteger(const char *at) {
+  if (*at == '-')
+    ++at;
+  if (at[0] == '0' && (at[1] == 'x' || at[1] == 'X'))
+    return true;
+  if (!std::isdigit(static_cast<unsigned char>(*at)))
+    return false;
+  while (std::isdigit(static_cast<unsigned char>(*at)))
+    ++at;
+  return *at != '.' && *at != 'e' && *at != 'E';
+}
+
+ParseResult parseNumberLiteral(OpAsmParser &parser, TypedAttr &value, Type &type) {
   SMLoc loc = parser.getCurrentLocation();
-  // `0x...` spells the bits of the value, as in MLIR; anything else is a
-  // decimal literal rounded to the type.
+  // `0x...` spells the bits of the value, as in MLIR; a decimal literal is
+  // an integer's value, or rounded to a float type.
   const char *at = loc.getPointer(); // the buffer is NUL-terminated
   bool bits = at[0] == '0' && (at[1] == 'x' || at[1] == 'X');
+  bool integer = spellsInteger(at);
   APInt pattern;
   double literal = 0;
-  if (bits ? parser.parseInteger(pattern) : parser.parseFloat(literal))
+  if (integer ? parser.parseInteger(pattern) : parser.parseFloat(literal))
     return failure();
   if (parser.parseColon() || parseLoomType(parser, type))
     return failure();
   Type element = type;
   if (auto vector = llvm::dyn_cast<VectorType>(type))
     element = vector.getElementType();
+  if (auto intType = llvm::dyn_cast<IntegerType>(element)) {
+    unsigned width = intType.getWidth();
+    if (!integer)
+      return parser.emitError(loc, "an integer type needs an integer literal, got a float for ")
+             << type;
+    if (bits ? pattern.getActiveBits() > width : pattern.getSignificantBits() > width)
+      return parser.emitError(loc, "literal does not fit ") << intType
+             << (bits ? " (the bit pattern is wider)" : " (a signed value of that width)");
+    value = IntegerAttr::get(intType, bits ? pattern.zextOrTrunc(width)
+                                           : pattern.sextOrTrunc(width));
+    return success();
+  }
   auto floatType = llvm::dyn_cast<FloatType>(element);
   if (!floatType)
-    return parser.emitError(loc, "a float literal needs a float or vector-of-float type, got ")
+    return parser.emitError(loc, "a number literal needs an integer or float type (or a vector "
+                                 "of one), got ")
            << type;
   const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
   if (bits) {
@@ -275,6 +304,9 @@ ParseResult parseFloatLiteral(OpAsmParser &parser, FloatAttr &value, Type &type)
     value = FloatAttr::get(floatType, APFloat(semantics, pattern.zextOrTrunc(width)));
     return success();
   }
+  // As in MLIR, a float literal has a fraction or an exponent.
+  if (integer)
+    return parser.emitError(loc, "unexpected decimal integer literal for a floating point value");
   llvm::APFloat converted(literal);
   bool lost;
   llvm::APFloat::opStatus status =
@@ -285,8 +317,11 @@ ParseResult parseFloatLiteral(OpAsmParser &parser, FloatAttr &value, Type &type)
   return success();
 }
 
-void printFloatLiteral(OpAsmPrinter &printer, Operation *op, FloatAttr value, Type type) {
-  printer << formatFloat(value.getValue()) << " : ";
+void printNumberLiteral(OpAsmPrinter &printer, Operation *op, TypedAttr value, Type type) {
+  if (auto integer = llvm::dyn_cast<IntegerAttr>(value))
+    printer << integer.getValue().getSExtValue() << " : ";
+  else
+    printer << formatFloat(llvm::cast<FloatAttr>(value).getValue()) << " : ";
   printLoomType(printer, op, type);
 }
 

@@ -35,9 +35,10 @@ Operation *VectorDialect::materializeConstant(OpBuilder &builder, Attribute valu
                                               Location loc) {
   auto splat = llvm::dyn_cast<SplatElementsAttr>(value);
   auto vector = llvm::dyn_cast<VectorType>(type);
-  if (!splat || !vector || !llvm::isa<FloatType>(vector.getElementType()))
+  if (!splat || !vector ||
+      !(llvm::isa<FloatType>(vector.getElementType()) || isLoomInteger(vector.getElementType())))
     return nullptr;
-  return builder.create<ConstantOp>(loc, type, splat.getSplatValue<FloatAttr>());
+  return builder.create<ConstantOp>(loc, type, splat.getSplatValue<TypedAttr>());
 }
 
 LogicalResult ConstantOp::verify() {
@@ -159,5 +160,43 @@ LogicalResult ExtractOp::verify() {
     return emitOpError("lane ") << lane << " is out of bounds for " << input;
   if (getResult().getType() != input.getElementType())
     return emitOpError("result type must be the lane type ") << input.getElementType();
+  return success();
+}
+
+//===-- integer lanes -----------------------------------------------------===//
+
+LogicalResult AddIOp::verify() { return verifyOneDimensional(*this, vectorOf(getResult())); }
+LogicalResult SubIOp::verify() { return verifyOneDimensional(*this, vectorOf(getResult())); }
+LogicalResult MulIOp::verify() { return verifyOneDimensional(*this, vectorOf(getResult())); }
+
+LogicalResult MacOp::verify() {
+  VectorType inputs = vectorOf(getLhs()), accumulator = vectorOf(getAccumulator());
+  if (failed(verifyOneDimensional(*this, inputs)) ||
+      failed(verifyOneDimensional(*this, accumulator)))
+    return failure();
+  Type lane = inputs.getElementType();
+  if (!(lane.isSignlessInteger(8) || lane.isSignlessInteger(16)) ||
+      !accumulator.getElementType().isSignlessInteger(32))
+    return emitOpError("multiplies i8 or i16 lanes into an i32 accumulator, got ")
+           << inputs << " and " << accumulator;
+  if (inputs.getNumElements() != accumulator.getNumElements())
+    return emitOpError("needs one accumulator lane per input lane: ")
+           << inputs.getNumElements() << " inputs for " << accumulator.getNumElements()
+           << " accumulator lanes";
+  return success();
+}
+
+LogicalResult SrsOp::verify() {
+  VectorType input = vectorOf(getInput()), result = vectorOf(getResult());
+  if (failed(verifyOneDimensional(*this, input)) || failed(verifyOneDimensional(*this, result)))
+    return failure();
+  if (!input.getElementType().isSignlessInteger(32) ||
+      result.getElementType().getIntOrFloatBitWidth() >= 32)
+    return emitOpError("narrows i32 lanes to i8 or i16 lanes, got ") << input << " to " << result;
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError("keeps the lane count: ") << input.getNumElements() << " lanes to "
+                                                 << result.getNumElements();
+  if (getShift() < 0 || getShift() > 31)
+    return emitOpError("shifts by 0 to 31 bits, got ") << getShift();
   return success();
 }

@@ -18,11 +18,16 @@ class Vector_Op<string mnemonic, list<Trait> traits = []>
     : Loom_Op<Vector_Dialect, mnemonic, traits>;
 
 def Vector_ConstantOp : Vector_Op<"constant", [ConstantLike, Pure]> {
-  let summary = "A vector with every lane equal to one float constant";
-  let description = "`%quarters = vector.constant 0.25 : vector<16xbf16>`";
-  let arguments = (ins Loom_FloatAttr:$value);
-  let results = (outs Loom_FloatVector:$result);
-  let assemblyFormat = "custom<FloatLiteral>($value, type($result)) attr-dict";
+  let summary = "A vector with every lane equal to one float or integer constant";
+  let description = [{
+    ```
+    %quarters = vector.constant 0.25 : vector<16xbf16>
+    %ones = vector.constant 1 : vector<32xi8>
+    ```
+  }];
+  let arguments = (ins Loom_NumberAttr:$value);
+  let results = (outs Loom_NumberVector:$result);
+  let assemblyFormat = "custom<NumberLiteral>($value, type($result)) attr-dict";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -132,6 +137,57 @@ class Vector_BinaryOp<string mnemonic, string what>
 
 def Vector_AddFOp : Vector_BinaryOp<"addf", "Lane-wise IEEE addition">;
 def Vector_MulFOp : Vector_BinaryOp<"mulf", "Lane-wise IEEE multiplication">;
+
+class Vector_IntBinaryOp<string mnemonic, string what>
+    : Vector_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what;
+  let arguments = (ins Loom_IntVector:$lhs, Loom_IntVector:$rhs);
+  let results = (outs Loom_IntVector:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` custom<LoomType>(type($result))";
+  let hasVerifier = 1;
+}
+
+def Vector_AddIOp : Vector_IntBinaryOp<"addi", "Lane-wise two's-complement addition, wrapping">;
+def Vector_SubIOp : Vector_IntBinaryOp<"subi", "Lane-wise two's-complement subtraction, wrapping">;
+def Vector_MulIOp : Vector_IntBinaryOp<"muli", "Lane-wise two's-complement multiplication, the low bits">;
+
+def Vector_MacOp : Vector_Op<"mac", [Pure, AllTypesMatch<["lhs", "rhs"]>,
+    AllTypesMatch<["accumulator", "result"]>]> {
+  let summary = "Lane-wise widening multiply-accumulate into i32 lanes";
+  let description = [{
+    ```
+    %next = vector.mac %a, %b, %acc : vector<32xi8>, vector<32xi8>, vector<32xi32>
+    ```
+    Lane i of the result is acc[i] + a[i] * b[i]: the product of the
+    sign-extended i8 or i16 lanes is exact in 32 bits, the sum wraps
+    (docs/semantics.md). The AIE's integer multiply-accumulate, lane by lane.
+  }];
+  let arguments = (ins Loom_IntVector:$lhs, Loom_IntVector:$rhs, Loom_IntVector:$accumulator);
+  let results = (outs Loom_IntVector:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $accumulator attr-dict `:` custom<LoomType>(type($lhs)) `,`
+    custom<LoomType>(type($rhs)) `,` custom<LoomType>(type($accumulator))
+  }];
+  let hasVerifier = 1;
+}
+
+def Vector_SrsOp : Vector_Op<"srs", [Pure]> {
+  let summary = "Shift right, round and saturate each i32 lane to a narrower integer";
+  let description = [{
+    ```
+    %out = vector.srs %acc, 7 : vector<32xi32> to vector<32xi8>
+    ```
+    Lane i is acc[i] / 2^shift rounded to nearest, ties to even, then
+    clamped to the narrower type's signed range (docs/semantics.md): the
+    AIE's shift-round-saturate with its round-to-even mode.
+  }];
+  let arguments = (ins Loom_IntVector:$input, I64Attr:$shift);
+  let results = (outs Loom_IntVector:$result);
+  let assemblyFormat = [{
+    $input `,` $shift attr-dict `:` custom<LoomType>(type($input)) `to` custom<LoomType>(type($result))
+  }];
+  let hasVerifier = 1;
+}
 
 def Vector_ExtractOp : Vector_Op<"extract", [Pure]> {
   let summary = "Extract one lane";

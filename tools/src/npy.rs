@@ -10,6 +10,10 @@ pub enum Dtype {
     F32,
     /// `<i8`.
     I64,
+    /// `|i1`, `<i2`, `<i4`: signed integers of 1, 2 and 4 bytes.
+    I8,
+    I16,
+    I32,
 }
 
 impl Dtype {
@@ -18,6 +22,9 @@ impl Dtype {
             Dtype::U16 => "<u2",
             Dtype::F32 => "<f4",
             Dtype::I64 => "<i8",
+            Dtype::I8 => "|i1",
+            Dtype::I16 => "<i2",
+            Dtype::I32 => "<i4",
         }
     }
 
@@ -26,6 +33,9 @@ impl Dtype {
             Dtype::U16 => 2,
             Dtype::F32 => 4,
             Dtype::I64 => 8,
+            Dtype::I8 => 1,
+            Dtype::I16 => 2,
+            Dtype::I32 => 4,
         }
     }
 }
@@ -63,9 +73,15 @@ pub fn read(bytes: &[u8]) -> Result<Array, String> {
         Dtype::F32
     } else if descr.starts_with("'<i8'") {
         Dtype::I64
+    } else if descr.starts_with("'|i1'") || descr.starts_with("'<i1'") {
+        Dtype::I8
+    } else if descr.starts_with("'<i2'") {
+        Dtype::I16
+    } else if descr.starts_with("'<i4'") {
+        Dtype::I32
     } else {
         return Err(format!(
-            "unsupported dtype {}; use <u2 (bf16 bits), <f4 or <i8",
+            "unsupported dtype {}; use <u2 (bf16 bits), <f4, <i8, <i4, <i2 or |i1",
             descr.split(',').next().unwrap_or(descr)
         ));
     };

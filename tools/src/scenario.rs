@@ -20,6 +20,10 @@ pub enum Element {
     BF16,
     F32,
     I64,
+    /// Signed integers of 8, 16 and 32 bits.
+    I8,
+    I16,
+    I32,
 }
 
 impl Element {
@@ -28,7 +32,17 @@ impl Element {
             Element::BF16 => 2,
             Element::F32 => 4,
             Element::I64 => 8,
+            Element::I8 => 1,
+            Element::I16 => 2,
+            Element::I32 => 4,
         }
+    }
+
+    fn is_integer(self) -> bool {
+        matches!(
+            self,
+            Element::I8 | Element::I16 | Element::I32 | Element::I64
+        )
     }
 
     fn parse(text: &str) -> Result<Element, String> {
@@ -36,8 +50,11 @@ impl Element {
             "bf16" => Ok(Element::BF16),
             "f32" => Ok(Element::F32),
             "i64" | "index" => Ok(Element::I64),
+            "i8" => Ok(Element::I8),
+            "i16" => Ok(Element::I16),
+            "i32" => Ok(Element::I32),
             other => Err(format!(
-                "unknown element type `{other}`; use bf16, f32 or i64"
+                "unknown element type `{other}`; use bf16, f32, i8, i16, i32 or i64"
             )),
         }
     }
@@ -47,6 +64,9 @@ impl Element {
             Dtype::U16 => Element::BF16,
             Dtype::F32 => Element::F32,
             Dtype::I64 => Element::I64,
+            Dtype::I8 => Element::I8,
+            Dtype::I16 => Element::I16,
+            Dtype::I32 => Element::I32,
         }
     }
 
@@ -67,10 +87,16 @@ impl Element {
             return Ok(bytes[..self.size()].to_vec());
         }
         match self {
-            Element::I64 => literal
-                .parse::<i64>()
-                .map(|v| v.to_le_bytes().to_vec())
-                .map_err(|_| format!("`{literal}` is not an integer")),
+            Element::I64 | Element::I8 | Element::I16 | Element::I32 => {
+                let v = literal
+                    .parse::<i64>()
+                    .map_err(|_| format!("`{literal}` is not an integer"))?;
+                let bits = 8 * self.size() as u32;
+                if bits < 64 && (v < -(1 << (bits - 1)) || v >= 1 << (bits - 1)) {
+                    return Err(format!("`{literal}` is outside {}'s range", self.name()));
+                }
+                Ok(v.to_le_bytes()[..self.size()].to_vec())
+            }
             // A decimal literal rounds once, directly to the type (f32's
             // parser rounds correctly; bf16 goes through f64, see below).
             Element::F32 => literal
@@ -94,6 +120,9 @@ impl Element {
                 .to_le_bytes()
                 .to_vec(),
             Element::I64 => (v as i64).to_le_bytes().to_vec(),
+            Element::I8 | Element::I16 | Element::I32 => {
+                (v.floor() as i64).to_le_bytes()[..self.size()].to_vec()
+            }
         }
     }
 
@@ -115,6 +144,14 @@ impl Element {
                 let v = i64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
                 (v as f64, v as u64)
             }
+            Element::I8 | Element::I16 | Element::I32 => {
+                let size = self.size();
+                let mut word = [0u8; 8];
+                word[..size].copy_from_slice(&bytes[..size]);
+                let bits = u64::from_le_bytes(word);
+                let shift = 64 - 8 * size as u32;
+                (((bits << shift) as i64 >> shift) as f64, bits)
+            }
         }
     }
 
@@ -123,6 +160,9 @@ impl Element {
             Element::BF16 => "bf16",
             Element::F32 => "f32",
             Element::I64 => "i64",
+            Element::I8 => "i8",
+            Element::I16 => "i16",
+            Element::I32 => "i32",
         }
     }
 }
@@ -313,11 +353,22 @@ fn parse_data<'a>(text: &'a str, dir: &Path) -> Result<(Data, &'a str), String> 
                 let max: f64 = keyword(&args[2..], "max")
                     .map_or(Ok(1.0), |v| v.parse())
                     .map_err(|_| "bad max")?;
+                // Integers are drawn from min to max inclusive, each as likely.
+                let span = if element.is_integer() {
+                    if min.fract() != 0.0 || max.fract() != 0.0 || min > max {
+                        return Err("an integer random(...) needs whole min <= max".into());
+                    }
+                    element.encode(&format!("{min}"))?;
+                    element.encode(&format!("{max}"))?;
+                    max - min + 1.0
+                } else {
+                    max - min
+                };
                 let mut rng = SplitMix64(seed);
                 let mut bytes = Vec::with_capacity(count * element.size());
                 for _ in 0..count {
                     let u = (rng.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-                    bytes.extend(element.round_f64(min + (max - min) * u));
+                    bytes.extend(element.round_f64(min + span * u));
                 }
                 Data { element, bytes }
             }
@@ -517,5 +568,37 @@ mod tests {
             .unwrap();
         assert!(err.contains("unknown data `512) bf16, npy(...)`"), "{err}");
         assert!(parse_data("zeros(f32, 1)", Path::new(".")).is_ok());
+    }
+
+    #[test]
+    fn integer_literals_are_signed_and_in_range() {
+        assert_eq!(Element::I8.encode("-128"), Ok(vec![0x80]));
+        assert_eq!(Element::I8.encode("0xFF"), Ok(vec![0xFF]));
+        assert_eq!(Element::I16.encode("-2"), Ok(vec![0xFE, 0xFF]));
+        assert!(Element::I8
+            .encode("128")
+            .unwrap_err()
+            .contains("outside i8's range"));
+        assert!(Element::I32.encode("1.5").is_err());
+        assert_eq!(Element::I8.decode(&[0xFE]), (-2.0, 0xFE));
+        assert_eq!(
+            Element::I32.decode(&(-7i32).to_le_bytes()),
+            (-7.0, 0xFFFF_FFF9)
+        );
+    }
+
+    #[test]
+    fn integer_random_covers_its_inclusive_range() {
+        let (data, _) =
+            parse_data("random(i8, 4000, seed=3, min=-2, max=2)", Path::new(".")).unwrap();
+        let mut seen = [0usize; 5];
+        for &b in &data.bytes {
+            let v = b as i8;
+            assert!((-2..=2).contains(&v), "{v}");
+            seen[(v + 2) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 600), "{seen:?}");
+        assert!(parse_data("random(i8, 4, seed=3, min=0, max=200)", Path::new(".")).is_err());
+        assert!(parse_data("random(i16, 4, seed=3, min=0.5, max=2)", Path::new(".")).is_err());
     }
 }

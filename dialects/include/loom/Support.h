@@ -17,6 +17,7 @@
 namespace loom {
 
 using mlir::FloatAttr;
+using mlir::TypedAttr;
 using mlir::OpAsmParser;
 using mlir::OpAsmPrinter;
 using mlir::Operation;
@@ -27,6 +28,11 @@ using mlir::TypeRange;
 using mlir::Value;
 using mlir::ValueRange;
 using UnresolvedOperand = mlir::OpAsmParser::UnresolvedOperand;
+
+/// The integer element types arithmetic takes: signless i8, i16 and i32.
+inline bool isLoomInteger(Type type) {
+  return type.isSignlessInteger(8) || type.isSignlessInteger(16) || type.isSignlessInteger(32);
+}
 
 //===-- Names (Names.cpp) -------------------------------------------------===//
 
@@ -114,8 +120,8 @@ ParseResult parseLoomTypes(OpAsmParser &parser, llvm::SmallVectorImpl<Type> &typ
 void printLoomTypes(OpAsmPrinter &printer, Operation *op, TypeRange types);
 ParseResult parseKeyword(OpAsmParser &parser, StringAttr &attr);
 void printKeyword(OpAsmPrinter &printer, Operation *op, StringAttr attr);
-ParseResult parseFloatLiteral(OpAsmParser &parser, FloatAttr &value, Type &type);
-void printFloatLiteral(OpAsmPrinter &printer, Operation *op, FloatAttr value, Type type);
+ParseResult parseNumberLiteral(OpAsmParser &parser, TypedAttr &value, Type &type);
+void printNumberLiteral(OpAsmPrinter &printer, Operation *op, TypedAttr value, Type type);
 
 /// `[%i, 0, %j]`: mixed dynamic and constant positions.
 ParseResult parseIndexList(OpAsmParser &parser,

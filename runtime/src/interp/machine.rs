@@ -2,6 +2,7 @@
 //! slots, asynchronous copies, and the run-time checks of
 //! `docs/semantics.md` (deadlock, record ownership, bounds, assume facts).
 
+use super::integers;
 use super::program::{
     BlockId, Dim, FloatOp, FuncId, Index, Inst, IntOp, Op, Predicate, Program, Reg,
 };
@@ -840,7 +841,7 @@ impl<'p> Machine<'p> {
         error(
             loc,
             format!(
-                "accesses an element of a {}: the interpreter loads and stores f32, bf16 and index elements only",
+                "accesses an element of a {}: the interpreter loads and stores f32, bf16, i8, i16, i32 and index elements only",
                 view.type_text()
             ),
             Vec::new(),
@@ -871,6 +872,22 @@ impl<'p> Machine<'p> {
             Elem::Index => Value::Int(i64::from_le_bytes(
                 bytes[at..at + 8].try_into().expect("8 bytes"),
             )),
+            Elem::I8 | Elem::I16 | Elem::I32 => {
+                let size = elem.size();
+                let ints: Vec<i32> = bytes[at..at + size * count]
+                    .chunks_exact(size)
+                    .map(|b| match size {
+                        1 => b[0] as i8 as i32,
+                        2 => i16::from_le_bytes([b[0], b[1]]) as i32,
+                        _ => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                    })
+                    .collect();
+                if count == 1 {
+                    Value::Integer(elem, ints[0])
+                } else {
+                    Value::VecInt(elem, ints.into())
+                }
+            }
             Elem::Other(..) => unreachable!("the caller refuses other element types"),
         }
     }
@@ -901,6 +918,17 @@ impl<'p> Machine<'p> {
                 }
             }
             (Elem::Index, Value::Int(i)) => bytes[at..at + 8].copy_from_slice(&i.to_le_bytes()),
+            (elem, Value::Integer(of, i)) if *of == elem => {
+                let size = elem.size();
+                bytes[at..at + size].copy_from_slice(&i.to_le_bytes()[..size]);
+            }
+            (elem, Value::VecInt(of, lanes)) if *of == elem => {
+                let size = elem.size();
+                for (k, i) in lanes.iter().enumerate() {
+                    bytes[at + size * k..at + size * (k + 1)]
+                        .copy_from_slice(&i.to_le_bytes()[..size]);
+                }
+            }
             (elem, other) => {
                 return fail(
                     loc,
@@ -1240,10 +1268,47 @@ impl<'p> Machine<'p> {
                 };
                 self.set(t, *d, Value::VecF32(out));
             }
+            Op::Wrapping(op, a, b, d) => {
+                let v =
+                    integers::wrapping(*op, self.get(t, *a), self.get(t, *b)).ok_or_else(|| {
+                        let (x, y) = (self.get(t, *a).kind(), self.get(t, *b).kind());
+                        error(
+                            loc,
+                            format!("integer arithmetic on {x} and {y}"),
+                            Vec::new(),
+                        )
+                    })?;
+                self.set(t, *d, v);
+            }
+            Op::Mac(a, b, c, d) => {
+                let (x, y, acc) = (self.get(t, *a), self.get(t, *b), self.get(t, *c));
+                let Some(v) = integers::mac(x, y, acc) else {
+                    let what = format!(
+                        "vector.mac of {}, {} into {}",
+                        x.kind(),
+                        y.kind(),
+                        acc.kind()
+                    );
+                    return fail(loc, what);
+                };
+                self.set(t, *d, v);
+            }
+            Op::Srs(a, shift, elem, d) => {
+                let Some(v) = integers::srs(self.get(t, *a), *shift, *elem) else {
+                    let what = format!(
+                        "vector.srs of {} to {}",
+                        self.get(t, *a).kind(),
+                        elem.name()
+                    );
+                    return fail(loc, what);
+                };
+                self.set(t, *d, v);
+            }
             Op::Extract(a, i, d) => {
                 let v = match self.get(t, *a) {
                     Value::VecF32(x) if *i < x.len() => Value::F32(x[*i]),
                     Value::VecBF16(x) if *i < x.len() => Value::BF16(x[*i]),
+                    Value::VecInt(elem, x) if *i < x.len() => Value::Integer(*elem, x[*i]),
                     other => return fail(loc, format!("extracts lane {i} of {}", other.kind())),
                 };
                 self.set(t, *d, v);
@@ -1282,6 +1347,7 @@ impl<'p> Machine<'p> {
                 let count = match &stored {
                     Value::VecF32(x) => x.len(),
                     Value::VecBF16(x) => x.len(),
+                    Value::VecInt(_, x) => x.len(),
                     _ => 1,
                 };
                 let start = self.locate(t, &v, indices, count, loc)?;

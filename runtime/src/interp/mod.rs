@@ -7,6 +7,7 @@
 //! that `tiles` describes (the array simulator's Low IR cores), whose
 //! stalls `timeline` keeps for a trace.
 
+pub mod integers;
 pub mod machine;
 pub mod program;
 pub mod tiles;

@@ -78,6 +78,12 @@ pub enum Op {
     Splat(Reg, usize, Reg),
     Interleave(Reg, Reg, Reg),
     Dot2f(Reg, Reg, Reg, Reg),
+    /// `scalar/vector.addi, subi, muli` on i8, i16, i32 (interp/integers.rs).
+    Wrapping(IntOp, Reg, Reg, Reg),
+    /// `vector.mac`: lhs, rhs, accumulator, result.
+    Mac(Reg, Reg, Reg, Reg),
+    /// `vector.srs`: input, shift, the narrower lane type, result.
+    Srs(Reg, u32, Elem, Reg),
     Extract(Reg, usize, Reg),
     Load {
         view: Reg,

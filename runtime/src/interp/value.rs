@@ -10,8 +10,12 @@ pub enum Elem {
     F32,
     BF16,
     Index,
+    /// Signless integers, held sign-extended (docs/semantics.md).
+    I8,
+    I16,
+    I32,
     /// An element type views may have but the interpreter cannot load or
-    /// store (`i8`, `f16`, ...): its name and its size in bytes. Such a view
+    /// store (`i1`, `f16`, ...): its name and its size in bytes. Such a view
     /// can be made, bound and copied; accessing an element is an
     /// unsupported-op error (docs/semantics.md, "Values and storage").
     Other(&'static str, usize),
@@ -23,6 +27,9 @@ impl Elem {
             Elem::F32 => 4,
             Elem::BF16 => 2,
             Elem::Index => 8,
+            Elem::I8 => 1,
+            Elem::I16 => 2,
+            Elem::I32 => 4,
             Elem::Other(_, size) => size,
         }
     }
@@ -32,6 +39,9 @@ impl Elem {
             Elem::F32 => "f32",
             Elem::BF16 => "bf16",
             Elem::Index => "index",
+            Elem::I8 => "i8",
+            Elem::I16 => "i16",
+            Elem::I32 => "i32",
             Elem::Other(name, _) => name,
         }
     }
@@ -44,14 +54,35 @@ impl Elem {
             "bf16" => Elem::BF16,
             "index" => Elem::Index,
             "i1" => Elem::Other("i1", 1),
-            "i8" => Elem::Other("i8", 1),
-            "i16" => Elem::Other("i16", 2),
-            "i32" => Elem::Other("i32", 4),
+            "i8" => Elem::I8,
+            "i16" => Elem::I16,
+            "i32" => Elem::I32,
             "i64" => Elem::Other("i64", 8),
             "f16" => Elem::Other("f16", 2),
             "f64" => Elem::Other("f64", 8),
             _ => return None,
         })
+    }
+
+    /// Whether this is one of the integer types arithmetic takes.
+    pub fn is_integer(self) -> bool {
+        matches!(self, Elem::I8 | Elem::I16 | Elem::I32)
+    }
+
+    /// `v` wrapped to this integer type: its low bits, sign-extended.
+    pub fn wrap(self, v: i64) -> i32 {
+        match self {
+            Elem::I8 => v as i8 as i32,
+            Elem::I16 => v as i16 as i32,
+            _ => v as i32,
+        }
+    }
+
+    /// `v` clamped to this integer type's signed range.
+    pub fn saturate(self, v: i64) -> i32 {
+        let bits = 8 * self.size() as u32;
+        let (lo, hi) = (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1);
+        v.clamp(lo, hi) as i32
     }
 }
 
@@ -159,6 +190,10 @@ pub enum Value {
     BF16(u16),
     VecF32(Rc<[f32]>),
     VecBF16(Rc<[u16]>),
+    /// An i8, i16 or i32 scalar, sign-extended.
+    Integer(Elem, i32),
+    /// Lanes of an i8, i16 or i32 vector, each sign-extended.
+    VecInt(Elem, Rc<[i32]>),
     View(Rc<View>),
     Buffer(u32),
     /// `size` bytes of buffer `buffer` from byte `base`: placed storage in a
@@ -189,6 +224,9 @@ impl Value {
         match scalar {
             Value::BF16(bits) => Value::VecBF16(std::iter::repeat_n(*bits, lanes).collect()),
             Value::F32(v) => Value::VecF32(std::iter::repeat_n(*v, lanes).collect()),
+            Value::Integer(elem, v) => {
+                Value::VecInt(*elem, std::iter::repeat_n(*v, lanes).collect())
+            }
             _ => Value::Undef,
         }
     }
@@ -211,6 +249,12 @@ impl Value {
             Value::BF16(_) => "a bf16",
             Value::VecF32(_) => "an f32 vector",
             Value::VecBF16(_) => "a bf16 vector",
+            Value::Integer(Elem::I8, _) => "an i8",
+            Value::Integer(Elem::I16, _) => "an i16",
+            Value::Integer(..) => "an i32",
+            Value::VecInt(Elem::I8, _) => "an i8 vector",
+            Value::VecInt(Elem::I16, _) => "an i16 vector",
+            Value::VecInt(..) => "an i32 vector",
             Value::View(_) => "a view",
             Value::Buffer(_) | Value::Window { .. } => "a buffer",
             Value::Pool => "a pool",

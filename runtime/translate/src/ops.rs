@@ -102,13 +102,19 @@ impl Translator {
             names::scalar::CONSTANT | names::vector::CONSTANT => {
                 let attr = attribute(op, "value").expect("verified constants have a value");
                 let ty = value_type(outs[0]);
-                let Some(elem @ (Elem::F32 | Elem::BF16)) = elem_of(ty) else {
-                    body.define(outs[0]);
-                    let message = unsupported_lanes(&name, ty).unwrap_or_default();
-                    body.emit(current, Op::Unsupported(message), &loc);
-                    return Ok(current);
+                let scalar = match elem_of(ty) {
+                    Some(elem) if elem.is_integer() => {
+                        let value = int_attribute(op, "value").expect("verified integer constants");
+                        Value::Integer(elem, elem.wrap(value))
+                    }
+                    Some(elem @ (Elem::F32 | Elem::BF16)) => float_constant(attr, elem),
+                    _ => {
+                        body.define(outs[0]);
+                        let message = unsupported_lanes(&name, ty).unwrap_or_default();
+                        body.emit(current, Op::Unsupported(message), &loc);
+                        return Ok(current);
+                    }
                 };
-                let scalar = float_constant(attr, elem);
                 let v = match vector_lanes(ty) {
                     Some(lanes) => Value::splat(&scalar, lanes),
                     None => scalar,
@@ -123,6 +129,25 @@ impl Translator {
                 };
                 let (a, b) = (r!(ins[0]), r!(ins[1]));
                 Op::Float(kind, a, b, body.define(outs[0]))
+            }
+            names::scalar::ADDI | names::scalar::SUBI | names::scalar::MULI | names::vector::ADDI | names::vector::SUBI | names::vector::MULI => {
+                let kind = match name.rsplit('.').next() {
+                    Some("addi") => IntOp::Add,
+                    Some("subi") => IntOp::Sub,
+                    _ => IntOp::Mul,
+                };
+                let (a, b) = (r!(ins[0]), r!(ins[1]));
+                Op::Wrapping(kind, a, b, body.define(outs[0]))
+            }
+            names::vector::MAC => {
+                let (a, b, c) = (r!(ins[0]), r!(ins[1]), r!(ins[2]));
+                Op::Mac(a, b, c, body.define(outs[0]))
+            }
+            names::vector::SRS => {
+                let elem = elem_of(value_type(outs[0])).expect("verified srs lanes are integers");
+                let shift = int_attribute(op, "shift").expect("verified srs has a shift") as u32;
+                let a = r!(ins[0]);
+                Op::Srs(a, shift, elem, body.define(outs[0]))
             }
             names::scalar::FPTRUNC | names::scalar::EXTF | names::vector::FPTRUNC | names::vector::EXTF => {
                 let (from, to) = (value_type(ins[0]), value_type(outs[0]));

@@ -34,12 +34,12 @@ pub fn float_constant(attr: MlirAttribute, elem: Elem) -> Value {
 }
 
 /// Why `op` cannot run on vectors of type `ty`, if it cannot: the
-/// interpreter's vectors hold f32 or bf16 lanes.
+/// interpreter's vectors hold f32, bf16, i8, i16 or i32 lanes.
 pub fn unsupported_lanes(op: &str, ty: MlirType) -> Option<String> {
     match elem_of(ty) {
-        Some(Elem::F32 | Elem::BF16) => None,
+        Some(Elem::F32 | Elem::BF16 | Elem::I8 | Elem::I16 | Elem::I32) => None,
         _ => Some(format!(
-            "{op} on {}: the interpreter implements f32 and bf16 lanes only",
+            "{op} on {}: the interpreter implements f32, bf16, i8, i16 and i32 lanes only",
             type_text(ty)
         )),
     }
@@ -59,7 +59,7 @@ pub fn elem_of(ty: MlirType) -> Option<Elem> {
     } else if ffi::is_index(scalar) {
         Some(Elem::Index)
     } else {
-        None
+        Elem::named(&type_text(scalar)).filter(|e| e.is_integer())
     }
 }
 

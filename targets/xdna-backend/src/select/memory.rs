@@ -34,6 +34,7 @@ fn element_bytes(element: &str) -> Option<u32> {
         // 64-bit in memory; computed in 32 bits (see the module doc of select).
         "index" | "i64" => Some(8),
         "bf16" | "i16" => Some(2),
+        "i8" => Some(1),
         _ => None,
     }
 }
@@ -209,8 +210,12 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let (v, dynamic, positions) = access(op, 0);
             let (p, element) = element_pointer(s, op, v, &dynamic, &positions)?;
             let d = s.vreg(RegClass::Scalar);
+            // Integers are held sign-extended (docs/semantics.md,
+            // "Integers"); bf16 is its bits.
             let opcode = match element.as_str() {
-                "bf16" | "i16" => "LDA_u16_idx_imm",
+                "bf16" => "LDA_u16_idx_imm",
+                "i16" => "LDA_s16_idx_imm",
+                "i8" => "LDA_s8_idx_imm",
                 // The low word of a 64-bit index.
                 _ => "LDA_dms_lda_idx_imm",
             };
@@ -223,6 +228,7 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let (p, element) = element_pointer(s, op, v, &dynamic, &positions)?;
             match element.as_str() {
                 "bf16" | "i16" => s.inst(op, "ST_s16_idx_imm", &[V(value), V(p), Imm(0)])?,
+                "i8" => s.inst(op, "ST_s8_idx_imm", &[V(value), V(p), Imm(0)])?,
                 "index" | "i64" => {
                     // The sign extension in the high word: -(value < 0).
                     let zero = s.constant(op, 0)?;

@@ -104,7 +104,7 @@ pub(crate) fn fail(op: MlirOperation, message: impl Into<String>) -> Diagnostic 
 /// The register class that holds a value of type `text`, if any.
 fn class_of(text: &str) -> Option<RegClass> {
     match text {
-        "index" | "offset" | "i1" | "i32" | "f32" | "bf16" => Some(RegClass::Scalar),
+        "index" | "offset" | "i1" | "i8" | "i16" | "i32" | "f32" | "bf16" => Some(RegClass::Scalar),
         _ => vector::form(text).map(vector::Form::class),
     }
 }
@@ -411,13 +411,19 @@ pub(crate) fn select(
                 continue;
             }
             let Some(class) = class_of(&ty) else {
-                // Block arguments have no location of their own: the
-                // block's first op stands for it.
-                let at = ops_of(block).first().copied().unwrap_or(worker);
-                return Err(fail(
-                    at,
-                    format!("a block argument of type `{ty}` (this block's) has no AIE2P register class in instruction selection yet; compile with --worker-code=lowir to carry the worker as Low aie2p IR"),
-                ));
+                // The argument's own location (a loop's carried value is
+                // where the loop was written), else the first of the
+                // block's ops that has one.
+                let message = format!("a block argument of type `{ty}` (this block's) has no AIE2P register class in instruction selection yet; compile with --worker-code=lowir to carry the worker as Low aie2p IR");
+                let own = location_text(value_location(argument));
+                if !own.is_empty() {
+                    return Err(Diagnostic::error(own, message));
+                }
+                let at = ops_of(block)
+                    .into_iter()
+                    .find(|&op| !location_text(location(op)).is_empty())
+                    .unwrap_or(worker);
+                return Err(fail(at, message));
             };
             let r = s.b.param(id, class);
             let r = r.map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;

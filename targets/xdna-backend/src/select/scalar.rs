@@ -1,5 +1,6 @@
 //! Index and scalar values: constants, `index` arithmetic and compares,
-//! casts and facts (no code), and `scf.select` of scalars.
+//! casts and facts (no code), integer scalar arithmetic (i8, i16, i32), and
+//! `scf.select` of scalars.
 
 use super::{alias, fail, result_type, Selector, Val};
 use loom_aie2p_codegen::{RegClass, VReg};
@@ -40,6 +41,21 @@ pub(crate) fn select_scalar(
     let diff = s.binary(op, "XOR", a, b)?;
     let chosen = s.binary(op, "AND", diff, mask)?;
     s.binary(op, "XOR", b, chosen)
+}
+
+/// A 32-bit result wrapped to `ty`: i8 and i16 values are held
+/// sign-extended (docs/semantics.md, "Integers"), so the low 8 or 16 bits
+/// are shifted to the top and arithmetically back.
+fn wrap(s: &mut Selector, op: MlirOperation, r: VReg, ty: &str) -> Result<VReg, Diagnostic> {
+    let spare = match ty {
+        "i8" => 24,
+        "i16" => 16,
+        _ => return Ok(r),
+    };
+    let up = s.constant(op, spare)?;
+    let down = s.constant(op, -spare)?;
+    let high = s.binary(op, "LSHL", r, up)?;
+    s.binary(op, "ASHL", high, down)
 }
 
 fn compare(
@@ -122,6 +138,18 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
                 }
             };
             s.define(results(op)[0], out);
+        }
+        scalar::ADDI | scalar::SUBI | scalar::MULI => {
+            let ins = operands(op);
+            let (a, b) = (s.scalar(op, ins[0])?, s.scalar(op, ins[1])?);
+            let opcode = match name {
+                scalar::ADDI => "ADD_alu_r_rr",
+                scalar::SUBI => "SUB",
+                _ => "MUL",
+            };
+            let r = s.binary(op, opcode, a, b)?;
+            let r = wrap(s, op, r, &result_type(op, 0))?;
+            s.define(results(op)[0], Val::Reg(r));
         }
         index::MIN | index::MAX => {
             let ins = operands(op);
