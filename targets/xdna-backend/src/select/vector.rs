@@ -38,6 +38,9 @@ pub(crate) enum Form {
     Bf16x16,
     /// vector<16xf32>: the `bmll` quarter of a dm.
     F32x16,
+    /// vector<64xi8>, vector<32xi16>, vector<16xi32> (lanes of this many
+    /// bits): a whole x, each lane's bits in place.
+    Int(u32),
 }
 
 pub(crate) fn form(ty: &str) -> Option<Form> {
@@ -45,11 +48,25 @@ pub(crate) fn form(ty: &str) -> Option<Form> {
         "vector<32xbf16>" => Some(Form::Bf16x32),
         "vector<16xbf16>" => Some(Form::Bf16x16),
         "vector<16xf32>" => Some(Form::F32x16),
+        "vector<64xi8>" => Some(Form::Int(8)),
+        "vector<32xi16>" => Some(Form::Int(16)),
+        "vector<16xi32>" => Some(Form::Int(32)),
         _ => None,
     }
 }
 
 impl Form {
+    /// The lanes' element type.
+    fn element(self) -> &'static str {
+        match self {
+            Form::F32x16 => "f32",
+            Form::Int(8) => "i8",
+            Form::Int(16) => "i16",
+            Form::Int(_) => "i32",
+            _ => "bf16",
+        }
+    }
+
     pub(crate) fn class(self) -> RegClass {
         match self {
             Form::F32x16 => RegClass::Accumulator,
@@ -118,7 +135,11 @@ fn round_nearest_even(s: &mut Selector, op: MlirOperation) -> Result<(), Diagnos
 
 /// A 32-bit scalar in every lane of an x.
 fn broadcast(s: &mut Selector, op: MlirOperation, r: VReg, bits: u32) -> Result<VReg, Diagnostic> {
-    let opcode = if bits == 16 { "VBCST_16" } else { "VBCST_32" };
+    let opcode = match bits {
+        8 => "VBCST_8",
+        16 => "VBCST_16",
+        _ => "VBCST_32",
+    };
     vreg_inst(s, op, RegClass::Vector, opcode, |d| vec![V(d), V(r)])
 }
 
@@ -144,10 +165,12 @@ fn extract(
     lane: i64,
     bits: u32,
 ) -> Result<VReg, Diagnostic> {
-    let opcode = if bits == 16 {
-        "VEXTRACT_16_vec_extract_imm_vaddSign0"
-    } else {
-        "VEXTRACT_32_vec_extract_imm_vaddSign0"
+    // An integer lane is sign-extended (docs/semantics.md, "Integers"); a
+    // float lane is its bits.
+    let opcode = match bits {
+        8 => "VEXTRACT_8_vec_extract_imm_vaddSign1",
+        16 => "VEXTRACT_16_vec_extract_imm_vaddSign0",
+        _ => "VEXTRACT_32_vec_extract_imm_vaddSign0",
     };
     vreg_inst(s, op, RegClass::Scalar, opcode, |d| {
         vec![V(d), V(x), Imm(lane)]
@@ -325,6 +348,10 @@ fn select_lanes(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool,
 
 /// The bits of one lane of a constant of element type `element`.
 fn lane_bits(op: MlirOperation, element: &str) -> Result<i64, Diagnostic> {
+    if element.starts_with('i') {
+        return int_attribute(op, "value")
+            .ok_or_else(|| fail(op, format!("`vector.constant` of `{element}` lanes")));
+    }
     let value = float_attribute(op, "value").unwrap_or(0.0);
     super::scalar::float_bits(value, element)
         .ok_or_else(|| fail(op, format!("`vector.constant` of `{element}` lanes")))
@@ -337,6 +364,7 @@ fn splat(s: &mut Selector, op: MlirOperation, f: Form, r: VReg) -> Result<VReg, 
             let x = broadcast(s, op, r, 32)?;
             to_accumulator(s, op, x)
         }
+        Form::Int(bits) => broadcast(s, op, r, bits),
         _ => broadcast(s, op, r, 16),
     }
 }
@@ -396,8 +424,7 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
     match name {
         vector::CONSTANT => {
             let f = form_of(op, &result_type(op, 0))?;
-            let element = if f == Form::F32x16 { "f32" } else { "bf16" };
-            let bits = lane_bits(op, element)?;
+            let bits = lane_bits(op, f.element())?;
             let v = if f == Form::F32x16 && bits == 0 {
                 vreg_inst(s, op, RegClass::Accumulator, "VCLR", |d| vec![V(d)])?
             } else {
@@ -418,7 +445,7 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
             check_element(op, f, &element)?;
             let (opcode, d, out) = match f {
-                Form::Bf16x32 => {
+                Form::Bf16x32 | Form::Int(_) => {
                     let d = s.vreg(RegClass::Vector);
                     ("VLDA_dmx_lda_x_idx_imm", d, V(d))
                 }
@@ -444,7 +471,7 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
             check_element(op, f, &element)?;
             let (opcode, src) = match f {
-                Form::Bf16x32 => ("VST_dmx_sts_x_idx_imm", V(v)),
+                Form::Bf16x32 | Form::Int(_) => ("VST_dmx_sts_x_idx_imm", V(v)),
                 Form::Bf16x16 => ("VST_dmw_sts_w_idx_imm", P(v, Part::Low)),
                 Form::F32x16 => ("VST_dmx_sts_bm_idx_imm", P(v, Part::LowLow)),
             };
@@ -530,6 +557,29 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let sum = add_accumulators(s, op, false, a, b)?;
             s.define(results(op)[0], Val::Reg(sum));
         }
+        vector::ADDI | vector::SUBI => {
+            let ty = result_type(op, 0);
+            let Some(Form::Int(bits)) = form(&ty) else {
+                return Err(fail(
+                    op,
+                    format!(
+                        "`{name}` of `{ty}` has no AIE2P pattern yet \
+                         (vector<64xi8>, vector<32xi16> and vector<16xi32> have)"
+                    ),
+                ));
+            };
+            let (a, b) = (reg(s, op, 0)?, reg(s, op, 1)?);
+            let opcode = match (name == vector::ADDI, bits) {
+                (true, 8) => "VADD_8",
+                (true, 16) => "VADD_16",
+                (true, _) => "VADD_32",
+                (false, 8) => "VSUB_8",
+                (false, 16) => "VSUB_16",
+                (false, _) => "VSUB_32",
+            };
+            let v = vreg_inst(s, op, RegClass::Vector, opcode, |d| vec![V(d), V(a), V(b)])?;
+            s.define(results(op)[0], Val::Reg(v));
+        }
         vector::EXTRACT => {
             let input = operands(op)[0];
             let f = form_of(op, &type_text(value_type(input)))?;
@@ -543,6 +593,7 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
                     let x = from_accumulator(s, op, v)?;
                     extract(s, op, x, lane, 32)?
                 }
+                Form::Int(bits) => extract(s, op, v, lane, bits)?,
                 _ => extract(s, op, v, lane, 16)?,
             };
             s.define(results(op)[0], Val::Reg(r));
@@ -553,7 +604,7 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
 }
 
 fn check_element(op: MlirOperation, f: Form, element: &str) -> Result<(), Diagnostic> {
-    let wanted = if f == Form::F32x16 { "f32" } else { "bf16" };
+    let wanted = f.element();
     if element == wanted {
         Ok(())
     } else {

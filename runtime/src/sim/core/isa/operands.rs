@@ -42,6 +42,7 @@ pub enum Name {
     Acc1,
     Acc2,
     CrRnd,
+    D,
     D0,
     Dj,
     Dst,
@@ -62,12 +63,13 @@ pub enum Name {
 }
 
 impl Name {
-    const ALL: [Name; 22] = [
+    const ALL: [Name; 23] = [
         Name::A,
         Name::Acc,
         Name::Acc1,
         Name::Acc2,
         Name::CrRnd,
+        Name::D,
         Name::D0,
         Name::Dj,
         Name::Dst,
@@ -95,6 +97,7 @@ impl Name {
             Name::Acc1 => "acc1",
             Name::Acc2 => "acc2",
             Name::CrRnd => "crRnd",
+            Name::D => "d",
             Name::D0 => "d0",
             Name::Dj => "dj",
             Name::Dst => "dst",

@@ -25,6 +25,10 @@
 //!   zero-extended (vaddSign0) or sign-extended (vaddSign1), as
 //!   AIEBaseInstrPatterns.td's Extract_512 pairs them.
 //! - `vmov` (x/bm, cm, w), `vmov.d dm, dm`: copies; `vclr dm`: zero (A10).
+//! - `vadd.8/16/32`, `vsub.8/16/32 x, x, x`: lane-wise over 64, 32 or 16
+//!   integer lanes, wrapping (AIE2PInstrPatterns.td at 06a420bf selects them
+//!   for LLVM's modular `add`/`sub` of v64i8, v32i16, v16i32; they read no
+//!   control register).
 
 use super::addressing::{address, Address};
 use super::assumptions::{self as a, accumulate, bf16_product};
@@ -85,6 +89,12 @@ pub fn of(name: &str) -> Option<Semantics> {
         "VMOV_alu_mv_mv_x" | "VMOV_alu_mv_mv_cm" | "VMOV_alu_mv_mv_w" => |x| copy(x, Name::Src),
         "VCONV_bf16_fp32_mv_x_srs_bf" | "VCONV_bf16_fp32_mv_w_srs_bf" => narrow,
         "VCONV_fp32_bf16_mv_ups_xbf" | "VCONV_fp32_bf16_mv_ups_wbf" => widen,
+        "VADD_8" => |x| lanes(x, 8, u32::wrapping_add),
+        "VADD_16" => |x| lanes(x, 16, u32::wrapping_add),
+        "VADD_32" => |x| lanes(x, 32, u32::wrapping_add),
+        "VSUB_8" => |x| lanes(x, 8, u32::wrapping_sub),
+        "VSUB_16" => |x| lanes(x, 16, u32::wrapping_sub),
+        "VSUB_32" => |x| lanes(x, 32, u32::wrapping_sub),
         "VBCST_8" => |x| broadcast(x, 8),
         "VBCST_16" => |x| broadcast(x, 16),
         "VBCST_32" => |x| broadcast(x, 32),
@@ -232,6 +242,29 @@ fn widen(x: &mut Exec) -> Result<(), String> {
     let src = x.read_words(Name::Src)?;
     let out: Vec<u32> = halves(&src).map(|h| u32::from(h) << 16).collect();
     x.write_words(Name::Dst, &out)
+}
+
+/// `vadd.N`/`vsub.N d, s1, s2`: `op` on each `bits`-wide lane of the two
+/// 512-bit registers, keeping the lane's low bits (a wrap).
+fn lanes(x: &mut Exec, bits: u32, op: fn(u32, u32) -> u32) -> Result<(), String> {
+    let (s1, s2) = (x.read_words(Name::S1)?, x.read_words(Name::S2)?);
+    let mask = if bits == 32 {
+        u32::MAX
+    } else {
+        (1 << bits) - 1
+    };
+    let out: Vec<u32> = s1
+        .iter()
+        .zip(s2.iter())
+        .map(|(&a, &b)| {
+            (0..32 / bits).fold(0, |word, k| {
+                let shift = k * bits;
+                let lane = op((a >> shift) & mask, (b >> shift) & mask) & mask;
+                word | (lane << shift)
+            })
+        })
+        .collect();
+    x.write_words(Name::D, &out)
 }
 
 fn broadcast(x: &mut Exec, bits: u32) -> Result<(), String> {

@@ -337,3 +337,48 @@ fn two_instructions_holding_one_unit_in_one_cycle_are_refused() {
     let refs: Vec<&str> = clash.iter().map(String::as_str).collect();
     run_alone(&refs, vec![], unchecked).2.unwrap();
 }
+
+/// `vadd.8`/`vsub.16`/`vadd.32` wrap each lane and keep the others apart:
+/// no carry crosses a lane boundary.
+#[test]
+fn integer_lanes_add_and_subtract_wrapping() {
+    let a: Vec<u8> = (0..64).map(|i| (i * 37 + 100) as u8).collect();
+    let b: Vec<u8> = (0..64).map(|i| (255 - i * 11) as u8).collect();
+    let mut bytes = a.clone();
+    bytes.extend(&b);
+    let data = vec![segment(0x400, bytes)];
+    let lines = [
+        "movxm p0, #459776", // 0x70400: a, b
+        "movxm p1, #460288", // 0x70600: three results
+        "vlda x0, [p0, #0]",
+        "vlda x1, [p0, #64]",
+        "vadd.8 x2, x0, x1",
+        "vsub.16 x3, x0, x1",
+        "vadd.32 x4, x0, x1",
+        "vst x2, [p1, #0]",
+        "vst x3, [p1, #64]",
+        "vst x4, [p1, #128]",
+    ];
+    let (mut cores, result) = run(&lines, data);
+    result.unwrap();
+    let out = memory(&mut cores, 0x600, 192);
+    for i in 0..64 {
+        assert_eq!(out[i], a[i].wrapping_add(b[i]), "8-bit lane {i}");
+    }
+    let half = |v: &[u8], i: usize| u16::from_le_bytes([v[2 * i], v[2 * i + 1]]);
+    for i in 0..32 {
+        assert_eq!(
+            half(&out[64..], i),
+            half(&a, i).wrapping_sub(half(&b, i)),
+            "16-bit lane {i}"
+        );
+    }
+    let word = |v: &[u8], i: usize| u32::from_le_bytes(v[4 * i..4 * i + 4].try_into().unwrap());
+    for i in 0..16 {
+        assert_eq!(
+            word(&out[128..], i),
+            word(&a, i).wrapping_add(word(&b, i)),
+            "32-bit lane {i}"
+        );
+    }
+}
