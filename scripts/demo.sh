@@ -165,6 +165,15 @@ sed -n '/Disassembly of the program/,$p' "$OUT/scale-clamp.objdump" | grep -v '^
 step "loom-test scale-clamp.xdna --device=sim --core=isa   (the machine code, executed bundle by bundle, hazard checker on)"
 "$BIN/loom-test" "$OUT/scale-clamp.xdna" --device=sim --core=isa --scenario-file=$SCALAR | sed 's/^/  /'
 
+INTEGERS=test/sim/Inputs/integers.loom
+step "loom-test $INTEGERS --device=sim --core=lowir   (integer data: i8 copy, i16 scale, i32 add, scalar i8, an int8 GEMV with vector.mac and vector.srs)"
+for k in copy scale add scalars gemv; do
+  python3 scripts/reference/integer_kernels.py $k --out "$OUT/$k"
+done
+"$BIN/loom-test" $INTEGERS --device=sim --core=lowir --data-dir="$OUT" | cut -c1-160 | sed 's/^/  /'
+step "loom-test $INTEGERS --device=sim --scenario=add --scenario=scalars   (the integer kernels the code generator selects, as machine code: vadd.32, scalar i8)"
+"$BIN/loom-test" $INTEGERS --device=sim --scenario=add --scenario=scalars --data-dir="$OUT" | cut -c1-160 | sed 's/^/  /'
+
 step "loom-test $EXAMPLE --device=xdna   (an NPU through the amdxdna driver, docs/xdna-runtime.md)"
 "$BIN/loom-test" $EXAMPLE --device=xdna 2>&1 | sed 's/^/  /' || true
 
