@@ -89,13 +89,13 @@ echo "trace index: $(tr -d ' \n' < "$OUT/trajectory/index.json")"
 WALKTHROUGH=${LOOM_WALKTHROUGH:-../shared/reference/loom-resident-pipelines-walkthrough.txt}
 if [ -f "$WALKTHROUGH" ]; then
   python3 scripts/walkthrough-listings.py "$WALKTHROUGH" outlined-module > "$OUT/walkthrough.loom"
-  echo "outlined module equal to the walkthrough's up to renaming: $(python3 scripts/compare-modulo-renaming.py "$OUT/walkthrough.loom" "$OUT/trajectory/08-outline-pipeline-strands.loom" >/dev/null && echo yes || echo NO)"
+  echo "outlined module equal to the walkthrough's up to renaming: $(python3 scripts/compare-modulo-renaming.py "$OUT/walkthrough.loom" "$OUT/trajectory/09-outline-pipeline-strands.loom" >/dev/null && echo yes || echo NO)"
 fi
-echo "the native realization's configuration function (trajectory/10-aie2p-lower-pipeline.loom):"
-sed -n '/^func.def public target(@__loom_target_configuration/,/^}/p' "$OUT/trajectory/10-aie2p-lower-pipeline.loom" | sed 's/^/  /'
+echo "the native realization's configuration function (trajectory/11-aie2p-lower-pipeline.loom):"
+sed -n '/^func.def public target(@__loom_target_configuration/,/^}/p' "$OUT/trajectory/11-aie2p-lower-pipeline.loom" | sed 's/^/  /'
 
-step "loom-compile trajectory/10-aie2p-lower-pipeline.loom --root=@ffn_gate_up_quadratic_bf16 --format=txn-text"
-"$BIN/loom-compile" "$OUT/trajectory/10-aie2p-lower-pipeline.loom" --root=@ffn_gate_up_quadratic_bf16 \
+step "loom-compile trajectory/11-aie2p-lower-pipeline.loom --root=@ffn_gate_up_quadratic_bf16 --format=txn-text"
+"$BIN/loom-compile" "$OUT/trajectory/11-aie2p-lower-pipeline.loom" --root=@ffn_gate_up_quadratic_bf16 \
   --format=txn-text | sed 's/^/  /'
 
 step "llvm-readelf --sections --relocs projection.xdna"
@@ -114,9 +114,9 @@ step "echo 'acq #1, r31 ; mov r1, r2' | loom-mc --show-encoding   (the AIE2P ins
 echo 'acq #1, r31 ; mov r1, r2' | "$BIN/loom-mc" --show-encoding | sed 's/^/  /'
 
 step "loom-format native.loom --to=bc; loom-compile native.loombc --root=@ffn_gate_up_quadratic_bf16 --format=xdna"
-"$BIN/loom-format" "$OUT/trajectory/10-aie2p-lower-pipeline.loom" --to=bc --output="$OUT/native.loombc"
+"$BIN/loom-format" "$OUT/trajectory/11-aie2p-lower-pipeline.loom" --to=bc --output="$OUT/native.loombc"
 "$BIN/loom-compile" "$OUT/native.loombc" --root=@ffn_gate_up_quadratic_bf16 --format=xdna --output="$OUT/resumed.xdna"
-"$BIN/loom-compile" "$OUT/trajectory/10-aie2p-lower-pipeline.loom" --root=@ffn_gate_up_quadratic_bf16 --format=xdna --output="$OUT/resumed-text.xdna"
+"$BIN/loom-compile" "$OUT/trajectory/11-aie2p-lower-pipeline.loom" --root=@ffn_gate_up_quadratic_bf16 --format=xdna --output="$OUT/resumed-text.xdna"
 echo "  resumed from bytecode and from text: byte-identical: $(cmp -s "$OUT/resumed-text.xdna" "$OUT/resumed.xdna" && echo yes || echo NO)"
 code() { "$BIN/loom-objdump" -d "$1" | grep -E '^ *[0-9a-f]+:|^ *[0-9]+  [A-Z]' || true; }
 echo "  the same control code and machine code as the direct compile: $([ "$(code "$OUT/projection.xdna")" = "$(code "$OUT/resumed.xdna")" ] && echo yes || echo NO)"
@@ -124,8 +124,8 @@ echo "  (the line table differs: the Loom text carries no source locations, so a
 
 step "loom-test $EXAMPLE --each-pass   (its TEST-SCENARIO, on the best available device)"
 "$BIN/loom-test" $EXAMPLE --each-pass | sed 's/^/  /'
-step "loom-test trajectory/08-outline-pipeline-strands.loom --scenario-file=$EXAMPLE   (the same scenario, outlined)"
-"$BIN/loom-test" "$OUT/trajectory/08-outline-pipeline-strands.loom" --scenario-file=$EXAMPLE | sed 's/^/  /'
+step "loom-test trajectory/09-outline-pipeline-strands.loom --scenario-file=$EXAMPLE   (the same scenario, outlined)"
+"$BIN/loom-test" "$OUT/trajectory/09-outline-pipeline-strands.loom" --scenario-file=$EXAMPLE | sed 's/^/  /'
 
 step "loom-test $EXAMPLE --device=sim   (compile to .xdna, run it on the AIE2P array simulator: machine code, bundle by bundle, hazard checker on)"
 "$BIN/loom-test" $EXAMPLE --device=sim | sed 's/^/  /'
@@ -138,7 +138,7 @@ python3 scripts/reference/gated_projection.py --k 4096 --records 8 --seed 4 --ou
 "$BIN/loom-test" test/interp/Inputs/eight-records.loom --device=sim \
   --scenario-file=test/interp/Inputs/eight-scenarios.loom --data-dir="$OUT" | sed 's/^/  /'
 step "the same artifact with the worker's output publication removed (a fault)"
-grep -v 'aie2p.lock.release \[0, 3\] lock 5 add 1' "$OUT/trajectory/10-aie2p-lower-pipeline.loom" > "$OUT/faulty.loom"
+grep -v 'aie2p.lock.release \[0, 3\] lock 5 add 1' "$OUT/trajectory/11-aie2p-lower-pipeline.loom" > "$OUT/faulty.loom"
 "$BIN/loom-test" "$OUT/faulty.loom" --device=sim --scenario-file=$EXAMPLE | sed 's/^/  /' || true
 
 BROADCAST=examples/broadcast-column.loom

@@ -124,6 +124,15 @@ LogicalResult MemoryOp::verify() {
 
 //===-- pipeline.strand ---------------------------------------------------===//
 
+LogicalResult InstanceOp::verify() {
+  // A strand's body, or a function a strand runs (an outlined body).
+  if (!getOperation()->getParentOfType<StrandOp>() &&
+      !getOperation()->getParentOfType<func::DefOp>())
+    return emitOpError("gives a strand instance's coordinates, so it must be inside a "
+                       "pipeline.strand or a function");
+  return success();
+}
+
 LogicalResult StrandOp::verify() {
   size_t rank = getOrigins().size();
   if (getCounts().size() != rank || getStrides().size() != rank)

@@ -71,6 +71,24 @@ def Pipeline_MemoryOp : Pipeline_Op<"memory", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Pipeline_InstanceOp : Pipeline_Op<"instance", [Pure]> {
+  let summary = "The running instance's coordinates within its strand's worker selection";
+  let description = [{
+    ```
+    %column, %row = pipeline.instance : index, index
+    ```
+    In a strand entered once per selected worker, instance (i, j) runs on
+    worker (origin0 + i * stride0, origin1 + j * stride1): the op gives i
+    and j, from 0 to the counts less one. Inside a `pipeline.strand` or a
+    function (one a strand runs: its outlined body); never in the
+    construction region. `loom-expand-instances` replaces it with each
+    instance's constants.
+  }];
+  let results = (outs Index:$column, Index:$row);
+  let assemblyFormat = "attr-dict `:` type($column) `,` type($row)";
+  let hasVerifier = 1;
+}
+
 def Pipeline_StrandOp : Pipeline_Op<"strand", [NoTerminator,
     HasParent<"::loom::pipeline::DefOp">]> {
   let summary = "An independently progressing body, entered once per selected worker";

@@ -214,3 +214,13 @@ void IfOp::getSuccessorRegions(RegionBranchPoint point, SmallVectorImpl<RegionSu
 LogicalResult SelectOp::verify() {
   return verifyNoDependentTypes(*this, getResult().getType(), "select");
 }
+
+/// A known condition picks its operand, so a choice made by a constant (an
+/// SPMD instance's coordinate, once expanded) leaves one value.
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getTrueValue() == getFalseValue())
+    return getTrueValue();
+  if (auto known = llvm::dyn_cast_or_null<IntegerAttr>(adaptor.getCondition()))
+    return known.getValue().isZero() ? getFalseValue() : getTrueValue();
+  return {};
+}

@@ -90,4 +90,5 @@ def Scf_SelectOp : Scf_Op<"select", [Pure, AllTypesMatch<["true_value", "false_v
     $condition `,` $true_value `,` $false_value attr-dict `:` custom<LoomType>(type($result))
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }

@@ -17,6 +17,7 @@ mod index_semantics;
 mod loom_canonicalize;
 pub mod loom_check_progress;
 mod loom_cse;
+mod loom_expand_instances;
 mod loom_inline;
 mod loom_resolve_target;
 mod loom_select_root;

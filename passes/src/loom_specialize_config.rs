@@ -133,7 +133,6 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
             }
         }
     }
-    let ctx = context(module);
     for &op in &all {
         if op_name(op) != names::config::GET {
             continue;
@@ -145,10 +144,7 @@ fn run(module: MlirOperation, options: &str) -> Result<(), ()> {
             continue;
         };
         let result = results(op)[0];
-        let mut spec = OpSpec::new(names::index::CONSTANT, location(op));
-        spec.attributes = vec![("value", i64_attr(ctx, value))];
-        spec.results = vec![value_type(result)];
-        let constant = spec.build();
+        let constant = index_constant(location(op), value, value_type(result));
         insert_before(op, constant);
         replace_all_uses(result, results(constant)[0]);
         erase(op);

@@ -6,19 +6,21 @@
 //! 1. `loom-specialize-config{values=...}`: `--config` values become constants;
 //! 2. `loom-inline`: `func.def inline` helpers disappear into their callers;
 //! 3. `loom-select-root{root=...}`: the `--root` pipeline and what it reaches;
-//! 4. `loom-canonicalize`: folding, single-trip loops, dead code;
-//! 5. `loom-cse`: identical pure ops merged, per strand and function;
-//! 6. `loom-structured-to-cfg`: loops to blocks, with `index.assume` facts;
-//! 7. `loom-resolve-target{target=...}`: target contexts with device profiles;
-//! 8. `outline-pipeline-strands`: strand bodies become functions;
-//! 9. `loom-check-progress`: every schedule of the strands completes, or the
-//!    compile is refused with the deadlock (before any realization, so no
-//!    realization can hide one);
-//! 10. `aie2p-lower-pipeline`: the native realization (worker functions and
+//! 4. `loom-expand-instances`: a strand selecting several workers becomes one
+//!    strand per worker, `pipeline.instance` its coordinates (SPMD);
+//! 5. `loom-canonicalize`: folding, single-trip loops, dead code;
+//! 6. `loom-cse`: identical pure ops merged, per strand and function;
+//! 7. `loom-structured-to-cfg`: loops to blocks, with `index.assume` facts;
+//! 8. `loom-resolve-target{target=...}`: target contexts with device profiles;
+//! 9. `outline-pipeline-strands`: strand bodies become functions;
+//! 10. `loom-check-progress`: every schedule of the strands completes, or the
+//!     compile is refused with the deadlock (before any realization, so no
+//!     realization can hide one);
+//! 11. `aie2p-lower-pipeline`: the native realization (worker functions and
 //!     the configuration function), when compiling for a target.
 //!
 //! A module that is already outlined (every strand body is one call) resumes
-//! at step 9; a native realization (no pipeline left) after step 10.
+//! at step 10; a native realization (no pipeline left) after step 11.
 
 use crate::session::{PipelineOptions, Session};
 use crate::Failure;
@@ -59,6 +61,7 @@ pub const PASSES: &[&str] = &[
     "loom-specialize-config",
     "loom-inline",
     "loom-select-root",
+    "loom-expand-instances",
     "loom-canonicalize",
     "loom-cse",
     "loom-structured-to-cfg",
@@ -216,6 +219,10 @@ pub fn plan(request: &Request, module: &Module, stage: Stage) -> Result<Vec<Step
         Step {
             pass: "loom-select-root",
             options: format!("root={}", request.root.trim_start_matches('@')),
+        },
+        Step {
+            pass: "loom-expand-instances",
+            options: String::new(),
         },
         Step {
             pass: "loom-canonicalize",

@@ -486,6 +486,15 @@ impl<'a> OpSpec<'a> {
     }
 }
 
+/// A detached `index.constant` of `value`, of type `ty` (index or offset),
+/// at `loc`.
+pub fn index_constant(loc: MlirLocation, value: i64, ty: MlirType) -> MlirOperation {
+    let mut spec = OpSpec::new(names::index::CONSTANT, loc);
+    spec.attributes = vec![("value", i64_attr(location_context(loc), value))];
+    spec.results = vec![ty];
+    spec.build()
+}
+
 /// Insert a detached op before `anchor`.
 pub fn insert_before(anchor: MlirOperation, op: MlirOperation) {
     // SAFETY: `op` is detached; `anchor` is in a block.

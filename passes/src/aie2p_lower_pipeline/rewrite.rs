@@ -184,13 +184,6 @@ fn tile_buffer(
     spec.build()
 }
 
-fn index_constant(ctx: MlirContext, value: i64, ty: MlirType, name: &str) -> MlirOperation {
-    let mut spec = OpSpec::new(names::index::CONSTANT, named_location(ctx, name));
-    spec.attributes = vec![("value", i64_attr(ctx, value))];
-    spec.results = vec![ty];
-    spec.build()
-}
-
 /// `view.store %value, %view[0]` of an index.
 fn store_index(ctx: MlirContext, value: MlirValue, view: MlirValue) -> MlirOperation {
     let mut store = OpSpec::new(names::view::STORE, unknown_location(ctx));
@@ -236,17 +229,32 @@ fn slot_from_cursor(
         ("static_indices", dense_i64_attr(ctx, &[0])),
     ];
     let slot = put(load.build()).expect("a load has a result");
-    let bytes = put(index_constant(ctx, slot_bytes, index, "slot_bytes")).expect("a constant");
-    let start = put(index_constant(ctx, base, index, "slot_base")).expect("a constant");
+    let bytes = put(index_constant(
+        named_location(ctx, "slot_bytes"),
+        slot_bytes,
+        index,
+    ))
+    .expect("a constant");
+    let start = put(index_constant(
+        named_location(ctx, "slot_base"),
+        base,
+        index,
+    ))
+    .expect("a constant");
     let within = put(binary(names::index::MUL, slot, bytes, index, vec![])).expect("a result");
     let at_byte = put(binary(names::index::ADD, within, start, index, vec![])).expect("a result");
     let mut cast = OpSpec::new(names::index::CAST, named_location(ctx, "slot_offset"));
     cast.operands = vec![at_byte];
     cast.results = vec![loom_type(ctx, "!buffer.offset")];
     let offset = put(cast.build()).expect("a cast has a result");
-    let one = put(index_constant(ctx, 1, index, "slot_step")).expect("a constant");
+    let one = put(index_constant(named_location(ctx, "slot_step"), 1, index)).expect("a constant");
     let after = put(binary(names::index::ADD, slot, one, index, vec![])).expect("a result");
-    let slots = put(index_constant(ctx, capacity, index, "slot_count")).expect("a constant");
+    let slots = put(index_constant(
+        named_location(ctx, "slot_count"),
+        capacity,
+        index,
+    ))
+    .expect("a constant");
     let wraps = put(binary(
         names::index::CMP,
         after,
@@ -255,7 +263,8 @@ fn slot_from_cursor(
         vec![("predicate", string_attr(ctx, "eq"))],
     ))
     .expect("a result");
-    let zero = put(index_constant(ctx, 0, index, "slot_first")).expect("a constant");
+    let zero =
+        put(index_constant(named_location(ctx, "slot_first"), 0, index)).expect("a constant");
     let mut select = OpSpec::new(names::scf::SELECT, named_location(ctx, "next_slot"));
     select.operands = vec![wraps, zero, after];
     select.results = vec![index];
@@ -269,6 +278,9 @@ fn slot_from_cursor(
 /// private storage, no parameters.
 fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusal> {
     let function = worker.function;
+    // A worker is a singleton strand's one instance (the plan refuses wider
+    // selections), so its coordinates are (0, 0).
+    crate::loom_expand_instances::place_instance(function, [0, 0]);
     let ctx = context(function);
     let entry = body(function);
     let params = arguments(entry);
@@ -283,7 +295,11 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
                 value_name(param)
             ));
         };
-        let constant = index_constant(ctx, value, value_type(param), &value_name(param));
+        let constant = index_constant(
+            named_location(ctx, &value_name(param)),
+            value,
+            value_type(param),
+        );
         insert_before(first, constant);
         replace_all_uses(param, results(constant)[0]);
     }
@@ -310,7 +326,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         );
         let storage = tile_buffer(ctx, "cursor", worker.tile, cell.offset, cell.size, &name);
         insert_before(first, storage);
-        let origin = index_constant(ctx, 0, offset_type, "cursor_origin");
+        let origin = index_constant(named_location(ctx, "cursor_origin"), 0, offset_type);
         insert_before(first, origin);
         let mut view = OpSpec::new(
             names::buffer::VIEW,
@@ -320,7 +336,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         view.results = vec![loom_type(ctx, "!view.view<1xindex>")];
         let view = view.build();
         insert_before(first, view);
-        let zero = index_constant(ctx, 0, index, "slot_zero");
+        let zero = index_constant(named_location(ctx, "slot_zero"), 0, index);
         insert_before(first, zero);
         insert_before(first, store_index(ctx, results(zero)[0], results(view)[0]));
         cursor_views.insert((channel, reserve), results(view)[0]);
@@ -383,7 +399,11 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         // else the cursor's slot, and the cursor moves on.
         let offset = match cursor_views.get(&(channel_index, reserve)) {
             None => {
-                let offset = index_constant(ctx, channel.base, offset_type, "slot_offset");
+                let offset = index_constant(
+                    named_location(ctx, "slot_offset"),
+                    channel.base,
+                    offset_type,
+                );
                 insert_before(op, offset);
                 results(offset)[0]
             }

@@ -37,10 +37,18 @@ impl Plan<'_> {
                     coordinate(*r0, j, *sr).unwrap_or(i64::MAX),
                 );
                 if let Err(why) = tile_at(self.profile, at) {
+                    // An expanded SPMD strand names the selection as written.
+                    let written = attribute(strand, crate::loom_expand_instances::SELECTION)
+                        .map(dense_i64_values)
+                        .filter(|v| v.len() == 6);
+                    let (o, n, s) = match &written {
+                        Some(v) => (&v[0..2], &v[2..4], &v[4..6]),
+                        None => (&origins[..], &counts[..], &strides[..]),
+                    };
                     return Err(Refusal {
                         at: clause_location(strand, "loom.workers"),
                         message: format!(
-                            "workers({origins:?}, {counts:?}, {strides:?}) selects worker [{}, {}]: {why}",
+                            "workers({o:?}, {n:?}, {s:?}) selects worker [{}, {}]: {why}",
                             at.0, at.1
                         ),
                     });
@@ -56,7 +64,7 @@ impl Plan<'_> {
         if origins.len() != 2 || counts != [1, 1] {
             return Err(Refusal {
                 at: clause_location(strand, "loom.workers"),
-                message: format!("aie2p-lower-pipeline needs an explicit singleton worker selection workers([c, r], [1, 1], [1, 1]); got counts {counts:?}"),
+                message: format!("aie2p-lower-pipeline needs an explicit singleton worker selection workers([c, r], [1, 1], [1, 1]); got counts {counts:?} (loom-expand-instances, which loom-compile runs before outlining, makes one strand per worker)"),
             });
         }
         Ok((origins[0], origins[1]))

@@ -253,10 +253,8 @@ fn jam(nest: &Nest) -> Vec<MlirBlock> {
         });
     let counters: Vec<MlirValue> = (0..=turns)
         .map(|t| {
-            let mut spec = OpSpec::new(index::CONSTANT, named);
-            spec.attributes = vec![("value", i64_attr(ctx, outer.start + t as i64 * outer.step))];
-            spec.results = vec![value_type(outer_counter)];
-            let constant = spec.build();
+            let value = outer.start + t as i64 * outer.step;
+            let constant = index_constant(named, value, value_type(outer_counter));
             insert_before(entry, constant);
             results(constant)[0]
         })

@@ -160,6 +160,9 @@ struct Task {
     groups: Vec<u32>,
     /// The core's modelled cycle (array simulator cores only).
     clock: u64,
+    /// Its coordinates within its strand's worker selection (none for the
+    /// construction code).
+    instance: Option<[i64; 2]>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -367,6 +370,7 @@ pub fn run(
         status: Status::Ready,
         groups: Vec::new(),
         clock: 0,
+        instance: None,
     });
     machine.schedule(&mut NoArray).map_err(|e| vec![e])?;
     machine.finish()?;
@@ -1640,7 +1644,11 @@ impl<'p> Machine<'p> {
                     .release(lock.tile, lock.id, lock.value, now)
                     .map_err(|e| error(loc, e, Vec::new()))?;
             }
-            Op::Spawn { body, workers } => {
+            Op::Spawn {
+                body,
+                workers,
+                instances,
+            } => {
                 let registers = self.program.functions[*body].registers as usize;
                 let mut regs = self.frame(t).regs.clone();
                 regs.resize(registers, Value::Undef);
@@ -1670,8 +1678,20 @@ impl<'p> Machine<'p> {
                         status: Status::Ready,
                         groups: Vec::new(),
                         clock: 0,
+                        instance: Some(instances[k]),
                     });
                 }
+            }
+            Op::Instance(column, row) => {
+                let Some([c, r]) = self.tasks[t].instance else {
+                    return fail(
+                        loc,
+                        "pipeline.instance runs in the construction code, which is no strand instance"
+                            .into(),
+                    );
+                };
+                self.set(t, *column, Value::Int(c));
+                self.set(t, *row, Value::Int(r));
             }
             Op::Bind(slots, capacity, d) => {
                 let base = self.view(t, *slots, loc)?;
@@ -1983,6 +2003,7 @@ impl<'p> Workers<'p> {
             status: Status::Ready,
             groups: Vec::new(),
             clock: at,
+            instance: Some([0, 0]),
         });
         Ok(())
     }

@@ -129,10 +129,15 @@ pub enum Op {
     /// Worker lock credits on the array (array simulator only).
     LockAcquire(Lock),
     LockRelease(Lock),
+    /// `pipeline.strand`: one task per selected worker, with its instance
+    /// coordinates within the selection (what `pipeline.instance` gives).
     Spawn {
         body: FuncId,
         workers: Vec<[i64; 2]>,
+        instances: Vec<[i64; 2]>,
     },
+    /// `pipeline.instance`: the running task's coordinates, column then row.
+    Instance(Reg, Reg),
     Bind(Reg, Reg, Reg),
     Reserve(Reg, Reg, Reg),
     Acquire(Reg, Reg, Reg),

@@ -326,16 +326,26 @@ impl Translator {
                     .map(dense_i64_values)
                     .unwrap_or_default();
                 let mut workers = Vec::new();
+                let mut instances = Vec::new();
                 if origins.len() == 2 && counts.len() == 2 && strides.len() == 2 {
                     for c in 0..counts[0] {
                         for r in 0..counts[1] {
                             workers
                                 .push([origins[0] + c * strides[0], origins[1] + r * strides[1]]);
+                            instances.push([c, r]);
                         }
                     }
                 }
                 let id = self.strand(body, op, &loc)?;
-                Op::Spawn { body: id, workers }
+                Op::Spawn {
+                    body: id,
+                    workers,
+                    instances,
+                }
+            }
+            names::pipeline::INSTANCE => {
+                let (column, row) = (body.define(outs[0]), body.define(outs[1]));
+                Op::Instance(column, row)
             }
             names::channel::BIND => {
                 let (slots, capacity) = (r!(ins[0]), r!(ins[1]));

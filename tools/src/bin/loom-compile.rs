@@ -53,7 +53,7 @@ enum ReportLevel {
     name = "loom-compile",
     version,
     about = "Compile one Loom pipeline for a target",
-    after_help = "Pipeline: loom-specialize-config, loom-inline, loom-select-root, \
+    after_help = "Pipeline: loom-specialize-config, loom-inline, loom-select-root, loom-expand-instances, \
                   loom-canonicalize, loom-cse, loom-structured-to-cfg, loom-resolve-target, \
                   outline-pipeline-strands, then with --target (or --format=xdna) \
                   aie2p-lower-pipeline. An outlined module resumes after outlining, a native \
