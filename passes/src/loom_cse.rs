@@ -29,11 +29,31 @@ inventory::submit! {
 /// What makes two ops interchangeable; MLIR uniques attributes and types, so
 /// their handles compare by identity.
 #[derive(PartialEq, Eq, Hash)]
-struct Key {
+pub(crate) struct Key {
     name: String,
     operands: Vec<usize>,
     attributes: Vec<(String, usize)>,
     results: Vec<usize>,
+}
+
+impl Key {
+    /// `op`'s key were its operands `operands` (its own, or their copies).
+    pub(crate) fn of(op: MlirOperation, operands: &[MlirValue]) -> Key {
+        let mut attributes: Vec<(String, usize)> = attributes(op)
+            .into_iter()
+            .map(|(name, attr)| (name, attr.ptr as usize))
+            .collect();
+        attributes.sort();
+        Key {
+            name: op_name(op),
+            operands: operands.iter().map(|v| v.ptr as usize).collect(),
+            attributes,
+            results: results(op)
+                .iter()
+                .map(|&v| value_type(v).ptr as usize)
+                .collect(),
+        }
+    }
 }
 
 fn key(op: MlirOperation) -> Option<Key> {
@@ -43,20 +63,7 @@ fn key(op: MlirOperation) -> Option<Key> {
     if !successors(op).is_empty() {
         return None;
     }
-    let mut attributes: Vec<(String, usize)> = attributes(op)
-        .into_iter()
-        .map(|(name, attr)| (name, attr.ptr as usize))
-        .collect();
-    attributes.sort();
-    Some(Key {
-        name: op_name(op),
-        operands: operands(op).iter().map(|v| v.ptr as usize).collect(),
-        attributes,
-        results: results(op)
-            .iter()
-            .map(|&v| value_type(v).ptr as usize)
-            .collect(),
-    })
+    Some(Key::of(op, &operands(op)))
 }
 
 /// Known ops, innermost scope last.

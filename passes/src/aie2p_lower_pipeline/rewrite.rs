@@ -210,6 +210,9 @@ fn slot_from_cursor(
         insert_before(at, op);
         results(op).first().copied()
     };
+    let constant = |name: &str, value: i64| {
+        put(index_constant(named_location(ctx, name), value, index)).expect("a constant")
+    };
     let binary = |name: &'static str,
                   a: MlirValue,
                   b: MlirValue,
@@ -229,32 +232,17 @@ fn slot_from_cursor(
         ("static_indices", dense_i64_attr(ctx, &[0])),
     ];
     let slot = put(load.build()).expect("a load has a result");
-    let bytes = put(index_constant(
-        named_location(ctx, "slot_bytes"),
-        slot_bytes,
-        index,
-    ))
-    .expect("a constant");
-    let start = put(index_constant(
-        named_location(ctx, "slot_base"),
-        base,
-        index,
-    ))
-    .expect("a constant");
+    let bytes = constant("slot_bytes", slot_bytes);
+    let start = constant("slot_base", base);
     let within = put(binary(names::index::MUL, slot, bytes, index, vec![])).expect("a result");
     let at_byte = put(binary(names::index::ADD, within, start, index, vec![])).expect("a result");
     let mut cast = OpSpec::new(names::index::CAST, named_location(ctx, "slot_offset"));
     cast.operands = vec![at_byte];
     cast.results = vec![loom_type(ctx, "!buffer.offset")];
     let offset = put(cast.build()).expect("a cast has a result");
-    let one = put(index_constant(named_location(ctx, "slot_step"), 1, index)).expect("a constant");
+    let one = constant("slot_step", 1);
     let after = put(binary(names::index::ADD, slot, one, index, vec![])).expect("a result");
-    let slots = put(index_constant(
-        named_location(ctx, "slot_count"),
-        capacity,
-        index,
-    ))
-    .expect("a constant");
+    let slots = constant("slot_count", capacity);
     let wraps = put(binary(
         names::index::CMP,
         after,
@@ -263,8 +251,7 @@ fn slot_from_cursor(
         vec![("predicate", string_attr(ctx, "eq"))],
     ))
     .expect("a result");
-    let zero =
-        put(index_constant(named_location(ctx, "slot_first"), 0, index)).expect("a constant");
+    let zero = constant("slot_first", 0);
     let mut select = OpSpec::new(names::scf::SELECT, named_location(ctx, "next_slot"));
     select.operands = vec![wraps, zero, after];
     select.results = vec![index];

@@ -24,6 +24,7 @@ use super::copy::{copy_blocks, copy_op, erase_blocks, ValueMap};
 use super::counted::{same_block, CountedLoop};
 use super::drop_dead;
 use super::memory::{access, Access, Range};
+use crate::loom_cse::Key;
 use loom_dialects::ir::*;
 use loom_dialects::names::{cfg, index};
 use mlir_sys::{MlirBlock, MlirLocation, MlirOperation, MlirValue};
@@ -185,36 +186,6 @@ fn legal(nest: &Nest) -> bool {
     })
 }
 
-/// Merges copies of one computation within the jammed body: two ops with
-/// the same name, mapped operands, attributes and result types compute the
-/// same values (pure ops, and loads, since the jammed body writes nothing).
-#[derive(Default)]
-struct Numbering {
-    made: HashMap<Key, Vec<MlirValue>>,
-}
-
-type Key = (String, Vec<usize>, Vec<(String, usize)>, Vec<usize>);
-
-fn key(op: MlirOperation, map: &ValueMap) -> Key {
-    let mut attributes: Vec<(String, usize)> = attributes(op)
-        .into_iter()
-        .map(|(n, a)| (n, a.ptr as usize))
-        .collect();
-    attributes.sort();
-    (
-        op_name(op),
-        map.all(&operands(op))
-            .iter()
-            .map(|v| v.ptr as usize)
-            .collect(),
-        attributes,
-        results(op)
-            .iter()
-            .map(|&v| value_type(v).ptr as usize)
-            .collect(),
-    )
-}
-
 /// The latch's copy among one turn's copies of the rest.
 fn latch_copy(pairs: &[(MlirBlock, MlirBlock)], outer: &CountedLoop) -> MlirOperation {
     let copy = pairs
@@ -318,14 +289,17 @@ fn jam(nest: &Nest) -> Vec<MlirBlock> {
     }
 
     // The body: every turn's copy of the inner body, then one branch back.
-    let mut numbering = Numbering::default();
+    // Two ops with the same name, mapped operands, attributes and result
+    // types compute the same values (pure ops, and loads, since the jammed
+    // body writes nothing): the later copy reuses the earlier's.
+    let mut made: HashMap<Key, Vec<MlirValue>> = HashMap::new();
     let inner_ops = ops_of(inner.body[0]);
     let (&back, inner_body) = inner_ops.split_last().expect("a body ends in its branch");
     let mut passed_back: Vec<MlirValue> = Vec::new();
     for (t, map) in maps.iter_mut().enumerate() {
         for &op in inner_body {
-            let k = key(op, map);
-            if let Some(values) = numbering.made.get(&k) {
+            let k = Key::of(op, &map.all(&operands(op)));
+            if let Some(values) = made.get(&k) {
                 for (r, &v) in results(op).iter().zip(values) {
                     map.set(*r, v);
                 }
@@ -333,7 +307,7 @@ fn jam(nest: &Nest) -> Vec<MlirBlock> {
             }
             let copy = copy_op(op, map, &[]);
             append(body, copy);
-            numbering.made.insert(k, results(copy));
+            made.insert(k, results(copy));
         }
         let values = map.all(&operands(back));
         if t == 0 {

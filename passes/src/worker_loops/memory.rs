@@ -4,7 +4,7 @@
 //! are on different tiles or their byte ranges do not overlap.
 
 use loom_dialects::ir::*;
-use loom_dialects::names::{aie2p, buffer, vector, view};
+use loom_dialects::names::{aie2p, buffer, cfg, vector, view};
 use mlir_sys::{MlirOperation, MlirValue};
 
 /// How an op touches memory, for the transformations here.
@@ -61,7 +61,7 @@ fn is_view(value: MlirValue) -> bool {
 }
 
 fn is_branch(name: &str) -> bool {
-    name == loom_dialects::names::cfg::BR || name == loom_dialects::names::cfg::COND_BR
+    name == cfg::BR || name == cfg::COND_BR
 }
 
 /// The placed bytes `view` lies in: the whole tile buffer it is a view of.

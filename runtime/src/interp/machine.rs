@@ -1273,15 +1273,11 @@ impl<'p> Machine<'p> {
                 self.set(t, *d, Value::VecF32(out));
             }
             Op::Wrapping(op, a, b, d) => {
-                let v =
-                    integers::wrapping(*op, self.get(t, *a), self.get(t, *b)).ok_or_else(|| {
-                        let (x, y) = (self.get(t, *a).kind(), self.get(t, *b).kind());
-                        error(
-                            loc,
-                            format!("integer arithmetic on {x} and {y}"),
-                            Vec::new(),
-                        )
-                    })?;
+                let (x, y) = (self.get(t, *a), self.get(t, *b));
+                let Some(v) = integers::wrapping(*op, x, y) else {
+                    let what = format!("integer arithmetic on {} and {}", x.kind(), y.kind());
+                    return fail(loc, what);
+                };
                 self.set(t, *d, v);
             }
             Op::Mac(a, b, c, d) => {
