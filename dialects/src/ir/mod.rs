@@ -794,6 +794,43 @@ pub fn op_text(op: MlirOperation) -> String {
     printed(|f, d| unsafe { mlirOperationPrint(op, f, d) })
 }
 
+/// Prints ops of one module as `op_text` does, with one numbering of the
+/// module's values made once: `op_text` numbers (and verifies) the whole
+/// module for every op it prints, which is quadratic over a module's ops.
+pub struct OpPrinter {
+    flags: MlirOpPrintingFlags,
+    state: MlirAsmState,
+}
+
+impl OpPrinter {
+    /// A printer for the ops nested in `module`, a top-level op.
+    pub fn new(module: MlirOperation) -> OpPrinter {
+        // SAFETY: default flags, and a state over a live top-level op that
+        // lives as long as the printer (it is destroyed in `drop`).
+        unsafe {
+            let flags = mlirOpPrintingFlagsCreate();
+            let state = mlirAsmStateCreateForOperation(module, flags);
+            OpPrinter { flags, state }
+        }
+    }
+
+    /// The text of `op`, an op nested in the printer's module.
+    pub fn text(&self, op: MlirOperation) -> String {
+        // SAFETY: a live op of the module the state numbers.
+        printed(|f, d| unsafe { mlirOperationPrintWithState(op, self.state, f, d) })
+    }
+}
+
+impl Drop for OpPrinter {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once.
+        unsafe {
+            mlirAsmStateDestroy(self.state);
+            mlirOpPrintingFlagsDestroy(self.flags);
+        }
+    }
+}
+
 /// Emit `message` as an error at `location` through MLIR's diagnostics, so
 /// that it shows the source line like every other Loom diagnostic.
 pub fn emit_error(location: MlirLocation, message: &str) {

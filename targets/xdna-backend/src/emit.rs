@@ -153,6 +153,8 @@ fn iteration(op: MlirOperation) -> Result<Option<Iteration>, Diagnostic> {
 pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Built, Diagnostic> {
     let root = root.trim_start_matches('@');
     let symbols = symbols(module);
+    // Nothing here changes the module, so one numbering prints all of it.
+    let printer = OpPrinter::new(module);
     let Some(&function) = symbols.get(root) else {
         return Err(Diagnostic::error(
             "loom-compile",
@@ -218,7 +220,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
     for op in ops_of(entry) {
         let name = op_name(op);
         if name.starts_with("aie2p.") && name != names::aie2p::TILE_BUFFER {
-            command_stream.push(Value::String(op_text(op)));
+            command_stream.push(Value::String(printer.text(op)));
         }
         let configures = [
             names::aie2p::LOCK_INIT,
@@ -291,7 +293,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                     ));
                 }
                 let (bytes, program) = match options.worker_code {
-                    WorkerCode::LowIr => (low_ir_image(&symbols, worker), vec![]),
+                    WorkerCode::LowIr => (low_ir_image(&printer, &symbols, worker), vec![]),
                     WorkerCode::Machine => {
                         let locks = profile.limits.lock_value_max;
                         let code = crate::select::compile(worker, at, locks)?;
@@ -555,11 +557,15 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
 
 /// The image of a worker as Low IR: a module of its own, the worker and
 /// its core context, so a device can parse it alone.
-fn low_ir_image(symbols: &BTreeMap<String, MlirOperation>, worker: MlirOperation) -> Vec<u8> {
+fn low_ir_image(
+    printer: &OpPrinter,
+    symbols: &BTreeMap<String, MlirOperation>,
+    worker: MlirOperation,
+) -> Vec<u8> {
     let mut text = String::new();
     let context = symbol_ref(worker, "target").and_then(|t| symbols.get(&t).copied());
     for op in context.into_iter().chain([worker]) {
-        text.push_str(&op_text(op));
+        text.push_str(&printer.text(op));
         text.push_str("\n\n");
     }
     text.into_bytes()
