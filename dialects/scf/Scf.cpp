@@ -224,3 +224,55 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
     return known.getValue().isZero() ? getFalseValue() : getTrueValue();
   return {};
 }
+
+//===-- scf.pick ----------------------------------------------------------===//
+// scf.pick %index [%a, %b, ...] : T
+
+ParseResult PickOp::parse(OpAsmParser &parser, OperationState &result) {
+  UnresolvedOperand index;
+  SmallVector<UnresolvedOperand> choices;
+  Type type;
+  if (parser.parseOperand(index) ||
+      parser.parseOperandList(choices, OpAsmParser::Delimiter::Square) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parseLoomType(parser, type))
+    return failure();
+  if (parser.resolveOperand(index, parser.getBuilder().getIndexType(), result.operands))
+    return failure();
+  for (UnresolvedOperand &choice : choices)
+    if (parser.resolveOperand(choice, type, result.operands))
+      return failure();
+  result.addTypes(type);
+  return success();
+}
+
+void PickOp::print(OpAsmPrinter &p) {
+  p << ' ' << getIndex() << " [";
+  llvm::interleaveComma(getChoices(), p);
+  p << ']';
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : ";
+  printLoomType(p, *this, getResult().getType());
+}
+
+LogicalResult PickOp::verify() {
+  if (getChoices().empty())
+    return emitOpError("needs at least one choice");
+  for (Value choice : getChoices())
+    if (choice.getType() != getResult().getType())
+      return emitOpError("choices must have the result's type ")
+             << getResult().getType() << ", got " << choice.getType();
+  return verifyNoDependentTypes(*this, getResult().getType(), "pick");
+}
+
+/// A known index in range picks its choice; one outside is left for the
+/// interpreter's run-time error.
+OpFoldResult PickOp::fold(FoldAdaptor adaptor) {
+  auto known = llvm::dyn_cast_or_null<IntegerAttr>(adaptor.getIndex());
+  if (!known)
+    return {};
+  int64_t at = known.getValue().getSExtValue();
+  if (at < 0 || at >= static_cast<int64_t>(getChoices().size()))
+    return {};
+  return getChoices()[at];
+}

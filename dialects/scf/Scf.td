@@ -77,6 +77,25 @@ def Scf_YieldOp : Scf_Op<"yield", [Pure, Terminator, ReturnLike,
   let builders = [OpBuilder<(ins), [{ }]>];
 }
 
+def Scf_PickOp : Scf_Op<"pick", [Pure]> {
+  let summary = "Choose one of several values by an index";
+  let description = [{
+    ```
+    %mine = scf.pick %core [%in_0, %in_1, %in_2, %in_3] : channel<tile<64x64xi8>>
+    ```
+    The result is the choice at position `%index` (0-based); every choice
+    has the result's type. An index outside the choices is a run-time error.
+    A known index folds to its choice, so an SPMD instance's coordinate
+    picks its own channel, buffer or view once `loom-expand-instances` makes
+    it a constant.
+  }];
+  let arguments = (ins Index:$index, Variadic<AnyType>:$choices);
+  let results = (outs AnyType:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Scf_SelectOp : Scf_Op<"select", [Pure, AllTypesMatch<["true_value", "false_value", "result"]>]> {
   let summary = "Choose one of two values";
   let description = [{

@@ -186,6 +186,33 @@ LogicalResult MacOp::verify() {
   return success();
 }
 
+LogicalResult MmacOp::verify() {
+  VectorType a = vectorOf(getLhs()), b = vectorOf(getRhs()), acc = vectorOf(getAccumulator());
+  if (failed(verifyOneDimensional(*this, a)) || failed(verifyOneDimensional(*this, b)) ||
+      failed(verifyOneDimensional(*this, acc)))
+    return failure();
+  ArrayRef<int64_t> shape = getShape();
+  if (shape.size() != 3 || llvm::any_of(shape, [](int64_t d) { return d < 1; }))
+    return emitOpError("shape must be [m, k, n], three positive sizes");
+  int64_t m = shape[0], k = shape[1], n = shape[2];
+  Type lane = a.getElementType(), sum = acc.getElementType();
+  if (b.getElementType() != lane)
+    return emitOpError("multiplies blocks of one element type, got ") << a << " and " << b;
+  bool integers = (lane.isSignlessInteger(8) || lane.isSignlessInteger(16)) &&
+                  sum.isSignlessInteger(32);
+  if (!integers && !(lane.isBF16() && sum.isF32()))
+    return emitOpError("multiplies i8 or i16 blocks into i32, or bf16 blocks into f32, got ")
+           << a << " and " << acc;
+  auto check = [&](VectorType type, int64_t rows, int64_t columns, StringRef what) -> LogicalResult {
+    if (type.getNumElements() == rows * columns)
+      return success();
+    return emitOpError() << what << " must be a " << rows << " x " << columns << " block ("
+                         << rows * columns << " lanes), got " << type.getNumElements() << " lanes";
+  };
+  return success(succeeded(check(a, m, k, "lhs")) && succeeded(check(b, k, n, "rhs")) &&
+                 succeeded(check(acc, m, n, "accumulator")));
+}
+
 LogicalResult SrsOp::verify() {
   VectorType input = vectorOf(getInput()), result = vectorOf(getResult());
   if (failed(verifyOneDimensional(*this, input)) || failed(verifyOneDimensional(*this, result)))

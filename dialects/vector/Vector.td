@@ -171,6 +171,32 @@ def Vector_MacOp : Vector_Op<"mac", [Pure, AllTypesMatch<["lhs", "rhs"]>,
   let hasVerifier = 1;
 }
 
+def Vector_MmacOp : Vector_Op<"mmac", [Pure, AllTypesMatch<["accumulator", "result"]>]> {
+  let summary = "Matrix multiply-accumulate of row-major blocks, widening";
+  let description = [{
+    ```
+    %next = vector.mmac [8, 8, 8] %a, %b, %acc : vector<64xi8>, vector<64xi8>, vector<64xi32>
+    %sum = vector.mmac [4, 8, 8] %x, %w, %partial : vector<32xbf16>, vector<64xbf16>, vector<32xf32>
+    ```
+    With shape [m, k, n], %a is an m x k block, %b a k x n block and %acc an
+    m x n block, each row-major in its lanes. Element (i, j) of the result
+    is acc(i, j) plus the sum over p of a(i, p) * b(p, j): exact products
+    with a wrapping 32-bit sum for i8 or i16 inputs into i32, and for bf16
+    inputs into f32 the products added in order of p, each sum rounded to
+    f32 (docs/semantics.md). The AIE's matrix multiply-accumulate
+    (aie::mmul); [8, 8, 8] for i8 and [4, 8, 8] for bf16 are the shapes its
+    multiply-accumulate unit takes in one operation.
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$shape, AnyVectorOfNonZeroRank:$lhs,
+                   AnyVectorOfNonZeroRank:$rhs, AnyVectorOfNonZeroRank:$accumulator);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $shape $lhs `,` $rhs `,` $accumulator attr-dict `:` custom<LoomType>(type($lhs)) `,`
+    custom<LoomType>(type($rhs)) `,` custom<LoomType>(type($accumulator))
+  }];
+  let hasVerifier = 1;
+}
+
 def Vector_SrsOp : Vector_Op<"srs", [Pure]> {
   let summary = "Shift right, round and saturate each i32 lane to a narrower integer";
   let description = [{

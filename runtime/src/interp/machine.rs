@@ -3,6 +3,7 @@
 //! `docs/semantics.md` (deadlock, record ownership, bounds, assume facts).
 
 use super::integers;
+use super::matmul;
 use super::program::{
     BlockId, Dim, FloatOp, FuncId, Index, Inst, IntOp, Op, Predicate, Program, Reg,
 };
@@ -1291,6 +1292,35 @@ impl<'p> Machine<'p> {
                     );
                     return fail(loc, what);
                 };
+                self.set(t, *d, v);
+            }
+            Op::Mmac(shape, a, b, c, d) => {
+                let (x, y, acc) = (self.get(t, *a), self.get(t, *b), self.get(t, *c));
+                let Some(v) = matmul::mmac(*shape, x, y, acc) else {
+                    let what = format!(
+                        "vector.mmac [{}, {}, {}] of {}, {} into {}",
+                        shape.m,
+                        shape.k,
+                        shape.n,
+                        x.kind(),
+                        y.kind(),
+                        acc.kind()
+                    );
+                    return fail(loc, what);
+                };
+                self.set(t, *d, v);
+            }
+            Op::Pick(index, choices, d) => {
+                self.check_operands(t, choices, loc)?;
+                let at = self.int(t, *index, loc)?;
+                let Some(&choice) = usize::try_from(at).ok().and_then(|i| choices.get(i)) else {
+                    let what = format!(
+                        "scf.pick index {at} is outside its {} choices",
+                        choices.len()
+                    );
+                    return fail(loc, what);
+                };
+                let v = self.get(t, choice).clone();
                 self.set(t, *d, v);
             }
             Op::Srs(a, shift, elem, d) => {

@@ -9,6 +9,7 @@
 
 pub mod integers;
 pub mod machine;
+pub mod matmul;
 pub mod program;
 pub mod tiles;
 pub mod timeline;

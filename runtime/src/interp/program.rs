@@ -4,6 +4,7 @@
 //! the compiler's output; loom-translate (runtime/translate) reads a
 //! verified module into this form.
 
+use super::matmul::Shape;
 use super::value::{Elem, Value};
 use loom_targets::Tile;
 use std::collections::HashMap;
@@ -82,6 +83,10 @@ pub enum Op {
     Wrapping(IntOp, Reg, Reg, Reg),
     /// `vector.mac`: lhs, rhs, accumulator, result.
     Mac(Reg, Reg, Reg, Reg),
+    /// `vector.mmac`: block shape, lhs, rhs, accumulator, result.
+    Mmac(Shape, Reg, Reg, Reg, Reg),
+    /// `scf.pick`: index, choices, result.
+    Pick(Reg, Vec<Reg>, Reg),
     /// `vector.srs`: input, shift, the narrower lane type, result.
     Srs(Reg, u32, Elem, Reg),
     Extract(Reg, usize, Reg),

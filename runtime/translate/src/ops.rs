@@ -5,6 +5,7 @@ use crate::types::{elem_of, float_constant, unsupported_lanes, vector_lanes, vie
 use crate::{ffi, Result, Translator};
 use loom_dialects::ir::*;
 use loom_dialects::names;
+use loom_runtime::interp::matmul::Shape;
 use loom_runtime::interp::program::{BlockId, Dim, FloatOp, IntOp, Lock, Op, Predicate};
 use loom_runtime::interp::value::{Elem, Value};
 use loom_targets::Tile;
@@ -142,6 +143,29 @@ impl Translator {
             names::vector::MAC => {
                 let (a, b, c) = (r!(ins[0]), r!(ins[1]), r!(ins[2]));
                 Op::Mac(a, b, c, body.define(outs[0]))
+            }
+            names::vector::MMAC => {
+                let shape = attribute(op, "shape")
+                    .map(dense_i64_values)
+                    .unwrap_or_default();
+                let [m, k, n] = shape[..] else {
+                    return self.error(op, "vector.mmac needs a shape [m, k, n]".into());
+                };
+                let shape = Shape {
+                    m: m as usize,
+                    k: k as usize,
+                    n: n as usize,
+                };
+                let (a, b, c) = (r!(ins[0]), r!(ins[1]), r!(ins[2]));
+                Op::Mmac(shape, a, b, c, body.define(outs[0]))
+            }
+            names::scf::PICK => {
+                let index = r!(ins[0]);
+                let mut choices = Vec::with_capacity(ins.len() - 1);
+                for &choice in &ins[1..] {
+                    choices.push(r!(choice));
+                }
+                Op::Pick(index, choices, body.define(outs[0]))
             }
             names::vector::SRS => {
                 let elem = elem_of(value_type(outs[0])).expect("verified srs lanes are integers");
