@@ -440,6 +440,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         }
         erase(op);
     }
+    reshape_reinterprets(function)?;
     for &(alloca, index) in &worker.private {
         let placed = &plan.placed[index];
         let name = value_name(results(alloca)[0]);
@@ -735,6 +736,32 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
         if let Some(&op) = symbols(module).get(&name) {
             erase(op);
         }
+    }
+    Ok(())
+}
+
+/// A `view.reinterpret` in tile code, between row-major views (the plan
+/// refuses strided ones), becomes a `buffer.view` of the same bytes at the
+/// same offset with the reinterpreted shape: the code generator and the
+/// cores address every view of a tile buffer by its own shape.
+fn reshape_reinterprets(function: MlirOperation) -> Result<(), Refusal> {
+    for op in walk(function) {
+        if op_name(op) != names::view::REINTERPRET {
+            continue;
+        }
+        let input = operands(op)[0];
+        let source = owner_op(input);
+        if op_name(source) != names::buffer::VIEW {
+            return refuse(op, "tile code reinterprets only a view of a tile buffer (a record, a slot or a private buffer)".into());
+        }
+        let result = results(op)[0];
+        let mut view = OpSpec::new(names::buffer::VIEW, location(op));
+        view.operands = operands(source)[..2].to_vec();
+        view.results = vec![value_type(result)];
+        let view = view.build();
+        insert_before(op, view);
+        replace_all_uses(result, results(view)[0]);
+        erase(op);
     }
     Ok(())
 }
