@@ -19,6 +19,10 @@ use mlir_sys::*;
 /// origins, counts and strides, two each.
 pub(crate) const SELECTION: &str = "loom.selection";
 
+/// The attribute an expanded strand keeps its instance's coordinates in,
+/// `[i, j]` within the authored selection (what `pipeline.instance` gave).
+pub(crate) const INSTANCE: &str = "loom.instance";
+
 inventory::submit! {
     PassInfo {
         argument: "loom-expand-instances",
@@ -63,6 +67,7 @@ fn run(module: MlirOperation, _options: &str) -> Result<(), ()> {
                     .copied()
                     .collect();
                 set_attribute(copy, SELECTION, dense_i64_attr(ctx, &authored));
+                set_attribute(copy, INSTANCE, dense_i64_attr(ctx, &[i, j]));
                 insert_before(strand, copy);
                 place_instance(copy, [i, j]);
             }

@@ -268,6 +268,15 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
     // A worker is a singleton strand's one instance (the plan refuses wider
     // selections), so its coordinates are (0, 0).
     crate::loom_expand_instances::place_instance(function, [0, 0]);
+    // An SPMD instance's worker says which: the compile report lists it.
+    for name in [
+        crate::loom_expand_instances::SELECTION,
+        crate::loom_expand_instances::INSTANCE,
+    ] {
+        if let Some(value) = attribute(worker.strand, name) {
+            set_attribute(function, name, value);
+        }
+    }
     let ctx = context(function);
     let entry = body(function);
     let params = arguments(entry);

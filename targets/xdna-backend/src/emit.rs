@@ -320,7 +320,12 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                     core_bring_up(profile, at, program)
                         .map_err(|e| fail(op, format!("tile {at}: {e}")))?,
                 );
-                tiles.entry(at).or_default().image = Some((image.clone(), bytes.len()));
+                let usage = tiles.entry(at).or_default();
+                usage.image = Some((image.clone(), bytes.len()));
+                let list = |name| attribute(worker, name).map(dense_i64_values);
+                usage.instance = list("loom.selection")
+                    .filter(|s| s.len() == 6)
+                    .zip(list("loom.instance").filter(|c| c.len() == 2));
                 images.push(TileImage {
                     column: at.column,
                     row: at.row,

@@ -28,6 +28,9 @@ pub(crate) struct TileUse {
     /// through has these alone).
     pub switch: Vec<String>,
     pub image: Option<(String, usize)>,
+    /// The SPMD strand instance the worker runs, when it runs one: the
+    /// authored selection (origins, counts, strides) and its coordinates.
+    pub instance: Option<(Vec<i64>, Vec<i64>)>,
     /// The worker's machine code, when it was compiled to it.
     pub machine: Option<MachineCode>,
 }
@@ -90,6 +93,12 @@ pub(crate) fn report(
                 "dma_channels": {"s2mm_used": distinct(&usage.s2mm), "s2mm_available": budget.s2mm, "mm2s_used": distinct(&usage.mm2s), "mm2s_available": budget.mm2s},
                 "stream_switch": usage.switch.iter().filter(|what| what.contains(" master ")).collect::<Vec<_>>(),
             });
+            if let Some((selection, coordinates)) = &usage.instance {
+                tile["strand_instance"] = json!({
+                    "selection": {"origins": &selection[0..2], "counts": &selection[2..4], "strides": &selection[4..6]},
+                    "coordinates": coordinates,
+                });
+            }
             match (&usage.image, &usage.machine) {
                 (Some((image, elf_bytes)), Some(m)) => {
                     let budget = profile.core_tile.program_memory_bytes;
