@@ -174,6 +174,12 @@ done
 step "loom-test $INTEGERS --device=sim --scenario=add --scenario=scalars   (the integer kernels the code generator selects, as machine code: vadd.32, scalar i8)"
 "$BIN/loom-test" $INTEGERS --device=sim --scenario=add --scenario=scalars --data-dir="$OUT" | cut -c1-160 | sed 's/^/  /'
 
+GEMM=examples/whole-array-gemm-i8.loom
+step "loom-test $GEMM --device=sim --core=lowir   (C = A B on all 32 cores: A broadcast along the rows, B down the columns, 8x8x8 vector.mmac; checked bit for bit)"
+"$BIN/loom-test" $GEMM --device=sim --core=lowir | cut -c1-200 | sed 's/^/  /'
+step "loom-test ${GEMM%-i8.loom}-bf16.loom --device=sim --core=lowir   (the same in bf16 into f32)"
+"$BIN/loom-test" ${GEMM%-i8.loom}-bf16.loom --device=sim --core=lowir | cut -c1-200 | sed 's/^/  /'
+
 step "loom-test $EXAMPLE --device=xdna   (an NPU through the amdxdna driver, docs/xdna-runtime.md)"
 "$BIN/loom-test" $EXAMPLE --device=xdna 2>&1 | sed 's/^/  /' || true
 
