@@ -55,6 +55,7 @@ bench:
 	$(MAKE) build PROFILE=release
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench.sh
 	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench-pipeline.sh
+	LOOM_BIN_DIR=$(abspath target/release) ./scripts/bench-gemm.sh
 	cargo bench -p loom-tools --bench interp
 	cargo bench -p loom-tools --bench sim
 	cargo bench -p loom-aie2p-isa --bench isa

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Whole-array GEMM benchmark (`make bench`, see docs/PERFORMANCE.md,
+# "Whole-array GEMM").
+#
+# For i8 (into i32) and bf16 (into f32), 512^3 and 2048^3 on the 32 cores,
+# in the simulator's cycle model (Low IR core: each worker op one modelled
+# cycle) at the AIE clock measured on Strix Halo, 1.8 GHz:
+#   - one invocation computes a 256 x 512 block of C over all of K (a core's
+#     pair of blocks must fit its 64 KiB), so 512^3 is 2 invocations of the
+#     256 x 512 x 512 design and 2048^3 is 32 of the 256 x 512 x 2048 design
+#     with rows of 2048 elements; the invocations are identical in the
+#     model (its cycles do not depend on the values), so one is simulated
+#     and the figure is that many times its cycles (the host's submission
+#     between invocations is not modelled);
+#   - the 512 designs run on the reference's data and are checked bit for
+#     bit; the 2048 ones bind zeros (the pure-Python reference would take
+#     minutes) and are checked by nothing but the run;
+#   - the peak is 32 cores x one vector.mmac a cycle: 8x8x8 = 512 MACs (i8),
+#     4x8x8 = 256 (bf16), 2 operations per MAC: 59.0 TOPS and 29.5 TFLOP/s.
+# The compile time of the 32-core i8 design is measured with hyperfine
+# against mlir-opt parsing, verifying and printing its generic form.
+#
+# Environment: LOOM_BIN_DIR (default target/release), LOOM_LLVM_PREFIX
+# (default /usr/lib/llvm-22), BENCH_RUNS (default 10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=${LOOM_BIN_DIR:-target/release}
+LLVM_BIN=${LOOM_LLVM_PREFIX:-/usr/lib/llvm-22}/bin
+RUNS=${BENCH_RUNS:-10}
+for tool in "$BIN/loom-test" "$BIN/loom-compile" "$BIN/loom-format" "$LLVM_BIN/mlir-opt"; do
+  [ -x "$tool" ] || { echo "bench: $tool not found (build with: cargo build --release --bins)" >&2; exit 1; }
+done
+command -v hyperfine >/dev/null || { echo "bench: hyperfine is required (scripts/bench.sh installs it)" >&2; exit 1; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+GEN=scripts/examples/whole_array_gemm.py
+REF=scripts/reference/whole_array_gemm.py
+
+# name dtype K chunk row-length check invocations-of-the-problem
+DESIGNS=(
+  "i8-512 i8 512 64 512 yes 2"
+  "i8-2048 i8 2048 64 2048 no 32"
+  "bf16-512 bf16 512 32 512 yes 2"
+  "bf16-2048 bf16 2048 32 2048 no 32"
+)
+: > "$WORK/figures.txt"
+for design in "${DESIGNS[@]}"; do
+  read -r name dtype k chunk ld check times <<< "$design"
+  dir="$WORK/$name"
+  mkdir -p "$dir"
+  if [ "$check" = yes ]; then
+    python3 $GEN --dtype "$dtype" --m 256 --n 512 --k "$k" --chunk "$chunk" --out "$dir/gemm.loom"
+    python3 $REF --dtype "$dtype" --m 256 --n 512 --k "$k" --out "$dir/data/whole-array-gemm-$dtype"
+  else
+    python3 $GEN --dtype "$dtype" --m 256 --n 512 --k "$k" --chunk "$chunk" --ldb "$ld" --ldc "$ld" \
+      --timing-only --out "$dir/gemm.loom"
+  fi
+  line=$("$BIN/loom-test" "$dir/gemm.loom" --device=sim --core=lowir --max-steps=100000000 | head -1)
+  case "$line" in PASS*) ;; *) echo "bench: $name did not pass: $line" >&2; exit 1 ;; esac
+  cycles=$(sed -nE 's/.* ([0-9]+) modelled cycles.*/\1/p' <<< "$line")
+  echo "$name $dtype $k $times $cycles $check" >> "$WORK/figures.txt"
+  echo "bench: $name: $line"
+done
+
+"$BIN/loom-format" "$WORK/i8-512/gemm.loom" --to=mlir -o "$WORK/gemm.mlir"
+COMPILE=("$BIN/loom-compile" "$WORK/i8-512/gemm.loom" --root=gemm --worker-code=lowir -o /dev/null)
+PARSE_REF=("$LLVM_BIN/mlir-opt" --allow-unregistered-dialect "$WORK/gemm.mlir" -o /dev/null)
+quote() { printf '%q ' "$@"; }
+hyperfine --style none -N --warmup 2 --runs "$RUNS" --export-json "$WORK/compile.json" \
+  -n loom-compile "$(quote "${COMPILE[@]}")" -n mlir-opt "$(quote "${PARSE_REF[@]}")" >/dev/null
+
+python3 - "$WORK/figures.txt" "$WORK/compile.json" <<'PY'
+import json, sys
+CLOCK = 1.8e9
+PEAK = {"i8": 32 * 512 * 2 * CLOCK, "bf16": 32 * 256 * 2 * CLOCK}
+print()
+print("Whole-array GEMM, simulator cycle model (Low IR core), 1.8 GHz; unverified on hardware")
+print(f"{'problem':<14}{'invocation':>22}{'cycles each':>13}{'total cycles':>14}{'rate':>16}{'of peak':>9}  checked")
+for line in open(sys.argv[1]):
+    name, dtype, k, times, cycles, check = line.split()
+    times, cycles, size = int(times), int(cycles), 512 if k == "512" else 2048
+    total = times * cycles
+    rate = 2 * size ** 3 / (total / CLOCK)
+    unit = "TOPS" if dtype == "i8" else "TFLOP/s"
+    print(f"{dtype + ' ' + str(size) + '^3':<14}{f'{times} x 256x512x{k}':>22}{cycles:>13,}{total:>14,}"
+          f"{rate / 1e12:>9.2f} {unit:<7}{100 * rate / PEAK[dtype]:>8.1f}%  {'bit-exact' if check == 'yes' else 'no (zeros)'}")
+results = {r["command"]: r for r in json.load(open(sys.argv[2]))["results"]}
+loom, ref = results["loom-compile"]["median"], results["mlir-opt"]["median"]
+print()
+print(f"compile of the 32-core i8 design (256x512x512): loom-compile {loom * 1000:.1f} ms median, "
+      f"mlir-opt parse+verify+print of its generic form {ref * 1000:.1f} ms: {loom / ref:.2f}x")
+PY
