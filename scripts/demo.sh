@@ -189,5 +189,5 @@ step "loom-compile $EXAMPLE --root=@ffn_gate_up_quadratic_bf16 --config=ffn_gate
 
 printf '\nThe artifacts above run on the isa core carry AIE2P machine code (device_loadable: true) and are\n'
 printf 'unverified on hardware: nothing has run on an NPU. Their vector results rest on the isa core'"'"'s\n'
-printf 'documented assumptions A1-A10. The --core=lowir runs (the integer kernels, the whole-array GEMM)\n'
+printf 'documented assumptions A1-A11. The --core=lowir runs (the integer kernels, the whole-array GEMM)\n'
 printf 'carry Low IR, which no NPU loads: vector.mmac and integer vector multiplies are not selected yet.\n'

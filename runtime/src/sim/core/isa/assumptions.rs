@@ -55,6 +55,18 @@
 //!   crF2FMask are read only for their timing.
 //! - **A10 `vclr`** sets every bit of the accumulator to zero (its name;
 //!   no ISel pattern selects it).
+//! - **A11 the int8 matrix multiply-accumulate** (`vmac`/`vmul dm, [dm,]
+//!   x, x, r`, VMAC/VMUL_vmul_cm_core_X_X) under a mode word of amode
+//!   I32 (0), bmode 8x8 (1), cmode 0, no shift or negation, either
+//!   operand signed or not (bits 9 and 8) and dynZeroAccum: lane 8i + j of
+//!   the 64 i32 lanes is acc(8i + j) plus the sum over p of x1(8i + p)
+//!   x2(8p + j), x1 and x2 64 int8 each, all row-major, the sum wrapping
+//!   at 32 bits. The word is llvm-aie's `mac_8x8_8x8` (aie2p_vmult.h at
+//!   07ff079b: 0x308 signed by signed); the layout is the AIE API's
+//!   `mmul<8, 8, 8, int8, int8>` contract (row-major A, B and C, passed to
+//!   that intrinsic unshuffled) and iree-amd-aie's lowering of a row-major
+//!   8x8x8 `vector.contract` to it (docs/research/int8-matmul). No ISA
+//!   document states it; other modes are refused.
 
 use crate::numerics::{bf16_to_f32, f32_to_bf16};
 
@@ -115,6 +127,41 @@ pub fn zero_accumulator(conf: u32) -> Result<bool, String> {
             (conf >> 5) & 7,
             conf & !0xFF
         )),
+    }
+}
+
+/// A11: whether `conf` is a modelled int8 8x8 mode word, and then
+/// (zero accumulator, x1 signed, x2 signed).
+pub fn int8_matrix_mode(conf: u32) -> Result<(bool, bool, bool), String> {
+    // Everything but dynZeroAccum and the two sign bits must be bmode 8x8.
+    if conf & !0x301 != 0x8 {
+        return Err(format!(
+            "mode word {conf:#x} (amode {}, bmode {}, cmode {}, other bits {:#x}): the isa core \
+             models only the int8 8x8 matrix words of llvm-aie's mac_8x8_8x8 (amode I32, bmode \
+             8x8, cmode 0, any signedness, with or without dynZeroAccum; 0x308 is signed by \
+             signed)",
+            (conf >> 1) & 3,
+            (conf >> 3) & 3,
+            (conf >> 5) & 7,
+            conf & !0x3FF
+        ));
+    }
+    Ok((conf & 1 != 0, conf & 0x200 != 0, conf & 0x100 != 0))
+}
+
+/// A11: acc + x1 x2 for 8x8 blocks of int8 (64 lanes each, as bytes,
+/// row-major) into 64 i32 lanes, wrapping.
+pub fn int8_matrix(acc: &mut [u32], x1: &[u8], x2: &[u8], signed: (bool, bool)) {
+    let value = |b: u8, signed: bool| if signed { b as i8 as i32 } else { b as i32 };
+    for i in 0..8 {
+        for p in 0..8 {
+            let a = value(x1[8 * i + p], signed.0);
+            for j in 0..8 {
+                let b = value(x2[8 * p + j], signed.1);
+                let lane = &mut acc[8 * i + j];
+                *lane = (*lane as i32).wrapping_add(a * b) as u32;
+            }
+        }
     }
 }
 

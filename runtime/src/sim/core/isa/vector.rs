@@ -3,7 +3,7 @@
 //! (issue 16) and their near kin. The meaning of each comes from llvm-aie's
 //! instruction selection (AIE2PInstrPatterns.td at 06a420bf, the aie2p
 //! headers' intrinsics); where those leave it open the choice is in
-//! `assumptions` (A1-A10), which this module only applies.
+//! `assumptions` (A1-A11), which this module only applies.
 //!
 //! - `vlda`/`vldb` load and `vst` stores the register's width (x: 64 bytes,
 //!   w: 32, bm: 64) at an address aligned to it, in the scalar loads'
@@ -14,6 +14,9 @@
 //! - `vmac.f`/`vmsc.f`/`vmul.f dm, [dm,] x, x, r` (X_X): lane i of 32 is
 //!   acc[i] +/- x1[i] * x2[i] in binary32 (int_aie2p_I512_I512_ACC*_bf_mac/
 //!   msc/mul_conf; `fmul v32bf16`), under mode word r (A7).
+//! - `vmac`/`vmul dm, [dm,] x, x, r` (VMAC/VMUL_vmul_cm_core_X_X): an 8x8
+//!   int8 block times an 8x8 int8 block into 64 i32 lanes, row-major, under
+//!   the int8 8x8 mode words of `mac_8x8_8x8` (A11).
 //! - `vadd.f`/`vsub.f dm, dm, dm, r`: lane-wise over 64 lanes
 //!   (`fadd ACC2048` selects VADD_f with accfp32_vecconf).
 //! - `vconv.bf16.fp32 x, cm` / `w, bm`: each lane to bf16 (int_aie2p_
@@ -79,6 +82,8 @@ pub fn of(name: &str) -> Option<Semantics> {
         "VMAC_f_vmac_bf_vmul_bf_core_X_X" => |x| multiply(x, Some(1.0)),
         "VMSC_f_vmac_bf_vmul_bf_core_X_X" => |x| multiply(x, Some(-1.0)),
         "VMUL_f_vmul_bf_vmul_bf_core_X_X" => |x| multiply(x, None),
+        "VMAC_vmul_cm_core_X_X" => |x| int8_matrix(x, true),
+        "VMUL_vmul_cm_core_X_X" => |x| int8_matrix(x, false),
         "VADD_f_vmac_cm2_add_reg" => |x| add(x, 1.0),
         "VSUB_f_vmac_cm2_add_reg" => |x| add(x, -1.0),
         "VCLR" => |x| {
@@ -195,6 +200,30 @@ fn multiply(x: &mut Exec, sign: Option<f32>) -> Result<(), String> {
     }
     x.write_words(Name::Dst, out)?;
     x.put_words(buffers);
+    x.keep_implicit()
+}
+
+/// `vmac` (accumulating) and `vmul` of two 8x8 int8 blocks into 64 i32
+/// lanes (A11).
+fn int8_matrix(x: &mut Exec, accumulate: bool) -> Result<(), String> {
+    let conf = x.read(Name::Acc)?;
+    let (zero, x1_signed, x2_signed) = a::int8_matrix_mode(conf)?;
+    let bytes = |words: &[u32]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    let (s1, s2) = (
+        bytes(&x.read_words(Name::S1)?),
+        bytes(&x.read_words(Name::S2)?),
+    );
+    let words = x.width(Name::Dst)?;
+    let mut out: Vec<u32> = if accumulate {
+        x.read_words(Name::Acc1)?.to_vec() // read even if zeroed: its timing counts
+    } else {
+        vec![0; words]
+    };
+    if zero {
+        out.fill(0);
+    }
+    a::int8_matrix(&mut out, &s1, &s2, (x1_signed, x2_signed));
+    x.write_words(Name::Dst, &out)?;
     x.keep_implicit()
 }
 

@@ -1,5 +1,5 @@
 //! The vector instructions on small programs, each result checked against
-//! a plain Rust computation of the same lanes (assumptions.rs A1-A10).
+//! a plain Rust computation of the same lanes (assumptions.rs A1-A11).
 
 use super::tests::{message, options, register, run_alone};
 use super::{IsaCores, Options};
@@ -381,4 +381,62 @@ fn integer_lanes_add_and_subtract_wrapping() {
             "32-bit lane {i}"
         );
     }
+}
+
+/// `vmac dm, dm, x, x, r` under 0x308 (signed int8 8x8): the row-major
+/// block product added to the accumulator, lane 8i + j of 64 i32 lanes;
+/// `vmul` under 0x208 (x1 signed, x2 unsigned) overwrites. Checked against
+/// the sums written out here; another mode word is refused.
+#[test]
+fn int8_blocks_multiply_accumulate_row_major() {
+    let a: Vec<u8> = (0..64).map(|i| (i * 29 + 3) as u8).collect();
+    let b: Vec<u8> = (0..64).map(|i| (200 - i * 7) as u8).collect();
+    let acc: Vec<u8> = (0..64u32)
+        .flat_map(|i| (i * 1000).wrapping_sub(30_000).to_le_bytes())
+        .collect();
+    let mut bytes = a.clone();
+    bytes.extend(&b);
+    bytes.extend(&acc);
+    let data = vec![segment(0x400, bytes)];
+    let lines = [
+        "movxm p0, #459776", // 0x70400: a, b, the accumulator
+        "movxm p1, #461824", // 0x70c00: two results of 256 bytes
+        "movx r0, #776",     // 0x308: signed by signed
+        "movx r1, #520",     // 0x208: signed by unsigned
+        "vlda x0, [p0, #0]",
+        "vlda x1, [p0, #64]",
+        "vlda bmll0, [p0, #128]",
+        "vlda bmlh0, [p0, #192]",
+        "vlda bmhl0, [p0, #256]",
+        "vlda bmhh0, [p0, #320]",
+        "vmac dm0, dm0, x0, x1, r0",
+        "vmul dm1, x0, x1, r1",
+        "vst bmll0, [p1, #0]",
+        "vst bmlh0, [p1, #64]",
+        "vst bmhl0, [p1, #128]",
+        "vst bmhh0, [p1, #192]",
+        "vst bmll1, [p1, #256]",
+        "vst bmlh1, [p1, #320]",
+        "vst bmhl1, [p1, #384]",
+        "vst bmhh1, [p1, #448]",
+    ];
+    let (mut cores, result) = run(&lines, data);
+    result.unwrap();
+    let out = memory(&mut cores, 0xc00, 512);
+    let lane = |v: &[u8], k: usize| i32::from_le_bytes(v[4 * k..4 * k + 4].try_into().unwrap());
+    for i in 0..8 {
+        for j in 0..8 {
+            let (mut mac, mut mul) = (lane(&acc, 8 * i + j), 0i32);
+            for p in 0..8 {
+                let x = a[8 * i + p] as i8 as i32;
+                mac = mac.wrapping_add(x * (b[8 * p + j] as i8 as i32));
+                mul += x * b[8 * p + j] as i32;
+            }
+            assert_eq!(lane(&out, 8 * i + j), mac, "vmac lane ({i}, {j})");
+            assert_eq!(lane(&out[256..], 8 * i + j), mul, "vmul lane ({i}, {j})");
+        }
+    }
+    let refused = ["movx r0, #780", "vmul dm1, x0, x1, r0"]; // 0x30c: bmode 16x8
+    let error = run(&refused, vec![]).1.unwrap_err();
+    assert!(error.contains("mode word 0x30c"), "{error}");
 }
