@@ -4,13 +4,14 @@
 //! encoder rules, so a bad instruction is a typed error here, never a
 //! panic or a wrong encoding later.
 
-use crate::class::RegClass;
+use crate::class::{Part, RegClass};
 use crate::error::BuildError;
 use crate::function::{
     Block, BlockId, MachineFunction, MachineInst, MachineOperand, Terminator, VReg,
 };
 use crate::location::SourceLocation;
 use loom_aie2p_isa::{isa, Opcode, Operand, OperandKind, Value};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -352,8 +353,12 @@ impl FunctionBuilder {
         // Definitions last: a failed check leaves the function unchanged.
         let mut defined: Vec<u32> = Vec::new();
         for (operand, value) in wanted.iter().zip(operands) {
-            if let (true, MachineOperand::VReg(v) | MachineOperand::PartDef(v, _)) =
-                (operand.output, value)
+            if let (
+                true,
+                MachineOperand::VReg(v)
+                | MachineOperand::PartDef(v, _)
+                | MachineOperand::PartInto(v, _, _),
+            ) = (operand.output, value)
             {
                 if self.defined[v.index as usize] || defined.contains(&v.index) {
                     return Err(BuildError::Redefined(v.index));
@@ -376,7 +381,7 @@ impl FunctionBuilder {
     fn check(
         &self,
         opcode: &Opcode,
-        operand: &Operand,
+        operand: &'static Operand,
         value: &MachineOperand,
         all: &[&Operand],
         values: &[MachineOperand],
@@ -432,10 +437,25 @@ impl FunctionBuilder {
                     .admits(&Value::Register(register.clone()))
                     .map_err(field_error)
             }
-            (_, MachineOperand::Part(v, part) | MachineOperand::PartDef(v, part)) => {
+            (
+                _,
+                MachineOperand::Part(v, part)
+                | MachineOperand::PartDef(v, part)
+                | MachineOperand::PartInto(v, _, part),
+            ) => {
                 self.known(*v)?;
+                if let MachineOperand::PartInto(_, from, _) = value {
+                    self.known(*from)?;
+                    if from.class != v.class {
+                        let (opcode, operand) = name();
+                        return Err(BuildError::TiedOutput { opcode, operand });
+                    }
+                }
                 let (opcode, operand_name) = name();
-                let defines = matches!(value, MachineOperand::PartDef(..));
+                let defines = matches!(
+                    value,
+                    MachineOperand::PartDef(..) | MachineOperand::PartInto(..)
+                );
                 if operand.output != defines {
                     return Err(if defines {
                         BuildError::PartDefinitionRead {
@@ -451,11 +471,7 @@ impl FunctionBuilder {
                 }
                 // Every register of the class has the part, and the field
                 // takes every such part.
-                let all_taken = v.class.registers().into_iter().all(|r| {
-                    part.of(r)
-                        .is_some_and(|p| operand.admits(&Value::Register(p)).is_ok())
-                });
-                if all_taken {
+                if takes_class(operand, v.class, Some(*part)) {
                     Ok(())
                 } else {
                     Err(BuildError::NoSuchPart {
@@ -468,12 +484,7 @@ impl FunctionBuilder {
             (_, MachineOperand::VReg(v)) => {
                 self.known(*v)?;
                 // The allocator may pick any register of the class.
-                let all_taken = v
-                    .class
-                    .registers()
-                    .into_iter()
-                    .all(|r| operand.admits(&Value::Register(r.to_string())).is_ok());
-                if all_taken {
+                if takes_class(operand, v.class, None) {
                     Ok(())
                 } else {
                     let (opcode, operand) = name();
@@ -569,16 +580,39 @@ impl FunctionBuilder {
     }
 }
 
+/// Whether `operand`'s field takes every register of `class` (or that part
+/// of each). Asked for every register operand built, and each answer
+/// encodes all the class's registers, so it is kept: a 32-core worker set
+/// spent a third of its compile here.
+fn takes_class(operand: &'static Operand, class: RegClass, part: Option<Part>) -> bool {
+    type Key = (usize, RegClass, Option<Part>);
+    thread_local! {
+        static TAKEN: RefCell<HashMap<Key, bool>> = RefCell::new(HashMap::new());
+    }
+    let key = (operand as *const Operand as usize, class, part);
+    if let Some(known) = TAKEN.with(|t| t.borrow().get(&key).copied()) {
+        return known;
+    }
+    let taken = class.registers().into_iter().all(|r| match part {
+        Some(part) => part
+            .of(r)
+            .is_some_and(|p| operand.admits(&Value::Register(p)).is_ok()),
+        None => operand.admits(&Value::Register(r.to_string())).is_ok(),
+    });
+    TAKEN.with(|t| t.borrow_mut().insert(key, taken));
+    taken
+}
+
 /// Every virtual register the function reads.
 fn uses(function: &MachineFunction) -> Vec<VReg> {
     let mut out = Vec::new();
     for block in &function.blocks {
         for inst in &block.insts {
             for (name, value) in &inst.operands {
-                if let (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _)) =
-                    (inst.is_output(name), value)
-                {
-                    out.push(*v);
+                match (inst.is_output(name), value) {
+                    (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _))
+                    | (true, MachineOperand::PartInto(_, v, _)) => out.push(*v),
+                    _ => {}
                 }
             }
         }

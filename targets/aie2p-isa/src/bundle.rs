@@ -7,7 +7,9 @@
 use crate::bits;
 use crate::error::IsaError;
 use crate::instruction::Instruction;
-use crate::tables::{isa, Format};
+use crate::tables::{isa, Format, Opcode};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 /// The longest bundle.
 const MAX_BYTES: usize = 16;
@@ -144,14 +146,33 @@ impl Bundle {
 }
 
 /// The NOP of a slot: its instruction without operands named `nop...`.
+/// Found once per slot: packing asks for every slot of every format it
+/// tries, for every bundle.
 fn nop_of(slot: &str) -> Option<Instruction> {
-    isa()
-        .opcodes_of_slot(slot)
-        .find(|o| o.mnemonic.starts_with("nop") && o.operands.iter().all(|op| op.bits.is_empty()))
-        .map(|opcode| Instruction {
-            opcode,
-            operands: vec![],
-        })
+    static NOPS: OnceLock<HashMap<&'static str, &'static Opcode>> = OnceLock::new();
+    let nops = NOPS.get_or_init(|| {
+        let isa = isa();
+        let slots: BTreeSet<&'static str> = isa
+            .formats
+            .iter()
+            .flat_map(|f| f.slots.iter().map(|fs| fs.slot.as_str()))
+            .collect();
+        slots
+            .into_iter()
+            .filter_map(|slot| {
+                isa.opcodes_of_slot(slot)
+                    .find(|o| {
+                        o.mnemonic.starts_with("nop")
+                            && o.operands.iter().all(|op| op.bits.is_empty())
+                    })
+                    .map(|opcode| (slot, opcode))
+            })
+            .collect()
+    });
+    nops.get(slot).map(|&opcode| Instruction {
+        opcode,
+        operands: vec![],
+    })
 }
 
 /// The bytes of the bundle of `instructions` (packed as [`Bundle::pack`]).
