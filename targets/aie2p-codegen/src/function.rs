@@ -60,6 +60,12 @@ pub enum MachineOperand {
     /// unspecified, so only this part is to be read back. A vector<16xf32>
     /// is a quarter of a dm accumulator this way.
     PartDef(VReg, Part),
+    /// An output that writes this part of the register holding the second
+    /// virtual register and defines the first as that whole register: the
+    /// other bits are the second's. A dm accumulator loaded from memory is
+    /// four such writes of its quarters (llvm-aie's REG_SEQUENCE of four
+    /// `bm` loads); the allocator puts both in one register.
+    PartInto(VReg, VReg, Part),
     /// A physical register outside the allocated classes (`sp`, `lc`,
     /// control registers), by its assembly name.
     Phys(String),
@@ -72,6 +78,7 @@ impl fmt::Display for MachineOperand {
             MachineOperand::VReg(v) => v.fmt(f),
             MachineOperand::Part(v, p) => write!(f, "{v}.{p}"),
             MachineOperand::PartDef(v, p) => write!(f, "{v}.{p}!"),
+            MachineOperand::PartInto(v, from, p) => write!(f, "{v}.{p}!<-{from}"),
             MachineOperand::Phys(r) => f.write_str(r),
             MachineOperand::Imm(i) => write!(f, "#{i}"),
         }

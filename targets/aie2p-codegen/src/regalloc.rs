@@ -182,10 +182,10 @@ fn use_counts(function: &MachineFunction) -> Vec<u32> {
     for block in &function.blocks {
         for inst in &block.insts {
             for (name, value) in &inst.operands {
-                if let (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _)) =
-                    (inst.is_output(name), value)
-                {
-                    counts[v.index as usize] += 1;
+                match (inst.is_output(name), value) {
+                    (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _))
+                    | (true, MachineOperand::PartInto(_, v, _)) => counts[v.index as usize] += 1,
+                    _ => {}
                 }
             }
         }
@@ -239,20 +239,43 @@ fn view(cfg: &Cfg, function: &MachineFunction, run: usize, uses: &[u32]) -> View
             // input's place whichever comes first in the record.
             let mut sources = Vec::new();
             let mut regs = Vec::new();
+            // A part written into a register (PartInto) is two operands:
+            // the use of the register it keeps, then its whole definition
+            // in the same register.
+            let mut kept: Vec<Option<usize>> = Vec::new();
             for (i, (_, value)) in inst.operands.iter().enumerate() {
-                let (MachineOperand::VReg(vreg)
-                | MachineOperand::Part(vreg, _)
-                | MachineOperand::PartDef(vreg, _)) = value
-                else {
-                    continue;
+                let vreg = match value {
+                    MachineOperand::VReg(v)
+                    | MachineOperand::Part(v, _)
+                    | MachineOperand::PartDef(v, _) => v,
+                    MachineOperand::PartInto(v, from, _) => {
+                        if let (Some(r), Some(f)) = (ra_vreg(run, *v), ra_vreg(run, *from)) {
+                            sources.push(i);
+                            regs.push(f);
+                            kept.push(None);
+                            sources.push(i);
+                            regs.push(r);
+                            kept.push(Some(sources.len() - 2));
+                        }
+                        continue;
+                    }
+                    _ => continue,
                 };
                 if let Some(r) = ra_vreg(run, *vreg) {
                     sources.push(i);
                     regs.push(r);
+                    kept.push(None);
                 }
             }
             let mut operands = Vec::new();
-            for (&i, &r) in sources.iter().zip(&regs) {
+            for (k, (&i, &r)) in sources.iter().zip(&regs).enumerate() {
+                if let MachineOperand::PartInto(..) = inst.operands[i].1 {
+                    operands.push(match kept[k] {
+                        Some(use_index) => ra::Operand::reg_reuse_def(r, use_index),
+                        None => ra::Operand::reg_use(r),
+                    });
+                    continue;
+                }
                 let name = &inst.operands[i].0;
                 let operand = inst.opcode.operand(name);
                 let tied = operand
@@ -704,7 +727,10 @@ fn physical(
     let mut given: BTreeMap<&str, String> = BTreeMap::new();
     for (i, (name, value)) in machine.operands.iter().enumerate() {
         let value = match value {
-            MachineOperand::VReg(_) | MachineOperand::Part(..) | MachineOperand::PartDef(..) => {
+            MachineOperand::VReg(_)
+            | MachineOperand::Part(..)
+            | MachineOperand::PartDef(..)
+            | MachineOperand::PartInto(..) => {
                 let register = regs.get(&i).cloned().ok_or_else(|| {
                     CodegenError::Internal(format!(
                         "{} ${name} was not allocated",
@@ -712,7 +738,9 @@ fn physical(
                     ))
                 })?;
                 match value {
-                    MachineOperand::Part(_, part) | MachineOperand::PartDef(_, part) => {
+                    MachineOperand::Part(_, part)
+                    | MachineOperand::PartDef(_, part)
+                    | MachineOperand::PartInto(_, _, part) => {
                         Value::Register(part.of(&register).ok_or_else(|| {
                             CodegenError::Internal(format!("{register} has no part {part}"))
                         })?)

@@ -1123,3 +1123,98 @@ fn alternatives_must_be_the_same_operation_in_another_slot() {
     b.inst_any(entry, &records, &[V(x), V(p), Imm(0)], None)
         .unwrap();
 }
+
+#[test]
+fn a_register_is_loaded_in_parts_into_one_register() {
+    // A 2048-bit accumulator from memory: the first quarter defines it
+    // (PartDef), the other three write into it (PartInto), then an int8
+    // matrix vmac reads it whole and its four quarters are stored.
+    let mut b = FunctionBuilder::new("part_into");
+    let entry = b.block();
+    let (p, conf) = (b.vreg(RegClass::Pointer), b.vreg(RegClass::Scalar));
+    let (x, y) = (b.vreg(RegClass::Vector), b.vreg(RegClass::Vector));
+    let quarters: Vec<VReg> = (0..4).map(|_| b.vreg(RegClass::Accumulator)).collect();
+    let sum = b.vreg(RegClass::Accumulator);
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0000)], at(1))
+        .unwrap();
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(conf), Imm(0x308)], at(1))
+        .unwrap();
+    b.inst(
+        entry,
+        "VLDA_dmx_lda_x_idx_imm",
+        &[V(x), V(p), Imm(0)],
+        at(2),
+    )
+    .unwrap();
+    b.inst(
+        entry,
+        "VLDA_dmx_lda_x_idx_imm",
+        &[V(y), V(p), Imm(64)],
+        at(2),
+    )
+    .unwrap();
+    let parts = [Part::LowLow, Part::LowHigh, Part::HighLow, Part::HighHigh];
+    for (k, part) in parts.into_iter().enumerate() {
+        let out = match k {
+            0 => MachineOperand::PartDef(quarters[0], part),
+            _ => MachineOperand::PartInto(quarters[k], quarters[k - 1], part),
+        };
+        let offset = 128 + 64 * k as i64;
+        b.inst(
+            entry,
+            "VLDA_dmx_lda_bm_idx_imm",
+            &[out, V(p), Imm(offset)],
+            at(3),
+        )
+        .unwrap();
+    }
+    // The register it writes into must be defined, of its class.
+    assert!(matches!(
+        b.inst(
+            entry,
+            "VLDA_dmx_lda_bm_idx_imm",
+            &[MachineOperand::PartInto(sum, x, Part::LowLow), V(p), Imm(0)],
+            at(3)
+        ),
+        Err(BuildError::TiedOutput { .. })
+    ));
+    b.inst(
+        entry,
+        "VMAC_vmul_cm_core_X_X",
+        &[V(sum), V(quarters[3]), V(x), V(y), V(conf)],
+        at(4),
+    )
+    .unwrap();
+    for (k, part) in parts.into_iter().enumerate() {
+        let offset = 64 * k as i64;
+        b.inst(
+            entry,
+            "VST_dmx_sts_bm_idx_imm",
+            &[MachineOperand::Part(sum, part), V(p), Imm(offset)],
+            at(5),
+        )
+        .unwrap();
+    }
+    b.terminate(entry, Terminator::Done, at(6)).unwrap();
+    let function = b.finish().unwrap();
+    assert!(function.to_string().contains("!<-"), "{function}");
+    let program = compile(&function, &options()).unwrap();
+    let text = text(&program);
+    // The four loads land in the quarters of one dm, the one vmac reads.
+    let loaded: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("vlda") && l.contains("bm"))
+        .collect();
+    assert_eq!(loaded.len(), 4, "{text}");
+    let dm = |quarter: &str| quarter.chars().last().unwrap();
+    let registers: Vec<char> = loaded
+        .iter()
+        .map(|l| {
+            let at = l.find("bm").unwrap();
+            dm(&l[at..at + 5])
+        })
+        .collect();
+    assert!(registers.iter().all(|&r| r == registers[0]), "{text}");
+    let vmac = text.lines().find(|l| l.contains("vmac")).unwrap();
+    assert!(vmac.contains(&format!("dm{}", registers[0])), "{text}");
+}

@@ -3,11 +3,13 @@
 //!
 //! Each type has one register form: `vector<32xbf16>` an x register;
 //! `vector<16xbf16>` the low half (`wl`) of one; `vector<16xf32>` the low
-//! quarter (`bmll`) of a dm accumulator, where `vadd.f` and `vmac.f` work.
+//! quarter (`bmll`) of a dm accumulator, where `vadd.f` and `vmac.f` work;
+//! `vector<64xi32>` a whole dm, loaded and stored by quarters, where the
+//! int8 matrix `vmac` of `vector.mmac [8, 8, 8]` accumulates.
 //! Bits outside that part are unspecified (`MachineOperand::PartDef`).
 //! Every instruction here is one the isa core models
 //! (runtime/src/sim/core/isa/vector.rs), with its mode word or rounding
-//! mode as the core's assumptions fix them (assumptions.rs A6-A8).
+//! mode as the core's assumptions fix them (assumptions.rs A6-A8, A11).
 
 use super::memory::{access, element_pointer};
 use super::{fail, result_type, Selector, Val};
@@ -23,6 +25,11 @@ use mlir_sys::MlirOperation;
 const FP32_ELEMENTWISE: i64 = 0x3C;
 /// A6: rnd_conv_even, the one rounding mode the isa core converts under.
 const ROUND_NEAREST_EVEN: i64 = 12;
+/// A11: llvm-aie's `mac_8x8_8x8` mode word for signed int8 by signed int8
+/// into acc32 (amode I32, bmode 8x8, signX, signY).
+const INT8_MATRIX_SIGNED: i64 = 0x308;
+/// A dm's quarters in lane order, 64 bytes apart in memory.
+const QUARTERS: [Part; 4] = [Part::LowLow, Part::LowHigh, Part::HighLow, Part::HighHigh];
 /// A8: shuffle modes T16_32x2_lo / _hi (even / odd 16-bit elements of
 /// s1 ‖ s2) and T16_2x32_lo (s1 and s2 interleaved, low halves).
 const EVENS_16: i64 = 2;
@@ -38,6 +45,9 @@ pub(crate) enum Form {
     Bf16x16,
     /// vector<16xf32>: the `bmll` quarter of a dm.
     F32x16,
+    /// vector<64xi32>: a whole dm, lanes 0-15 in `bmll` ... 48-63 in
+    /// `bmhh` (what the int8 matrix `vmac` accumulates into).
+    I32x64,
     /// vector<64xi8>, vector<32xi16>, vector<16xi32> (lanes of this many
     /// bits): a whole x, each lane's bits in place.
     Int(u32),
@@ -51,6 +61,7 @@ pub(crate) fn form(ty: &str) -> Option<Form> {
         "vector<64xi8>" => Some(Form::Int(8)),
         "vector<32xi16>" => Some(Form::Int(16)),
         "vector<16xi32>" => Some(Form::Int(32)),
+        "vector<64xi32>" => Some(Form::I32x64),
         _ => None,
     }
 }
@@ -62,14 +73,14 @@ impl Form {
             Form::F32x16 => "f32",
             Form::Int(8) => "i8",
             Form::Int(16) => "i16",
-            Form::Int(_) => "i32",
+            Form::Int(_) | Form::I32x64 => "i32",
             _ => "bf16",
         }
     }
 
     pub(crate) fn class(self) -> RegClass {
         match self {
-            Form::F32x16 => RegClass::Accumulator,
+            Form::F32x16 | Form::I32x64 => RegClass::Accumulator,
             _ => RegClass::Vector,
         }
     }
@@ -91,8 +102,9 @@ fn form_of(op: MlirOperation, ty: &str) -> Result<Form, Diagnostic> {
             op,
             format!(
                 "`{}` of `{ty}` has no AIE2P instruction selection pattern yet (vector<32xbf16>, \
-                 vector<16xbf16>, vector<16xf32> and f32 vectors of fewer lanes have); compile \
-                 with --worker-code=lowir to carry the worker as Low aie2p IR",
+                 vector<16xbf16>, vector<16xf32>, f32 vectors of fewer lanes, vector<64xi8>, \
+                 vector<32xi16>, vector<16xi32> and vector<64xi32> have); compile with \
+                 --worker-code=lowir to carry the worker as Low aie2p IR",
                 op_name(op)
             ),
         )
@@ -365,8 +377,38 @@ fn splat(s: &mut Selector, op: MlirOperation, f: Form, r: VReg) -> Result<VReg, 
             to_accumulator(s, op, x)
         }
         Form::Int(bits) => broadcast(s, op, r, bits),
+        Form::I32x64 => Err(fail(
+            op,
+            format!(
+                "`{}` of vector<64xi32> has no AIE2P pattern yet (its zero constant has: vclr)",
+                op_name(op)
+            ),
+        )),
         _ => broadcast(s, op, r, 16),
     }
+}
+
+/// A vector<64xi32> from the 256 bytes at `p`: its first quarter defines a
+/// dm, the other three are written into it (MachineOperand::PartInto).
+fn load_quarters(s: &mut Selector, op: MlirOperation, p: VReg) -> Result<VReg, Diagnostic> {
+    let mut whole: Option<VReg> = None;
+    for (k, part) in QUARTERS.into_iter().enumerate() {
+        let d = s.vreg(RegClass::Accumulator);
+        let out = match whole {
+            None => Def(d, part),
+            Some(kept) => MachineOperand::PartInto(d, kept, part),
+        };
+        let (b, block, at) = s.builder();
+        let r = b.load(
+            block,
+            "VLDA_dmx_lda_bm_idx_imm",
+            &[out, V(p), Imm(64 * k as i64)],
+            at,
+        );
+        s.built(op, r)?;
+        whole = Some(d);
+    }
+    Ok(whole.expect("four quarters"))
 }
 
 fn shuffle(
@@ -425,7 +467,7 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
         vector::CONSTANT => {
             let f = form_of(op, &result_type(op, 0))?;
             let bits = lane_bits(op, f.element())?;
-            let v = if f == Form::F32x16 && bits == 0 {
+            let v = if matches!(f, Form::F32x16 | Form::I32x64) && bits == 0 {
                 vreg_inst(s, op, RegClass::Accumulator, "VCLR", |d| vec![V(d)])?
             } else {
                 let r = s.constant(op, bits)?;
@@ -457,6 +499,11 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
                     let d = s.vreg(RegClass::Accumulator);
                     ("VLDA_dmx_lda_bm_idx_imm", d, Def(d, Part::LowLow))
                 }
+                Form::I32x64 => {
+                    let d = load_quarters(s, op, p)?;
+                    s.define(results(op)[0], Val::Reg(d));
+                    return Ok(true);
+                }
             };
             let (b, block, at) = s.builder();
             let r = b.load(block, opcode, &[out, V(p), Imm(0)], at);
@@ -470,10 +517,18 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let (view, dynamic, positions) = access(op, 1);
             let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
             check_element(op, f, &element)?;
+            if f == Form::I32x64 {
+                for (k, part) in QUARTERS.into_iter().enumerate() {
+                    let at = Imm(64 * k as i64);
+                    s.inst(op, "VST_dmx_sts_bm_idx_imm", &[P(v, part), V(p), at])?;
+                }
+                return Ok(true);
+            }
             let (opcode, src) = match f {
                 Form::Bf16x32 | Form::Int(_) => ("VST_dmx_sts_x_idx_imm", V(v)),
                 Form::Bf16x16 => ("VST_dmw_sts_w_idx_imm", P(v, Part::Low)),
                 Form::F32x16 => ("VST_dmx_sts_bm_idx_imm", P(v, Part::LowLow)),
+                Form::I32x64 => unreachable!("stored by quarters above"),
             };
             s.inst(op, opcode, &[src, V(p), Imm(0)])?;
         }
@@ -504,6 +559,30 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let conf = mode_word(s, op)?;
             let even = multiply_accumulate(s, op, acc, xe, we, conf)?;
             let out = multiply_accumulate(s, op, even, xo, wo, conf)?;
+            s.define(results(op)[0], Val::Reg(out));
+        }
+        vector::MMAC => {
+            let ins = operands(op);
+            let shape = attribute(op, "shape")
+                .map(dense_i64_values)
+                .unwrap_or_default();
+            let (ta, tacc) = (type_text(value_type(ins[0])), type_text(value_type(ins[2])));
+            if shape != [8, 8, 8] || ta != "vector<64xi8>" || tacc != "vector<64xi32>" {
+                return Err(fail(
+                    op,
+                    format!(
+                        "`vector.mmac {shape:?}` of `{ta}` into `{tacc}` has no AIE2P pattern yet \
+                         ([8, 8, 8] of vector<64xi8> into vector<64xi32> has: the int8 matrix \
+                         vmac); compile with --worker-code=lowir to carry the worker as Low \
+                         aie2p IR"
+                    ),
+                ));
+            }
+            let (a, b, acc) = (reg(s, op, 0)?, reg(s, op, 1)?, reg(s, op, 2)?);
+            let conf = s.constant(op, INT8_MATRIX_SIGNED)?;
+            let out = vreg_inst(s, op, RegClass::Accumulator, "VMAC_vmul_cm_core_X_X", |d| {
+                vec![V(d), V(acc), V(a), V(b), V(conf)]
+            })?;
             s.define(results(op)[0], Val::Reg(out));
         }
         vector::INTERLEAVE => {
@@ -592,6 +671,14 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
                 Form::F32x16 => {
                     let x = from_accumulator(s, op, v)?;
                     extract(s, op, x, lane, 32)?
+                }
+                Form::I32x64 => {
+                    // Lane k is lane k % 16 of quarter k / 16.
+                    let part = QUARTERS[(lane / 16) as usize % 4];
+                    let x = vreg_inst(s, op, RegClass::Vector, "VMOV_alu_mv_mv_x", |d| {
+                        vec![V(d), P(v, part)]
+                    })?;
+                    extract(s, op, x, lane % 16, 32)?
                 }
                 Form::Int(bits) => extract(s, op, v, lane, bits)?,
                 _ => extract(s, op, v, lane, 16)?,
