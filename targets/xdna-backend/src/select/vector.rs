@@ -391,12 +391,15 @@ fn splat(s: &mut Selector, op: MlirOperation, f: Form, r: VReg) -> Result<VReg, 
 /// A vector<64xi32> from the 256 bytes at `p`: its first quarter defines a
 /// dm, the other three are written into it (MachineOperand::PartInto).
 fn load_quarters(s: &mut Selector, op: MlirOperation, p: VReg) -> Result<VReg, Diagnostic> {
-    let mut whole: Option<VReg> = None;
+    let mut whole = s.vreg(RegClass::Accumulator);
     for (k, part) in QUARTERS.into_iter().enumerate() {
-        let d = s.vreg(RegClass::Accumulator);
-        let out = match whole {
-            None => Def(d, part),
-            Some(kept) => MachineOperand::PartInto(d, kept, part),
+        let out = if k == 0 {
+            Def(whole, part)
+        } else {
+            let next = s.vreg(RegClass::Accumulator);
+            let written = MachineOperand::PartInto(next, whole, part);
+            whole = next;
+            written
         };
         let (b, block, at) = s.builder();
         let r = b.load(
@@ -406,9 +409,8 @@ fn load_quarters(s: &mut Selector, op: MlirOperation, p: VReg) -> Result<VReg, D
             at,
         );
         s.built(op, r)?;
-        whole = Some(d);
     }
-    Ok(whole.expect("four quarters"))
+    Ok(whole)
 }
 
 fn shuffle(
@@ -517,20 +519,21 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let (view, dynamic, positions) = access(op, 1);
             let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
             check_element(op, f, &element)?;
-            if f == Form::I32x64 {
-                for (k, part) in QUARTERS.into_iter().enumerate() {
-                    let at = Imm(64 * k as i64);
-                    s.inst(op, "VST_dmx_sts_bm_idx_imm", &[P(v, part), V(p), at])?;
-                }
-                return Ok(true);
-            }
-            let (opcode, src) = match f {
-                Form::Bf16x32 | Form::Int(_) => ("VST_dmx_sts_x_idx_imm", V(v)),
-                Form::Bf16x16 => ("VST_dmw_sts_w_idx_imm", P(v, Part::Low)),
-                Form::F32x16 => ("VST_dmx_sts_bm_idx_imm", P(v, Part::LowLow)),
-                Form::I32x64 => unreachable!("stored by quarters above"),
+            // (opcode, the register or part stored, byte offset)
+            let pieces: Vec<(&str, MachineOperand, i64)> = match f {
+                Form::Bf16x32 | Form::Int(_) => vec![("VST_dmx_sts_x_idx_imm", V(v), 0)],
+                Form::Bf16x16 => vec![("VST_dmw_sts_w_idx_imm", P(v, Part::Low), 0)],
+                Form::F32x16 => vec![("VST_dmx_sts_bm_idx_imm", P(v, Part::LowLow), 0)],
+                // A whole dm, quarter by quarter.
+                Form::I32x64 => QUARTERS
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, part)| ("VST_dmx_sts_bm_idx_imm", P(v, part), 64 * k as i64))
+                    .collect(),
             };
-            s.inst(op, opcode, &[src, V(p), Imm(0)])?;
+            for (opcode, src, at) in pieces {
+                s.inst(op, opcode, &[src, V(p), Imm(at)])?;
+            }
         }
         vector::DOT2F => {
             let ins = operands(op);
