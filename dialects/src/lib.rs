@@ -4,6 +4,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod instance;
 // The one audited FFI module: safe helpers over MLIR's and Loom's C API.
 #[allow(unsafe_code)]
 pub mod ir;

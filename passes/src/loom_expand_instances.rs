@@ -11,17 +11,10 @@
 //! interpreter runs the unexpanded strand: each copy is one of its entries.
 
 use crate::PassInfo;
+use loom_dialects::instance::{INSTANCE, SELECTION};
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use mlir_sys::*;
-
-/// The attribute an expanded strand keeps its authored selection in:
-/// origins, counts and strides, two each.
-pub(crate) const SELECTION: &str = "loom.selection";
-
-/// The attribute an expanded strand keeps its instance's coordinates in,
-/// `[i, j]` within the authored selection (what `pipeline.instance` gave).
-pub(crate) const INSTANCE: &str = "loom.instance";
 
 inventory::submit! {
     PassInfo {

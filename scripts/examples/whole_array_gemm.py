@@ -216,17 +216,18 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
     shapes = dict(bm=bm, bk=bk, bn=bn, elem=elem, celem=celem, chunks=chunks,
                   a_shape=a_shape, b_shape=b_shape, a_flat=a_flat, b_flat=b_flat)
     in_tiles = {"a": tile(a_shape, elem), "b": tile(b_shape, elem)}
+    up_tile, up_view = tile(c_shape, celem), view(c_shape, celem)
     w()
     w("// Rows 3 and 5: a block of C, accumulated over K chunk by chunk, handed to")
     w("// the core below.")
     w(f"pipeline.strand workers([0, 3], [{COLUMNS}, {ROWS // 2}], [1, 2]) {{")
     w.indent = 2
     picks(w, pairs, 1, in_tiles)
-    w(f"%up_in = scf.pick %pair [{', '.join(f'%up_{c}_{p}' for c, p in pairs)}] : channel<{tile(c_shape, celem)}>")
-    w(f"%c_write, %c_slot = channel.reserve %up_in : channel<{tile(c_shape, celem)}> -> (write<{tile(c_shape, celem)}>, {view(c_shape, celem)})")
-    w(f"%c_blocks = view.reinterpret %c_slot : {view(c_shape, celem)} -> {view(c_flat, celem)}")
+    w(f"%up_in = scf.pick %pair [{', '.join(f'%up_{c}_{p}' for c, p in pairs)}] : channel<{up_tile}>")
+    w(f"%c_write, %c_slot = channel.reserve %up_in : channel<{up_tile}> -> (write<{up_tile}>, {up_view})")
+    w(f"%c_blocks = view.reinterpret %c_slot : {up_view} -> {view(c_flat, celem)}")
     accumulate(w, c_flat, mc // bm, nc // bn, shapes)
-    w(f"channel.publish %c_write : write<{tile(c_shape, celem)}>")
+    w(f"channel.publish %c_write : write<{up_tile}>")
     w.indent = 1
     w("}")
     w()
@@ -236,12 +237,12 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
     w.indent = 2
     picks(w, pairs, 0, in_tiles)
     w(f"%pair_in = scf.pick %pair [{', '.join(f'%c_{c}_{p}' for c, p in pairs)}] : channel<{c_tile}>")
-    w(f"%up_in = scf.pick %pair [{', '.join(f'%up_{c}_{p}' for c, p in pairs)}] : channel<{tile(c_shape, celem)}>")
+    w(f"%up_in = scf.pick %pair [{', '.join(f'%up_{c}_{p}' for c, p in pairs)}] : channel<{up_tile}>")
     w(f"%c_write, %c_slot = channel.reserve %pair_in : channel<{c_tile}> -> (write<{c_tile}>, {c_slot})")
     w(f"%c_blocks = view.reinterpret %c_slot : {c_slot} -> {view(pair_flat, celem)}")
     accumulate(w, pair_flat, mc // bm, nc // bn, shapes)
-    w(f"%up_read, %up_record = channel.acquire %up_in : channel<{tile(c_shape, celem)}> -> (read<{tile(c_shape, celem)}>, {view(c_shape, celem)})")
-    w(f"%up_blocks = view.reinterpret %up_record : {view(c_shape, celem)} -> {view(c_flat, celem)}")
+    w(f"%up_read, %up_record = channel.acquire %up_in : channel<{up_tile}> -> (read<{up_tile}>, {up_view})")
+    w(f"%up_blocks = view.reinterpret %up_record : {up_view} -> {view(c_flat, celem)}")
     w(f"%upper_rows = index.constant {mc // bm} : index")
     w(f"%copy_step = index.constant {bm * bn} : index")
     w(f"%row_elements = index.constant {(nc // bn) * bm * bn} : index")
@@ -252,7 +253,7 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
     w(f"    vector.store %v, %c_blocks[%to_row, %at] : vector<{bm * bn}x{celem}>, {view(pair_flat, celem)}")
     w("  }")
     w("}")
-    w(f"channel.release %up_read : read<{tile(c_shape, celem)}>")
+    w(f"channel.release %up_read : read<{up_tile}>")
     w(f"channel.publish %c_write : write<{c_tile}>")
     w.indent = 1
     w("}")

@@ -7,6 +7,7 @@
 use super::access::Addressing;
 use super::realization::{refuse, Channel, Command, Plan, Refusal, Way, Worker};
 use super::ring::ring_tasks;
+use loom_dialects::instance;
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::Tile;
@@ -269,10 +270,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
     // selections), so its coordinates are (0, 0).
     crate::loom_expand_instances::place_instance(function, [0, 0]);
     // An SPMD instance's worker says which: the compile report lists it.
-    for name in [
-        crate::loom_expand_instances::SELECTION,
-        crate::loom_expand_instances::INSTANCE,
-    ] {
+    for name in [instance::SELECTION, instance::INSTANCE] {
         if let Some(value) = attribute(worker.strand, name) {
             set_attribute(function, name, value);
         }

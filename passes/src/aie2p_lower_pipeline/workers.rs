@@ -38,7 +38,7 @@ impl Plan<'_> {
                 );
                 if let Err(why) = tile_at(self.profile, at) {
                     // An expanded SPMD strand names the selection as written.
-                    let written = attribute(strand, crate::loom_expand_instances::SELECTION)
+                    let written = attribute(strand, loom_dialects::instance::SELECTION)
                         .map(dense_i64_values)
                         .filter(|v| v.len() == 6);
                     let (o, n, s) = match &written {

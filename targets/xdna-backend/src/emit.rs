@@ -36,6 +36,7 @@ use crate::attributes::{direction, int, tile};
 use crate::bring_up::{controller_id, core_bring_up, core_enable};
 use crate::report::{place, report, MachineCode, TileUse};
 use loom_diagnostic::Diagnostic;
+use loom_dialects::instance;
 use loom_dialects::ir::*;
 use loom_dialects::names;
 use loom_targets::xdna::elf::{
@@ -323,9 +324,9 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                 let usage = tiles.entry(at).or_default();
                 usage.image = Some((image.clone(), bytes.len()));
                 let list = |name| attribute(worker, name).map(dense_i64_values);
-                usage.instance = list("loom.selection")
+                usage.instance = list(instance::SELECTION)
                     .filter(|s| s.len() == 6)
-                    .zip(list("loom.instance").filter(|c| c.len() == 2));
+                    .zip(list(instance::INSTANCE).filter(|c| c.len() == 2));
                 images.push(TileImage {
                     column: at.column,
                     row: at.row,
