@@ -219,3 +219,32 @@ LogicalResult ReinterpretOp::verify() {
                                    << " of " << source;
   return success();
 }
+
+//===-- view.part ---------------------------------------------------------===//
+
+LogicalResult PartOp::verify() {
+  auto source = llvm::cast<ViewType>(getSource().getType());
+  auto result = llvm::cast<ViewType>(getResult().getType());
+  if (source.getNumDynamicDims() != 0 || result.getNumDynamicDims() != 0)
+    return emitOpError("takes parts of static views only; got ") << source << " and " << result;
+  if (!source.isContiguous() || !result.isContiguous())
+    return emitOpError("takes a row-major part of a row-major view; got ") << source << " and "
+                                                                          << result;
+  if (source.getShape().empty())
+    return emitOpError("takes a part along the leading dimension; ") << source << " has none";
+  if (source.getElementType() != result.getElementType())
+    return emitOpError("keeps the element type; got ")
+           << source.getElementType() << " and " << result.getElementType();
+  if (result.getShape() != source.getShape().drop_front())
+    return emitOpError("result must be ")
+           << ViewType::get(getContext(), source.getShape().drop_front(), source.getElementType())
+           << ", the source without its leading dimension; got "
+           << result;
+  APInt index;
+  int64_t parts = source.getShape().front();
+  if (matchPattern(getIndex(), m_ConstantInt(&index)) &&
+      (index.isNegative() || index.getSExtValue() >= parts))
+    return emitOpError("part ") << index.getSExtValue() << " is outside the " << parts
+                                << " parts of " << source;
+  return success();
+}

@@ -103,3 +103,27 @@ def View_ReinterpretOp : View_Op<"reinterpret", [Pure]> {
   }];
   let hasVerifier = 1;
 }
+
+def View_PartOp : View_Op<"part", [Pure]> {
+  let summary = "Part i of a view along its leading dimension";
+  let description = [{
+    ```
+    %mine = view.part %column[%row] : view<4x2x2x8x8xi32> -> view<2x2x8x8xi32>
+    ```
+    The elements of `%source` whose leading index is `%index`, as a view of
+    the remaining dimensions: element (j, ...) of `%mine` is element
+    (`%index`, j, ...) of `%source`. It borrows what `%source` borrows (a
+    payload view's obligation). Both types are static and row-major, the
+    result's shape is the source's without its leading dimension, and the
+    element types agree; an index outside the leading dimension is an error
+    when the op runs (and at compile time when it is a constant). A
+    forwarding strand that copies records into parts of one reserved slot
+    is a join (docs/xdna-target.md, "Joins").
+  }];
+  let arguments = (ins Loom_ViewType:$source, Index:$index);
+  let results = (outs Loom_ViewType:$result);
+  let assemblyFormat = [{
+    $source `[` $index `]` attr-dict `:` custom<LoomType>(type($source)) `->` custom<LoomType>(type($result))
+  }];
+  let hasVerifier = 1;
+}

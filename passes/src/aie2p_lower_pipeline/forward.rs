@@ -19,7 +19,7 @@ use super::evaluate::{call_constant, evaluate, evaluated, Whose};
 use super::joins::Joins;
 use super::placement::view_access;
 use super::realization::{argument_index, refuse, tile_kind, Forward, Held, Plan, Refusal};
-use super::ring::ring_descriptors;
+use super::ring::chain_descriptors;
 use super::schedule::take_descriptors;
 use loom_dialects::ir::*;
 use loom_dialects::names;
@@ -48,8 +48,20 @@ pub(super) fn forwards_only(function: MlirOperation) -> bool {
                         | names::kernel::ASYNC_GROUP
                         | names::kernel::ASYNC_WAIT
                         | names::view::REINTERPRET
+                        | names::view::PART
                 )
         })
+}
+
+/// A copy of the forwarding strand: the admissions of the record it reads
+/// and of the slot it fills, and the part of that slot as (index, parts)
+/// (None: the whole slot).
+#[derive(Clone, Copy)]
+struct ForwardCopy {
+    op: MlirOperation,
+    from: usize,
+    to: usize,
+    part: Option<(i64, i64)>,
 }
 
 /// One admission of the forwarding strand: its obligation and payload, the
@@ -82,14 +94,16 @@ impl Plan<'_> {
         };
         let sequence = evaluate(function, resolve, &whose)?;
         let mut admissions: Vec<Admission> = Vec::new();
-        // Copies: (op, acquired admission, reserved admission), and whether
-        // a wait has completed it.
-        let mut copies: Vec<(MlirOperation, usize, usize)> = Vec::new();
+        // Copies: (op, acquired admission, reserved admission, the part of
+        // the slot it fills as (index, parts); None: the whole slot).
+        let mut copies: Vec<ForwardCopy> = Vec::new();
         // Each copy's layouts of the record it reads and the slot it fills
         // (a `view.reinterpret` of the payload; None: the payload itself).
         let mut layouts: Vec<(Option<Access>, Option<Access>)> = Vec::new();
         // Reinterpreted payloads: (view, the view it reinterprets, layout).
         let mut views: Vec<(MlirValue, MlirValue, Access)> = Vec::new();
+        // Parts of payloads: (view, the view it is a part of, index, parts).
+        let mut parts: Vec<(MlirValue, MlirValue, i64, i64)> = Vec::new();
         let mut done: BTreeSet<usize> = BTreeSet::new();
         let mut joins = Joins::new("a forwarding strand");
         // Per forwarded channel, its reserved admissions not published yet.
@@ -128,6 +142,17 @@ impl Plan<'_> {
                     views.retain(|w| !same_value(w.0, view));
                     views.push((view, operands(op)[0], layout));
                 }
+                names::view::PART => {
+                    let view = results(op)[0];
+                    let Some(index) = step.operands[1] else {
+                        return refuse(op, "a forwarding strand's DMA fills the part its descriptors address; the part's index must be known when the pipeline is compiled".into());
+                    };
+                    let count = view_type_shape(value_type(operands(op)[0]))
+                        .and_then(|(shape, _)| shape.first().copied().flatten())
+                        .map_or(1, |n| n as i64);
+                    parts.retain(|p| !same_value(p.0, view));
+                    parts.push((view, operands(op)[0], index, count));
+                }
                 names::kernel::ASYNC_COPY => {
                     let through = |v: MlirValue| {
                         views
@@ -135,8 +160,18 @@ impl Plan<'_> {
                             .find(|w| same_value(w.0, v))
                             .map_or((v, None), |w| (w.1, Some(w.2.clone())))
                     };
-                    let ((source, source_layout), (target, target_layout)) =
-                        (through(operands(op)[0]), through(operands(op)[1]));
+                    let part_of = |v: MlirValue| parts.iter().find(|p| same_value(p.0, v));
+                    if part_of(operands(op)[0]).is_some() {
+                        return refuse(op, "a copy from a part of a record (a distribute) is not realized: a forwarding strand moves whole records, or fills the parts of a reserved slot from several channels (a join)".into());
+                    }
+                    let (source, source_layout) = through(operands(op)[0]);
+                    let (target, target_layout, part) = match part_of(operands(op)[1]) {
+                        Some(&(_, whole, index, count)) => (whole, None, Some((index, count))),
+                        None => {
+                            let (target, layout) = through(operands(op)[1]);
+                            (target, layout, None)
+                        }
+                    };
                     let all = [source, target];
                     let payload = |v: MlirValue, reserve: bool| {
                         admissions
@@ -148,13 +183,22 @@ impl Plan<'_> {
                         return refuse(op, "a strand that forwards records copies a whole acquired record into a whole reserved slot (it runs as DMA, without a core); this copy has another endpoint".into());
                     };
                     let into = admissions[to].channel;
-                    let again = !admissions[to].copies.is_empty()
-                        || admissions[from]
+                    let twice = admissions[from]
+                        .copies
+                        .iter()
+                        .any(|&c| admissions[copies[c].to].channel == into);
+                    if twice || (part.is_none() && !admissions[to].copies.is_empty()) {
+                        return refuse(op, format!("a second copy of one record into %{}: a forwarding strand moves each record to a channel with one copy (its buffer descriptors carry the record's lock credits)", self.channel_name(into)));
+                    }
+                    let filled = |c: &usize| copies[*c].part.map(|p| p.0);
+                    if let Some((index, _)) = part {
+                        if admissions[to]
                             .copies
                             .iter()
-                            .any(|&c| admissions[copies[c].2].channel == into);
-                    if again {
-                        return refuse(op, format!("a second copy of one record into %{}: a forwarding strand moves each record to a channel with one copy (its buffer descriptors carry the record's lock credits)", self.channel_name(into)));
+                            .any(|c| filled(c).is_none_or(|p| p == index))
+                        {
+                            return refuse(op, format!("a second copy into part {index} of a slot of %{}: a join fills each part with one copy (the part's DMA channel carries its lock credits)", self.channel_name(into)));
+                        }
                     }
                     for a in [from, to] {
                         admissions[a].copies.push(copies.len());
@@ -163,11 +207,17 @@ impl Plan<'_> {
                         &self.channels[admissions[from].channel],
                         &self.channels[admissions[to].channel],
                     );
-                    if source.slot_bytes != target.slot_bytes {
+                    let target_bytes = target.slot_bytes / part.map_or(1, |p| p.1);
+                    if source.slot_bytes != target_bytes {
+                        let what = if part.is_some() {
+                            "parts of slots"
+                        } else {
+                            "slots"
+                        };
                         return refuse(op, format!(
-                            "a forwarding strand copies whole slots: %{}'s slots hold {} bytes and %{}'s {}",
+                            "a forwarding strand copies whole records into whole {what}: %{}'s slots hold {} bytes and %{}'s {what} {target_bytes}",
                             self.channel_name(admissions[from].channel), source.slot_bytes,
-                            self.channel_name(admissions[to].channel), target.slot_bytes
+                            self.channel_name(admissions[to].channel)
                         ));
                     }
                     if source.slot_bytes % 4 != 0 {
@@ -181,7 +231,7 @@ impl Plan<'_> {
                         }
                     }
                     joins.copy(op, copies.len())?;
-                    copies.push((op, from, to));
+                    copies.push(ForwardCopy { op, from, to, part });
                     layouts.push((source_layout, target_layout));
                 }
                 names::kernel::ASYNC_GROUP => joins.group(op)?,
@@ -204,6 +254,15 @@ impl Plan<'_> {
                         && admission.copies.iter().all(|c| done.contains(c));
                     if !copied {
                         return refuse(op, format!("a forwarding strand hands a record of %{channel} on when its DMA transfer completes; this {action} has no waited copy of the record before it"));
+                    }
+                    if let Some((_, count)) = copies[admission.copies[0]]
+                        .part
+                        .filter(|_| admission.reserve)
+                    {
+                        let have = admission.copies.len() as i64;
+                        if have != count {
+                            return refuse(op, format!("this publish hands on a slot of %{channel} with {have} of its {count} parts copied; a join publishes a slot when a copy has filled each part"));
+                        }
                     }
                     if admission.reserve {
                         let waiting = unpublished.entry(admission.channel).or_default();
@@ -231,35 +290,44 @@ impl Plan<'_> {
     /// broadcast: one MM2S ring whose stream the switches send to each.
     fn add_forwards(
         &mut self,
-        copies: &[(MlirOperation, usize, usize)],
+        copies: &[ForwardCopy],
         layouts: &[(Option<Access>, Option<Access>)],
         admissions: &[Admission],
     ) -> Result<(), Refusal> {
-        let mut pairs: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
-        for (c, &(_, from, to)) in copies.iter().enumerate() {
-            pairs
-                .entry((admissions[from].channel, admissions[to].channel))
-                .or_default()
-                .push(c);
+        // Per (source, destination, part): the copies between them.
+        let mut pairs: BTreeMap<(usize, usize, Option<i64>), Vec<usize>> = BTreeMap::new();
+        for (c, copy) in copies.iter().enumerate() {
+            let key = (
+                admissions[copy.from].channel,
+                admissions[copy.to].channel,
+                copy.part.map(|p| p.0),
+            );
+            pairs.entry(key).or_default().push(c);
         }
-        // A channel is filled from one other: merging streams needs packet
-        // switching, which the realization does not build.
-        let mut filled_from: BTreeMap<usize, usize> = BTreeMap::new();
-        for (&(from, to), records) in &pairs {
-            if let Some(&other) = filled_from.get(&to) {
-                return refuse(copies[records[0]].0, format!(
-                    "the strand fills %{} from both %{} and %{}; a forwarding DMA channel receives one stream (merging streams is not realized)",
+        // A channel, or a part of a joined channel's slots, is filled from
+        // one other: merging streams needs packet switching, which the
+        // realization does not build.
+        let mut filled_from: BTreeMap<(usize, Option<i64>), usize> = BTreeMap::new();
+        for (&(from, to, part), records) in &pairs {
+            // Another stream into the same part, or into the whole slots
+            // where this one fills a part (or the reverse).
+            let other = filled_from
+                .iter()
+                .find(|(k, _)| k.0 == to && (k.1 == part || k.1.is_none() || part.is_none()));
+            if let Some((_, &other)) = other {
+                return refuse(copies[records[0]].op, format!(
+                    "the strand fills %{} from both %{} and %{}; a forwarding DMA channel receives one stream (merging streams is not realized; a join fills each part of the slots from one channel)",
                     self.channel_name(to), self.channel_name(other), self.channel_name(from)
                 ));
             }
-            filled_from.insert(to, from);
+            filled_from.insert((to, part), from);
             // A broadcast sends every record of its source to each channel.
             let acquired = admissions
                 .iter()
                 .filter(|a| a.channel == from && !a.reserve)
                 .count();
             if records.len() != acquired {
-                return refuse(copies[records[0]].0, format!(
+                return refuse(copies[records[0]].op, format!(
                     "the strand copies {} of the {acquired} records it acquires from %{} into %{}; its DMA sends every record of %{} to each channel it forwards them to",
                     records.len(), self.channel_name(from), self.channel_name(to), self.channel_name(from)
                 ));
@@ -273,8 +341,8 @@ impl Plan<'_> {
                     .map(|(i, _)| i)
                     .collect();
                 for (k, &c) in records.iter().enumerate() {
-                    let (op, acquired, reserved) = copies[c];
-                    if order.get(k) != Some(if reserve { &reserved } else { &acquired }) {
+                    let ForwardCopy { op, from, to, .. } = copies[c];
+                    if order.get(k) != Some(if reserve { &to } else { &from }) {
                         return refuse(op, format!(
                             "this copy moves the strand's records of %{} out of the order it {} them; its DMA goes round the slots in that order",
                             self.channel_name(channel), if reserve { "reserved" } else { "acquired" }
@@ -285,12 +353,12 @@ impl Plan<'_> {
             // One chain of descriptors moves every record: one layout.
             let first = &layouts[records[0]];
             if let Some(&c) = records.iter().find(|&&c| &layouts[c] != first) {
-                return refuse(copies[c].0, format!(
+                return refuse(copies[c].op, format!(
                     "this copy reads %{}'s record or fills %{}'s slot through another layout than the first copy between them; one chain of descriptors moves every record",
                     self.channel_name(from), self.channel_name(to)
                 ));
             }
-            let at = copies[records[0]].0;
+            let at = copies[records[0]].op;
             let mm2s_addressing = self.slot_addressing(at, from, &first.0)?;
             let s2mm_addressing = self.slot_addressing(at, to, &first.1)?;
             // A broadcast's destinations share one MM2S ring.
@@ -307,6 +375,7 @@ impl Plan<'_> {
                 copy: at,
                 from,
                 to,
+                part,
                 records: n,
                 mm2s: 0,
                 s2mm: 0,
@@ -316,7 +385,21 @@ impl Plan<'_> {
                 s2mm_addressing,
             });
         }
+        self.join_channels(copies, admissions);
         Ok(())
+    }
+
+    /// Marks each channel whose slots the forwards fill in parts as joined,
+    /// a lane per part (each publish has checked that every part of its
+    /// slot was filled).
+    fn join_channels(&mut self, copies: &[ForwardCopy], admissions: &[Admission]) {
+        for copy in copies {
+            if let Some((_, count)) = copy.part {
+                let target = &mut self.channels[admissions[copy.to].channel];
+                target.lanes = count;
+                target.joined = true;
+            }
+        }
     }
 
     /// Gives each forward its DMA channels (the lowest free on each tile;
@@ -350,8 +433,7 @@ impl Plan<'_> {
             };
             held.channels.insert((from.tile, false, mm2s));
             held.channels.insert((to.tile, true, s2mm));
-            let mut take = |tile, channel, capacity| {
-                let count = ring_descriptors(f.records, capacity, self.profile);
+            let mut take = |tile, channel, count| {
                 take_descriptors(self.profile, &mut held.descriptors, tile, channel, count).map_err(
                     |message| Refusal {
                         at: location(f.copy),
@@ -359,11 +441,13 @@ impl Plan<'_> {
                     },
                 )
             };
+            let mm2s_count = chain_descriptors(f.records, from, f.mm2s_lanes(from), self.profile);
+            let s2mm_count = chain_descriptors(f.records, to, f.s2mm_lanes(to), self.profile);
             f.mm2s_bd = match shared {
                 Some((_, bd)) => bd,
-                None => take(from.tile, mm2s, from.capacity)?,
+                None => take(from.tile, mm2s, mm2s_count)?,
             };
-            f.s2mm_bd = take(to.tile, s2mm, to.capacity)?;
+            f.s2mm_bd = take(to.tile, s2mm, s2mm_count)?;
             (f.mm2s, f.s2mm) = (mm2s, s2mm);
             sources.insert(f.from, (mm2s, f.mm2s_bd));
         }

@@ -5,7 +5,7 @@
 
 use super::access::Access;
 use super::realization::{refuse, tile_kind, Placed, Plan, Refusal, Way};
-use super::ring::ring_descriptors;
+use super::ring::chain_descriptors;
 use loom_dialects::ir::*;
 use loom_targets::Tile;
 use mlir_sys::*;
@@ -188,15 +188,10 @@ impl Plan<'_> {
         }
         for f in &self.forwards {
             let (from, to) = (&self.channels[f.from], &self.channels[f.to]);
-            let ring = |capacity| ring_descriptors(f.records, capacity, self.profile);
-            uses.push((
-                from.tile,
-                f.mm2s_bd + ring(from.capacity),
-                f.mm2s,
-                false,
-                f.copy,
-            ));
-            uses.push((to.tile, f.s2mm_bd + ring(to.capacity), f.s2mm, true, f.copy));
+            let mm2s = chain_descriptors(f.records, from, f.mm2s_lanes(from), self.profile);
+            let s2mm = chain_descriptors(f.records, to, f.s2mm_lanes(to), self.profile);
+            uses.push((from.tile, f.mm2s_bd + mm2s, f.mm2s, false, f.copy));
+            uses.push((to.tile, f.s2mm_bd + s2mm, f.s2mm, true, f.copy));
         }
         let mut per_tile: BTreeMap<Tile, (i64, i64, i64, MlirOperation)> = BTreeMap::new();
         for (at, bds, channel, s2mm, op) in uses {

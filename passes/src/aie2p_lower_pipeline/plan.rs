@@ -282,6 +282,7 @@ impl<'p> Plan<'p> {
             free_lock: 0,
             published_lock: 0,
             lanes: 1,
+            joined: false,
         });
         Ok(())
     }

@@ -11,6 +11,7 @@ use loom_targets::xdna::regs::TileKind;
 use loom_targets::{DeviceProfile, Tile};
 use mlir_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 
 /// Bytes the lowering reserves in a worker's tile for its stack (the size
 /// mlir-aie's cores default to).
@@ -70,8 +71,11 @@ pub struct Placed {
 
 /// A channel: its slots in the storage of one tile, and two locks there per
 /// lane: free-slot credits (initially the capacity) and published-record
-/// credits. A striped channel (`lanes.rs`) has two lanes, each moving its
-/// half of every slot with its own credits.
+/// credits. A lane is a part of every slot with its own credits. A striped
+/// channel (`lanes.rs`) has two lanes, each moved by its own transfer of
+/// the command stream. A joined channel (`forward.rs`) has one lane per
+/// part its forwards fill, each by its own DMA channel; whatever reads it
+/// moves every lane of a slot, one descriptor each.
 pub struct Channel {
     pub bind: MlirOperation,
     pub value: MlirValue,
@@ -85,14 +89,28 @@ pub struct Channel {
     /// Lane 0's locks; lane l's are these plus 2 l.
     pub free_lock: i64,
     pub published_lock: i64,
-    /// 1, or 2 for a striped channel.
+    /// 1, 2 for a striped channel, or its parts for a joined one.
     pub lanes: i64,
+    /// Whether forwards fill its lanes one each (a join).
+    pub joined: bool,
 }
 
 impl Channel {
     /// Lane `lane`'s (free-slot, published-record) locks.
     pub fn lane_locks(&self, lane: i64) -> (i64, i64) {
         (self.free_lock + 2 * lane, self.published_lock + 2 * lane)
+    }
+
+    /// The lanes a DMA chain admitting `lane` moves in each slot: every
+    /// lane of a joined channel (its reader takes whole slots), else
+    /// `lane` alone. The writers of a joined channel's parts move their own
+    /// lane (`Forward::part`).
+    pub fn chain_lanes(&self, lane: i64) -> Range<i64> {
+        if self.joined {
+            0..self.lanes
+        } else {
+            lane..lane + 1
+        }
     }
 
     /// Bytes of a slot each lane moves.
@@ -175,10 +193,25 @@ pub struct Forward {
     /// The first buffer descriptor of each side's chains.
     pub mm2s_bd: i64,
     pub s2mm_bd: i64,
+    /// The part of `to`'s slots it fills, for a join (None: whole slots).
+    pub part: Option<i64>,
     /// Each side's descriptors' addressing of a slot when the strand copies
     /// through a `view.reinterpret` of it (None: the slot in order).
     pub mm2s_addressing: Option<Addressing>,
     pub s2mm_addressing: Option<Addressing>,
+}
+
+impl Forward {
+    /// The lanes of `from`'s slots its MM2S moves (`from` is its source).
+    pub fn mm2s_lanes(&self, from: &Channel) -> Range<i64> {
+        from.chain_lanes(0)
+    }
+
+    /// The lanes of `to`'s slots its S2MM fills (`to` is its destination):
+    /// its part of a joined channel, else whole slots.
+    pub fn s2mm_lanes(&self, to: &Channel) -> Range<i64> {
+        self.part.map_or(to.chain_lanes(0), |p| p..p + 1)
+    }
 }
 
 /// The DMA channels and buffer descriptors the forwards hold for the whole

@@ -5,6 +5,7 @@
 //! waits).
 
 use super::access::Addressing;
+use super::placement::view_bytes;
 use super::realization::{refuse, Channel, Command, Plan, Refusal, Way, Worker};
 use super::ring::ring_tasks;
 use loom_dialects::instance;
@@ -13,6 +14,7 @@ use loom_dialects::names;
 use loom_targets::Tile;
 use mlir_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 
 /// A type of a Loom dialect by its spelling (registered in every context).
 fn loom_type(ctx: MlirContext, text: &str) -> MlirType {
@@ -48,35 +50,46 @@ struct RingSide {
     dma_channel: i64,
     s2mm: bool,
     first_bd: i64,
-    take: i64,
-    give: i64,
-    /// Where in each slot its bytes start (a lane's half of a striped
-    /// channel's slot).
-    within: i64,
+    /// The lanes of each slot it moves, one descriptor each, with the
+    /// lane's credits: one lane (a striped channel's transfer, a writer of
+    /// a joined channel's part) or all of them.
+    lanes: Range<i64>,
     /// How each descriptor addresses its slot (None: in order).
     addressing: Option<Addressing>,
 }
 
 impl RingSide {
-    /// `records` records of `bytes` bytes (a slot, or a lane's half of one)
-    /// through `channel`'s slots.
+    /// `records` records through `channel`'s slots, a lane's bytes per
+    /// descriptor: an S2MM side takes free-slot credits and hands on
+    /// published-record ones, an MM2S side the reverse.
     fn ops(
         &self,
         plan: &Plan,
         channel: &Channel,
         records: i64,
-        bytes: i64,
         loc: MlirLocation,
     ) -> Vec<OpSpec<'static>> {
         let ctx = location_context(loc);
         let slot = plan.placed[channel.storage].offset + channel.base;
+        let per_slot = self.lanes.end - self.lanes.start;
         let mut ops = Vec::new();
         let mut chains = BTreeSet::new();
         for task in ring_tasks(records, channel.capacity, plan.profile) {
             // Tasks of whole rounds run one chain.
             if chains.insert(task.first) {
-                for i in 0..task.slots {
-                    let at = self.first_bd + task.first + i;
+                let count = task.slots * per_slot;
+                for i in 0..count {
+                    let at = self.first_bd + task.first * per_slot + i;
+                    let lane = self.lanes.start + i % per_slot;
+                    let (free, published) = channel.lane_locks(lane);
+                    let (take, give) = if self.s2mm {
+                        (free, published)
+                    } else {
+                        (published, free)
+                    };
+                    let offset = slot
+                        + i / per_slot % channel.capacity * channel.slot_bytes
+                        + lane * channel.lane_bytes();
                     let mut bd = tile_op(
                         names::aie2p::DMA_BD,
                         loc,
@@ -84,18 +97,15 @@ impl RingSide {
                         self.tile,
                         &[
                             ("bd", at),
-                            (
-                                "offset",
-                                slot + i % channel.capacity * channel.slot_bytes + self.within,
-                            ),
-                            ("length", bytes),
-                            ("acquire_lock", self.take),
+                            ("offset", offset),
+                            ("length", channel.lane_bytes()),
+                            ("acquire_lock", take),
                             ("acquire_value", 1),
-                            ("release_lock", self.give),
+                            ("release_lock", give),
                             ("release_value", 1),
                         ],
                     );
-                    if i + 1 < task.slots {
+                    if i + 1 < count {
                         bd.attributes.push(("next", i64_attr(ctx, at + 1)));
                     }
                     push_addressing(&mut bd, &self.addressing);
@@ -109,7 +119,7 @@ impl RingSide {
                 self.tile,
                 &[
                     ("channel", self.dma_channel),
-                    ("bd", self.first_bd + task.first),
+                    ("bd", self.first_bd + task.first * per_slot),
                 ],
             );
             if task.runs > 1 {
@@ -448,6 +458,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         erase(op);
     }
     reshape_reinterprets(function)?;
+    address_parts(function)?;
     for &(alloca, index) in &worker.private {
         let placed = &plan.placed[index];
         let name = value_name(results(alloca)[0]);
@@ -568,46 +579,30 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
     // first of them.
     let mut sent = BTreeSet::new();
     for f in &plan.forwards {
-        let first = sent.insert(f.from);
         let (from, to) = (&plan.channels[f.from], &plan.channels[f.to]);
-        let sides = [
-            (
-                from,
-                f.mm2s,
-                false,
-                f.mm2s_bd,
-                from.published_lock,
-                from.free_lock,
-                &f.mm2s_addressing,
-            ),
-            (
-                to,
-                f.s2mm,
-                true,
-                f.s2mm_bd,
-                to.free_lock,
-                to.published_lock,
-                &f.s2mm_addressing,
-            ),
-        ];
-        for (channel, dma_channel, s2mm, first_bd, take, give, addressing) in sides {
-            if !s2mm && !first {
-                continue;
-            }
+        if sent.insert(f.from) {
             let side = RingSide {
-                tile: channel.tile,
-                dma_channel,
-                s2mm,
-                first_bd,
-                take,
-                give,
-                within: 0,
-                addressing: addressing.clone(),
+                tile: from.tile,
+                dma_channel: f.mm2s,
+                s2mm: false,
+                first_bd: f.mm2s_bd,
+                lanes: f.mm2s_lanes(from),
+                addressing: f.mm2s_addressing.clone(),
             };
-            let bytes = from.slot_bytes;
-            for op in side.ops(plan, channel, f.records, bytes, location(f.copy)) {
+            for op in side.ops(plan, from, f.records, location(f.copy)) {
                 put(op);
             }
+        }
+        let side = RingSide {
+            tile: to.tile,
+            dma_channel: f.s2mm,
+            s2mm: true,
+            first_bd: f.s2mm_bd,
+            lanes: f.s2mm_lanes(to),
+            addressing: f.s2mm_addressing.clone(),
+        };
+        for op in side.ops(plan, to, f.records, location(f.copy)) {
+            put(op);
         }
     }
     for command in &plan.commands {
@@ -616,23 +611,16 @@ fn configuration(plan: &Plan, name: &str, context_name: &str, workers: &[String]
                 let t = &plan.transfers[*t];
                 let channel = &plan.channels[t.channel];
                 let loc = location(t.copy);
-                let (free, published) = channel.lane_locks(t.lane);
-                let (take, give) = match t.way {
-                    Way::Ingress => (free, published),
-                    Way::Egress => (published, free),
-                };
                 let ingress = t.way == Way::Ingress;
                 let side = RingSide {
                     tile: channel.tile,
                     dma_channel: t.tile_channel,
                     s2mm: ingress,
                     first_bd: t.tile_bd,
-                    take,
-                    give,
-                    within: t.lane * channel.lane_bytes(),
+                    lanes: channel.chain_lanes(t.lane),
                     addressing: None,
                 };
-                for op in side.ops(plan, channel, t.records(), t.bytes, loc) {
+                for op in side.ops(plan, channel, t.records(), loc) {
                     put(op);
                 }
                 // The shim descriptor moves the records in one use, or one
@@ -768,6 +756,58 @@ fn reshape_reinterprets(function: MlirOperation) -> Result<(), Refusal> {
         let view = view.build();
         insert_before(op, view);
         replace_all_uses(result, results(view)[0]);
+        erase(op);
+    }
+    Ok(())
+}
+
+/// A `view.part` in tile code becomes a `buffer.view` of the same buffer at
+/// the part's byte offset (the source's offset plus the index times a
+/// part's bytes): as for reshapes, the cores address every view of a tile
+/// buffer by its own shape. Reshapes come first, so a part of a reshaped
+/// record works too.
+fn address_parts(function: MlirOperation) -> Result<(), Refusal> {
+    for op in walk(function) {
+        if op_name(op) != names::view::PART {
+            continue;
+        }
+        let (input, index) = (operands(op)[0], operands(op)[1]);
+        let source = owner_op(input);
+        if op_name(source) != names::buffer::VIEW {
+            return refuse(op, "tile code takes parts only of a view of a tile buffer (a record, a slot or a private buffer)".into());
+        }
+        let result = results(op)[0];
+        let part_bytes = view_bytes(op, result, &|_| None)?;
+        let ctx = context(op);
+        let loc = location(op);
+        let offset_type = loom_type(ctx, "!buffer.offset");
+        let put = |spec: OpSpec| {
+            let built = spec.build();
+            insert_before(op, built);
+            results(built)[0]
+        };
+        let bytes = {
+            let built = index_constant(loc, part_bytes, offset_type);
+            insert_before(op, built);
+            results(built)[0]
+        };
+        let mut cast = OpSpec::new(names::index::CAST, loc);
+        cast.operands = vec![index];
+        cast.results = vec![offset_type];
+        let at = put(cast);
+        let mut mul = OpSpec::new(names::index::MUL, loc);
+        mul.operands = vec![at, bytes];
+        mul.results = vec![offset_type];
+        let within = put(mul);
+        let mut add = OpSpec::new(names::index::ADD, loc);
+        add.operands = vec![operands(source)[1], within];
+        add.results = vec![offset_type];
+        let start = put(add);
+        let mut view = OpSpec::new(names::buffer::VIEW, loc);
+        view.operands = vec![operands(source)[0], start];
+        view.results = vec![value_type(result)];
+        let view = put(view);
+        replace_all_uses(result, view);
         erase(op);
     }
     Ok(())

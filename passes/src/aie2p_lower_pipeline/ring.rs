@@ -27,6 +27,7 @@ use super::schedule::conflict;
 use loom_dialects::ir::value_name;
 use loom_targets::DeviceProfile;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 
 /// `transfers` and `program` (the command stream in program order) with
 /// each endpoint's records merged into one transfer. `shared`: the
@@ -251,8 +252,24 @@ impl Transfer {
     /// The tile buffer descriptors its tasks' chains take, consecutive from
     /// `tile_bd`.
     pub fn tile_descriptors(&self, channel: &Channel, profile: &DeviceProfile) -> i64 {
-        ring_descriptors(self.records(), channel.capacity, profile)
+        chain_descriptors(
+            self.records(),
+            channel,
+            channel.chain_lanes(self.lane),
+            profile,
+        )
     }
+}
+
+/// The buffer descriptors of a ring of `records` through `channel`'s slots
+/// moving `lanes` of each (one descriptor per slot and lane).
+pub fn chain_descriptors(
+    records: i64,
+    channel: &Channel,
+    lanes: Range<i64>,
+    profile: &DeviceProfile,
+) -> i64 {
+    ring_descriptors(records, channel.capacity, profile) * (lanes.end - lanes.start)
 }
 
 /// The buffer descriptors the chains of `ring_tasks` take, consecutive from

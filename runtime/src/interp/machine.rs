@@ -1607,6 +1607,32 @@ impl<'p> Machine<'p> {
                 };
                 self.set(t, *result, Value::View(Rc::new(view)));
             }
+            Op::Part {
+                source,
+                index,
+                result,
+            } => {
+                let s = self.view(t, *source, loc)?;
+                let i = self.int(t, *index, loc)?;
+                let parts = s.shape.first().copied().unwrap_or(0);
+                if s.strides.is_some() || i < 0 || i as usize >= parts {
+                    return fail(
+                        loc,
+                        format!(
+                            "view.part {i} is outside the {parts} parts of a {}",
+                            s.type_text()
+                        ),
+                    );
+                }
+                let inner: usize = s.shape[1..].iter().product();
+                let view = View {
+                    offset: s.offset + i as usize * inner * s.elem.size(),
+                    shape: s.shape[1..].into(),
+                    origin: loc.clone(),
+                    ..(*s).clone()
+                };
+                self.set(t, *result, Value::View(Rc::new(view)));
+            }
             Op::Pool(d) => self.set(t, *d, Value::Pool),
             Op::TileBuffer {
                 tile,

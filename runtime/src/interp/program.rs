@@ -122,6 +122,13 @@ pub enum Op {
         strides: Option<Vec<usize>>,
         result: Reg,
     },
+    /// `view.part`: the elements of a row-major source at one leading
+    /// index, as a view of the remaining dimensions.
+    Part {
+        source: Reg,
+        index: Reg,
+        result: Reg,
+    },
     Pool(Reg),
     /// `aie2p.tile.buffer`: a byte range of a tile's data memory (array
     /// simulator only).

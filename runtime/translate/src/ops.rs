@@ -402,6 +402,11 @@ impl Translator {
                     result: body.define(outs[0]),
                 }
             }
+            names::view::PART => Op::Part {
+                source: r!(ins[0]),
+                index: r!(ins[1]),
+                result: body.define(outs[0]),
+            },
             names::kernel::ASYNC_COPY => {
                 let (src, dst) = (r!(ins[0]), r!(ins[1]));
                 Op::Copy(src, dst, body.define(outs[0]))
