@@ -17,15 +17,14 @@ at block row r and block column c, over all of K in chunks of KC:
 - One SPMD forwarding strand on memory tiles 0-3 broadcasts A's chunks along
   the core rows, one on all eight memory tiles broadcasts B's down the
   columns: one MM2S stream each, branched by the switches.
-- Two SPMD compute strands, on the cores of rows 3 and 5 and on those of
-  rows 2 and 4, pick their channels by their coordinates and accumulate
-  their blocks of C with vector.mmac, 8x8x8 (i8) or 4x8x8 (bf16) blocks.
-  A core of row 3 or 5 hands its block to the core below it, which reaches
-  its memory and copies it after its own: the command stream drains 16
-  pairs of blocks, two per column. (Each drained channel holds one shim
-  S2MM channel for the invocation, and the array has 16; joining the four
-  blocks of a column in its memory tile needs a slot filled by several
-  writers, which the realization does not build yet.)
+- One SPMD compute strand on the 32 cores picks its channels by its
+  coordinates and accumulates its block of C with vector.mmac, 8x8x8 (i8)
+  or 4x8x8 (bf16) blocks.
+- One SPMD forwarding strand on the eight memory tiles joins C per column:
+  it reserves a slot of the column's channel in memory tile (c, 1) and
+  copies the four cores' blocks into its four parts (`view.part`), each by
+  its own S2MM channel; the command stream drains the eight joined
+  columns, one shim S2MM channel each (mlir-aie's object FIFO join).
 
 Loom has no loops over declarations, so this script writes the 32 cores'
 channels out, as mlir-aie's IRON designs are written by Python loops; the
@@ -91,13 +90,12 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
     a_shape = (chunk // bk, mc, bk)
     b_shape = (nc // bn, chunk, bn)
     c_shape = (mc // bm, nc // bn, bm, bn)
-    pair_shape = (2 * mc // bm, nc // bn, bm, bn)
+    column_shape = (ROWS,) + c_shape
     a_flat = (chunk // bk, mc * bk)
     b_flat = (nc // bn, chunk * bn)
     c_flat = (mc // bm, (nc // bn) * bm * bn)
-    pair_flat = (2 * mc // bm, (nc // bn) * bm * bn)
-    sizes = {mc * chunk * ebytes * 2, chunk * nc * ebytes * 2, mc * nc * 4, 2 * mc * nc * 4}
-    pairs = [(column, pair) for column in range(COLUMNS) for pair in range(ROWS // 2)]
+    sizes = {mc * chunk * ebytes * 2, chunk * nc * ebytes * 2, mc * nc * 4, ROWS * mc * nc * 4}
+    cores = [(column, row) for column in range(COLUMNS) for row in range(ROWS)]
 
     w = Writer()
     w(f"// The whole-array GEMM, {dtype}: C = A B with A {m} x {k} and B {k} x {n},")
@@ -142,21 +140,23 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
     for column in range(COLUMNS):
         channel(w, f"b_stage_{column}", f"memory_{column}", b_shape, elem, ebytes, 2)
     w()
-    w("// Each core's inputs. The cores of rows 3 and 5 hand their block of C to")
-    w("// the core below (whose memory they reach), which drains both.")
+    w("// Column c's C, joined in memory tile (c, 1): part r is core (c, r + 2)'s")
+    w("// block.")
+    for column in range(COLUMNS):
+        channel(w, f"c_column_{column}", f"memory_{column}", column_shape, celem, 4, 1)
+    w()
+    w("// Each core's inputs and its block of C.")
     for column in range(COLUMNS):
         for row in range(ROWS):
             core = f"core_{column}_{row}"
             channel(w, f"a_{column}_{row}", core, a_shape, elem, ebytes, 2)
             channel(w, f"b_{column}_{row}", core, b_shape, elem, ebytes, 2)
-        for pair in range(ROWS // 2):
-            channel(w, f"c_{column}_{pair}", f"core_{column}_{2 * pair}", pair_shape, celem, 4, 1)
-            channel(w, f"up_{column}_{pair}", f"core_{column}_{2 * pair + 1}", c_shape, celem, 4, 1)
+            channel(w, f"c_{column}_{row}", core, c_shape, celem, 4, 1)
 
     # The command stream.
     w()
     w("// The command stream: chunk by chunk, A's four block rows and B's eight")
-    w("// block columns, then each pair of cores' blocks of C.")
+    w("// block columns, then each column's C.")
     w("pipeline.strand workers([0, 0], [1, 1], [1, 1]) {")
     w.indent = 2
     w("%c0 = index.constant 0 : index")
@@ -182,23 +182,20 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
         fill(w, f"b_stage_{column}", "b", f"b_at_{column}", b_view, b_slot, tile(b_shape, elem))
     w.indent = 2
     w("}")
-    c_view = view(pair_shape, celem, (bm * ldc, bn, ldc, 1))
-    c_slot = view(pair_shape, celem)
-    c_tile = tile(pair_shape, celem)
+    c_view = view(column_shape, celem, (mc * ldc, bm * ldc, bn, ldc, 1))
+    c_slot = view(column_shape, celem)
+    c_tile = tile(column_shape, celem)
     # Every drain is started before the one wait: a drain's descriptor
     # starts only after the waits the program made before it.
-    for column, pair in pairs:
-        name = f"c_{column}_{pair}"
-        w(f"%{name}_at = index.constant {(2 * pair * mc * ldc + column * nc) * 4} : offset")
+    for column in range(COLUMNS):
+        name = f"c_column_{column}"
+        w(f"%{name}_at = index.constant {column * nc * 4} : offset")
         w(f"%{name}_target = buffer.view %c[%{name}_at] : buffer -> {c_view}")
         w(f"%{name}_read, %{name}_record = channel.acquire %{name} : channel<{c_tile}> -> (read<{c_tile}>, {c_slot})")
         w(f"%{name}_copy = kernel.async.copy %{name}_record to %{name}_target {{cache_scope = workgroup, cache_temporal = regular, direction = workgroup_to_global}} : {c_slot} to {c_view} -> kernel.async.token")
-    tokens = ", ".join(f"%c_{column}_{pair}_copy" for column, pair in pairs)
-    types = ", ".join("kernel.async.token" for _ in pairs)
-    w(f"%drained = kernel.async.group {tokens} : {types} -> kernel.async.group")
-    w("kernel.async.wait %drained {newer_groups = 0} : kernel.async.group")
-    for column, pair in pairs:
-        w(f"channel.release %c_{column}_{pair}_read : read<{c_tile}>")
+    wait_all(w, "drained", [f"c_column_{column}_copy" for column in range(COLUMNS)])
+    for column in range(COLUMNS):
+        w(f"channel.release %c_column_{column}_read : read<{c_tile}>")
     w.indent = 1
     w("}")
 
@@ -212,48 +209,27 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
               [[f"b_{column}_{row}" for column in range(COLUMNS)] for row in range(ROWS)],
               b_shape, elem, chunks)
 
-    # The compute strands: the upper core of each pair, then the lower.
+    join(w, column_shape, c_shape, celem)
+
+    # The compute strand.
     shapes = dict(bm=bm, bk=bk, bn=bn, elem=elem, celem=celem, chunks=chunks,
                   a_shape=a_shape, b_shape=b_shape, a_flat=a_flat, b_flat=b_flat)
     in_tiles = {"a": tile(a_shape, elem), "b": tile(b_shape, elem)}
-    up_tile, up_view = tile(c_shape, celem), view(c_shape, celem)
+    c_tile, c_slot = tile(c_shape, celem), view(c_shape, celem)
     w()
-    w("// Rows 3 and 5: a block of C, accumulated over K chunk by chunk, handed to")
-    w("// the core below.")
-    w(f"pipeline.strand workers([0, 3], [{COLUMNS}, {ROWS // 2}], [1, 2]) {{")
+    w("// Every core: a block of C, accumulated over K chunk by chunk.")
+    w(f"pipeline.strand workers([0, 2], [{COLUMNS}, {ROWS}], [1, 1]) {{")
     w.indent = 2
-    picks(w, pairs, 1, in_tiles)
-    w(f"%up_in = scf.pick %pair [{', '.join(f'%up_{c}_{p}' for c, p in pairs)}] : channel<{up_tile}>")
-    w(f"%c_write, %c_slot = channel.reserve %up_in : channel<{up_tile}> -> (write<{up_tile}>, {up_view})")
-    w(f"%c_blocks = view.reinterpret %c_slot : {up_view} -> {view(c_flat, celem)}")
+    w("%column, %row = pipeline.instance : index, index")
+    w(f"%rows = index.constant {ROWS} : index")
+    w("%column_first = index.mul %column, %rows : index")
+    w("%core = index.add %column_first, %row : index")
+    for name, t in (("a", in_tiles["a"]), ("b", in_tiles["b"]), ("c", c_tile)):
+        choices = ", ".join(f"%{name}_{c}_{r}" for c, r in cores)
+        w(f"%{name}_in = scf.pick %core [{choices}] : channel<{t}>")
+    w(f"%c_write, %c_slot = channel.reserve %c_in : channel<{c_tile}> -> (write<{c_tile}>, {c_slot})")
+    w(f"%c_blocks = view.reinterpret %c_slot : {c_slot} -> {view(c_flat, celem)}")
     accumulate(w, c_flat, mc // bm, nc // bn, shapes)
-    w(f"channel.publish %c_write : write<{up_tile}>")
-    w.indent = 1
-    w("}")
-    w()
-    w("// Rows 2 and 4: a block of C, then the upper core's after it, drained")
-    w("// together.")
-    w(f"pipeline.strand workers([0, 2], [{COLUMNS}, {ROWS // 2}], [1, 2]) {{")
-    w.indent = 2
-    picks(w, pairs, 0, in_tiles)
-    w(f"%pair_in = scf.pick %pair [{', '.join(f'%c_{c}_{p}' for c, p in pairs)}] : channel<{c_tile}>")
-    w(f"%up_in = scf.pick %pair [{', '.join(f'%up_{c}_{p}' for c, p in pairs)}] : channel<{up_tile}>")
-    w(f"%c_write, %c_slot = channel.reserve %pair_in : channel<{c_tile}> -> (write<{c_tile}>, {c_slot})")
-    w(f"%c_blocks = view.reinterpret %c_slot : {c_slot} -> {view(pair_flat, celem)}")
-    accumulate(w, pair_flat, mc // bm, nc // bn, shapes)
-    w(f"%up_read, %up_record = channel.acquire %up_in : channel<{up_tile}> -> (read<{up_tile}>, {up_view})")
-    w(f"%up_blocks = view.reinterpret %up_record : {up_view} -> {view(c_flat, celem)}")
-    w(f"%upper_rows = index.constant {mc // bm} : index")
-    w(f"%copy_step = index.constant {bm * bn} : index")
-    w(f"%row_elements = index.constant {(nc // bn) * bm * bn} : index")
-    w("scf.for %i = [%c0 to %block_rows step %c1] {")
-    w("  %to_row = index.add %i, %upper_rows : index")
-    w("  scf.for %at = [%c0 to %row_elements step %copy_step] {")
-    w(f"    %v = vector.load %up_blocks[%i, %at] : {view(c_flat, celem)} -> vector<{bm * bn}x{celem}>")
-    w(f"    vector.store %v, %c_blocks[%to_row, %at] : vector<{bm * bn}x{celem}>, {view(pair_flat, celem)}")
-    w("  }")
-    w("}")
-    w(f"channel.release %up_read : read<{up_tile}>")
     w(f"channel.publish %c_write : write<{c_tile}>")
     w.indent = 1
     w("}")
@@ -262,15 +238,32 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
     return "\n".join(w.lines) + "\n"
 
 
-def picks(w, pairs, upper, tiles):
-    """The instance's pair of cores and its input channels."""
-    w("%column, %pair_row = pipeline.instance : index, index")
-    w(f"%pairs = index.constant {ROWS // 2} : index")
-    w("%column_first = index.mul %column, %pairs : index")
-    w("%pair = index.add %column_first, %pair_row : index")
-    for name in ("a", "b"):
-        choices = ", ".join(f"%{name}_{c}_{2 * p + upper}" for c, p in pairs)
-        w(f"%{name}_in = scf.pick %pair [{choices}] : channel<{tiles[name]}>")
+def join(w, column_shape, c_shape, celem):
+    """The SPMD forwarding strand on the memory tiles that joins each
+    column's four blocks of C into one slot of its channel."""
+    whole, part = tile(column_shape, celem), tile(c_shape, celem)
+    whole_view, part_view = view(column_shape, celem), view(c_shape, celem)
+    w()
+    w("// C joined per column: memory tile (c, 1) takes the four cores' blocks of")
+    w("// column c into the parts of one slot.")
+    w(f"pipeline.strand workers([0, 1], [{COLUMNS}, 1], [1, 1]) {{")
+    w.indent = 2
+    w("%column, %row = pipeline.instance : index, index")
+    w(f"%joined = scf.pick %column [{', '.join(f'%c_column_{c}' for c in range(COLUMNS))}] : channel<{whole}>")
+    for r in range(ROWS):
+        w(f"%from_{r} = scf.pick %column [{', '.join(f'%c_{c}_{r}' for c in range(COLUMNS))}] : channel<{part}>")
+    w(f"%write, %slot = channel.reserve %joined : channel<{whole}> -> (write<{whole}>, {whole_view})")
+    for r in range(ROWS):
+        w(f"%part_{r} = index.constant {r} : index")
+        w(f"%read_{r}, %block_{r} = channel.acquire %from_{r} : channel<{part}> -> (read<{part}>, {part_view})")
+        w(f"%into_{r} = view.part %slot[%part_{r}] : {whole_view} -> {part_view}")
+        w(f"%copy_{r} = kernel.async.copy %block_{r} to %into_{r} {{cache_scope = workgroup, cache_temporal = regular, direction = workgroup_to_workgroup}} : {part_view} to {part_view} -> kernel.async.token")
+    wait_all(w, "joined_all", [f"copy_{r}" for r in range(ROWS)])
+    for r in range(ROWS):
+        w(f"channel.release %read_{r} : read<{part}>")
+    w(f"channel.publish %write : write<{whole}>")
+    w.indent = 1
+    w("}")
 
 
 def accumulate(w, flat, block_rows, block_columns, s):
@@ -338,6 +331,14 @@ def accumulate(w, flat, block_rows, block_columns, s):
     w("}")
 
 
+def wait_all(w, group, copies):
+    """Groups the copies' tokens and waits for them."""
+    tokens = ", ".join(f"%{c}" for c in copies)
+    types = ", ".join("kernel.async.token" for _ in copies)
+    w(f"%{group} = kernel.async.group {tokens} : {types} -> kernel.async.group")
+    w(f"kernel.async.wait %{group} {{newer_groups = 0}} : kernel.async.group")
+
+
 def fill(w, channel_name, source, at, source_view, slot_view, tile_type):
     """One command-stream transfer into `channel_name` from `source` at `at`."""
     w(f"%{channel_name}_offset = index.cast %{at} : index to offset")
@@ -372,10 +373,7 @@ def broadcast(w, comment, tiles, stages, destinations, shape, elem, chunks):
         w(f"%write_{d}, %slot_{d} = channel.reserve %to_{d} : channel<{t}> -> (write<{t}>, {v})")
     for d in range(len(destinations)):
         w(f"%copy_{d} = kernel.async.copy %record to %slot_{d} {{cache_scope = workgroup, cache_temporal = regular, direction = workgroup_to_workgroup}} : {v} to {v} -> kernel.async.token")
-    tokens = ", ".join(f"%copy_{d}" for d in range(len(destinations)))
-    types = ", ".join("kernel.async.token" for _ in destinations)
-    w(f"%moved = kernel.async.group {tokens} : {types} -> kernel.async.group")
-    w("kernel.async.wait %moved {newer_groups = 0} : kernel.async.group")
+    wait_all(w, "moved", [f"copy_{d}" for d in range(len(destinations))])
     for d in range(len(destinations)):
         w(f"channel.publish %write_{d} : write<{t}>")
     w(f"channel.release %read : read<{t}>")
