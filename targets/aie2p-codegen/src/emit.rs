@@ -59,6 +59,23 @@ pub struct Program {
     pub nop_bundles: usize,
 }
 
+impl Program {
+    /// The same program compiled from the function `from` renamed `to`:
+    /// the function's name is only in its block symbols (`from` for its
+    /// entry block, `from.N` for the others).
+    pub fn renamed(&self, from: &str, to: &str) -> Program {
+        let mut program = self.clone();
+        for symbol in &mut program.symbols {
+            if let Some(rest) = symbol.name.strip_prefix(from) {
+                if rest.is_empty() || rest.starts_with('.') {
+                    symbol.name = format!("{to}{rest}");
+                }
+            }
+        }
+        program
+    }
+}
+
 fn encode_error(e: loom_aie2p_isa::IsaError) -> CodegenError {
     CodegenError::Encoding(e)
 }

@@ -1218,3 +1218,20 @@ fn a_register_is_loaded_in_parts_into_one_register() {
     let vmac = text.lines().find(|l| l.contains("vmac")).unwrap();
     assert!(vmac.contains(&format!("dm{}", registers[0])), "{text}");
 }
+
+/// A program renamed is the program compiled under the new name: the same
+/// bytes and line table, its block symbols renamed (and `_start` kept).
+#[test]
+fn a_renamed_program_is_the_one_compiled_under_the_new_name() {
+    let function = counted_loop();
+    let mut other = function.clone();
+    other.name = "sum_again".into();
+    let program = compile(&function, &options()).unwrap();
+    let expected = compile(&other, &options()).unwrap();
+    assert_eq!(program.renamed("sum", "sum_again"), expected);
+    assert!(expected.symbols.iter().any(|s| s.name == "_start"));
+    assert!(expected
+        .symbols
+        .iter()
+        .any(|s| s.name.starts_with("sum_again.")));
+}

@@ -194,6 +194,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
     let mut used = Used::default();
     let mut tiles: BTreeMap<Tile, TileUse> = BTreeMap::new();
     let mut images = Vec::new();
+    let mut programs = crate::select::Programs::default();
     let mut command_stream = Vec::new();
     let kind_of = |op: MlirOperation, at: Tile| {
         profile.tile_kind(at.column, at.row).ok_or_else(|| {
@@ -297,7 +298,7 @@ pub fn emit(module: MlirOperation, root: &str, options: &Options) -> Result<Buil
                     WorkerCode::LowIr => (low_ir_image(&printer, &symbols, worker), vec![]),
                     WorkerCode::Machine => {
                         let locks = profile.limits.lock_value_max;
-                        let code = crate::select::compile(worker, at, locks)?;
+                        let code = crate::select::compile(&mut programs, worker, at, locks)?;
                         let limit = profile.core_tile.program_memory_bytes;
                         if code.bytes.len() as u64 > limit {
                             return Err(fail(

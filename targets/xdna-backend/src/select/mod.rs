@@ -460,10 +460,30 @@ pub(crate) fn result_type(op: MlirOperation, i: usize) -> String {
     type_text(value_type(results(op)[i]))
 }
 
+/// Workers' machine code, generated once per distinct selected function.
+/// The SPMD instances of a strand select the same instructions on the same
+/// tile-local addresses and locks, and the code generator is a pure
+/// function of its input, so an instance reuses the first one's program
+/// under its own name: the 32 cores of the whole-array GEMM generate code
+/// once.
+#[derive(Default)]
+pub(crate) struct Programs {
+    /// (the selected function named "", its options, its program, the
+    /// name it was compiled under).
+    done: Vec<(
+        MachineFunction,
+        loom_aie2p_codegen::Options,
+        loom_aie2p_codegen::Program,
+        String,
+    )>,
+}
+
 /// `worker`'s machine code for the core of `core` (whose locks hold up to
 /// `lock_value_max`): selected, then allocated, scheduled, emitted and
-/// checked by the machine layer.
+/// checked by the machine layer (or the same program of an earlier worker
+/// that selected the same function, renamed).
 pub(crate) fn compile(
+    programs: &mut Programs,
     worker: MlirOperation,
     core: Tile,
     lock_value_max: u32,
@@ -479,7 +499,17 @@ pub(crate) fn compile(
         stack: loom_aie2p_codegen::StackRegion { base, size },
         registers_per_class: None,
     };
-    loom_aie2p_codegen::compile(&selected.function, &options).map_err(|e| {
+    let mut key = selected.function;
+    let name = std::mem::take(&mut key.name);
+    if let Some((_, _, program, compiled_as)) = programs
+        .done
+        .iter()
+        .find(|(f, o, _, _)| *f == key && *o == options)
+    {
+        return Ok(program.renamed(compiled_as, &name));
+    }
+    key.name = name;
+    let program = loom_aie2p_codegen::compile(&key, &options).map_err(|e| {
         fail(
             worker,
             format!(
@@ -487,5 +517,10 @@ pub(crate) fn compile(
                 symbol_name(worker).unwrap_or_default()
             ),
         )
-    })
+    })?;
+    let compiled_as = std::mem::take(&mut key.name);
+    programs
+        .done
+        .push((key, options, program.clone(), compiled_as));
+    Ok(program)
 }
