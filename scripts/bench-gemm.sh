@@ -6,8 +6,9 @@
 # in the simulator's cycle model at the AIE clock measured on Strix Halo,
 # 1.8 GHz: on the Low IR core (each worker op one modelled cycle) and, for
 # i8, as machine code on the isa core:
-#   - one invocation computes a 256 x 512 block of C over all of K (a core's
-#     pair of blocks must fit its 64 KiB), so 512^3 is 2 invocations of the
+#   - one invocation computes a 256 x 512 block of C over all of K (each
+#     core's block fits its 64 KiB, each column's joined blocks its memory
+#     tile), so 512^3 is 2 invocations of the
 #     256 x 512 x 512 design and 2048^3 is 32 of the 256 x 512 x 2048 design
 #     with rows of 2048 elements; the invocations are identical in the
 #     model (its cycles do not depend on the values), so one is simulated

@@ -175,7 +175,7 @@ step "loom-test $INTEGERS --device=sim --scenario=add --scenario=scalars   (the 
 "$BIN/loom-test" $INTEGERS --device=sim --scenario=add --scenario=scalars --data-dir="$OUT" | cut -c1-160 | sed 's/^/  /'
 
 GEMM=examples/whole-array-gemm-i8.loom
-step "loom-test $GEMM --device=sim --core=lowir   (C = A B on all 32 cores: A broadcast along the rows, B down the columns, 8x8x8 vector.mmac; checked bit for bit)"
+step "loom-test $GEMM --device=sim --core=lowir   (C = A B on all 32 cores: A broadcast along the rows, B down the columns, C joined per column in the memory tiles, 8x8x8 vector.mmac; checked bit for bit)"
 "$BIN/loom-test" $GEMM --device=sim --core=lowir | cut -c1-200 | sed 's/^/  /'
 step "loom-test $GEMM --device=sim   (the i8 GEMM as AIE2P machine code on the isa core: the int8 matrix vmac, bundle by bundle)"
 "$BIN/loom-test" $GEMM --device=sim | cut -c1-200 | sed 's/^/  /'

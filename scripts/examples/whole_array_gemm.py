@@ -85,8 +85,8 @@ def generate(dtype, m, n, k, chunk, ldb, ldc, timing_only=False):
         sys.exit("whole_array_gemm.py: " + "; ".join(problems))
     chunks = k // chunk
     # Record shapes: A's chunk as slabs of bk columns, B's as panels of bn
-    # columns, C as bm x bn blocks, row of blocks by row of blocks; a pair's
-    # C is the lower core's block rows, then the upper core's.
+    # columns, C as bm x bn blocks, row of blocks by row of blocks; a
+    # column's joined C is its four cores' blocks, row 2's first.
     a_shape = (chunk // bk, mc, bk)
     b_shape = (nc // bn, chunk, bn)
     c_shape = (mc // bm, nc // bn, bm, bn)
