@@ -24,7 +24,8 @@ at block row r and block column c, over all of K in chunks of KC:
   it reserves a slot of the column's channel in memory tile (c, 1) and
   copies the four cores' blocks into its four parts (`view.part`), each by
   its own S2MM channel; the command stream drains the eight joined
-  columns, one shim S2MM channel each (mlir-aie's object FIFO join).
+  columns (mlir-aie's object FIFO join), the realization striping each
+  over the column's two shim S2MM channels.
 
 Loom has no loops over declarations, so this script writes the 32 cores'
 channels out, as mlir-aie's IRON designs are written by Python loops; the

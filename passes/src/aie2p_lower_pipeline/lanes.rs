@@ -13,6 +13,14 @@
 //! pair for both lanes would not do: credits are anonymous, so one lane
 //! could run a round ahead and overwrite a half the worker has not read.
 //!
+//! The drain of a joined channel (`forward.rs`: one lane per part, filled
+//! by forwards) by the command stream is striped the same way when its
+//! lanes are even: two transfers, each reading half of the lanes of every
+//! slot with one descriptor per lane and half of each record on the shim
+//! side (the record's outermost dimension halved: its parts are its leading
+//! index). The whole-array GEMM's columns of C leave so on both of a
+//! column's shim S2MM channels.
+//!
 //! The lanes' transfers take the links the schedule gives them; a striped
 //! realization that does not fit the profile is dropped for the unstriped
 //! one (`Plan::of`).
@@ -36,13 +44,14 @@ pub const STRIPE_MIN_BYTES: i64 = 1024;
 
 /// The channels to stripe: `transfers` are the command stream's (rings
 /// merged), `shared` the endpoints workers admit, `forwarded` the channels a
-/// forward admits, `held` the DMA channels the forwards keep.
+/// forward admits and those it reads, `held` the DMA channels the forwards
+/// keep.
 pub(super) fn striped(
     profile: &DeviceProfile,
     channels: &[Channel],
     transfers: &[Transfer],
     shared: &BTreeSet<(usize, bool)>,
-    forwarded: &BTreeSet<usize>,
+    (forwarded, forwarded_from): (&BTreeSet<usize>, &BTreeSet<usize>),
     held: &Held,
 ) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
@@ -57,6 +66,12 @@ pub(super) fn striped(
         let worker_side = shared.contains(&(c, !ingress))
             && !shared.contains(&(c, ingress))
             && !forwarded.contains(&c);
+        // A joined channel's drain: forwards fill it, the stream reads it.
+        let joined_drain = channel.joined
+            && channel.lanes % 2 == 0
+            && !ingress
+            && !shared.contains(&(c, false))
+            && !forwarded_from.contains(&c);
         let large = channel.slot_bytes >= STRIPE_MIN_BYTES && channel.slot_bytes % 8 == 0;
         let room = free_channels(profile, channel.tile, ingress, held) >= 2
             && ours
@@ -64,8 +79,8 @@ pub(super) fn striped(
                 .all(|t| free_channels(profile, t.shim, !ingress, held) >= 2);
         let layout = ours
             .iter()
-            .all(|t| (0..2).all(|lane| lane_of(profile, t, lane).is_some()));
-        if one_side && worker_side && large && room && layout {
+            .all(|t| (0..2).all(|lane| lane_of(profile, channel, t, lane).is_some()));
+        if one_side && (worker_side || joined_drain) && large && room && layout {
             out.insert(c);
         }
     }
@@ -83,11 +98,55 @@ fn free_channels(profile: &DeviceProfile, tile: Tile, s2mm: bool, held: &Held) -
         .count() as i64
 }
 
-/// Lane `lane`'s transfer of `t`: half of each record, the same records;
-/// None when a record is not one run of the caller's bytes (a strided
-/// layout keeps one lane) or its half does not address (the shim's
-/// descriptor cannot step it).
-fn lane_of(profile: &DeviceProfile, t: &Transfer, lane: i64) -> Option<Transfer> {
+/// Stripes `channel` (or undoes it): two lanes, or two drains of a joined
+/// channel's lanes.
+pub(super) fn stripe(channel: &mut Channel, on: bool) {
+    let two = if on { 2 } else { 1 };
+    if channel.joined {
+        channel.drains = two;
+    } else {
+        channel.lanes = two;
+    }
+}
+
+/// Lane `lane`'s transfer of `t` (a transfer of `channel`): half of each
+/// record, the same records; None when its half does not address (the
+/// shim's descriptor cannot step it).
+fn lane_of(
+    profile: &DeviceProfile,
+    channel: &Channel,
+    t: &Transfer,
+    lane: i64,
+) -> Option<Transfer> {
+    let x = if channel.joined {
+        half_of_parts(t, lane)?
+    } else {
+        half_of_run(t, lane)?
+    };
+    let words = x.access().words().ok()?;
+    descriptor_steps(&words, profile, TileKind::Shim, true).ok()?;
+    Some(x)
+}
+
+/// Half `half` of a joined channel's drain `t`: the record's outermost
+/// dimension (its parts, or a run of them) halved.
+fn half_of_parts(t: &Transfer, half: i64) -> Option<Transfer> {
+    let outer = *t.layout.dims.last()?;
+    if outer.count % 2 != 0 {
+        return None;
+    }
+    let mut x = t.clone();
+    x.lane = half;
+    x.bytes = t.bytes / 2;
+    let last = x.layout.dims.len() - 1;
+    x.layout.dims[last].count = outer.count / 2;
+    x.argument_offset = t.argument_offset + half * (outer.count / 2) * outer.step;
+    Some(x)
+}
+
+/// Half `lane` of each record of `t`, when a record is one run of the
+/// caller's bytes (a strided layout keeps one lane).
+fn half_of_run(t: &Transfer, lane: i64) -> Option<Transfer> {
     let e = t.layout.element;
     let whole = t.layout.words().ok()?;
     let half = t.bytes / 2;
@@ -106,8 +165,6 @@ fn lane_of(profile: &DeviceProfile, t: &Transfer, lane: i64) -> Option<Transfer>
     x.bytes = half;
     x.layout = Access::of_layout(&[half / e], None, e);
     x.argument_offset = t.argument_offset + lane * half;
-    let words = x.access().words().ok()?;
-    descriptor_steps(&words, profile, TileKind::Shim, true).ok()?;
     Some(x)
 }
 
@@ -138,6 +195,7 @@ pub(super) fn routes_fit(plan: &Plan) -> bool {
 /// record.
 pub(super) fn split(
     profile: &DeviceProfile,
+    channels: &[Channel],
     transfers: &[Transfer],
     program: &[Command],
     striped: &BTreeSet<usize>,
@@ -149,7 +207,8 @@ pub(super) fn split(
         let mut these = Vec::new();
         if striped.contains(&t.channel) {
             for lane in 0..2 {
-                let x = lane_of(profile, t, lane).expect("`striped` checked both lanes");
+                let x = lane_of(profile, &channels[t.channel], t, lane)
+                    .expect("`striped` checked both lanes");
                 these.push(out.len());
                 out.push(x);
             }
@@ -206,9 +265,8 @@ mod tests {
 
     #[test]
     fn a_lane_is_half_of_each_contiguous_record() {
-        let p = &loom_targets::profiles()[0];
         let t = transfer(Access::of_layout(&[2048], None, 2), 8);
-        let second = lane_of(p, &t, 1).unwrap();
+        let second = half_of_run(&t, 1).unwrap();
         assert_eq!((second.argument_offset, second.bytes), (2048, 2048));
         assert_eq!(
             second.access().words().unwrap(),
@@ -228,8 +286,22 @@ mod tests {
     #[test]
     fn a_strided_record_keeps_one_lane() {
         // The transpose of a 32 x 32 f32 matrix: no half is one run.
-        let p = &loom_targets::profiles()[0];
         let t = transfer(Access::of_layout(&[32, 32], Some(&[1, 32]), 4), 1);
-        assert!(lane_of(p, &t, 0).is_none());
+        assert!(half_of_run(&t, 0).is_none());
+    }
+
+    /// A joined column of C, four 16 x 16 i32 blocks of a row-major matrix
+    /// with rows of 64: each half is two blocks, 16 rows down for the
+    /// second.
+    #[test]
+    fn a_joined_drain_is_halved_by_its_parts() {
+        let t = transfer(
+            Access::of_layout(&[4, 16, 16], Some(&[16 * 64, 64, 1]), 4),
+            1,
+        );
+        let second = half_of_parts(&t, 1).unwrap();
+        assert_eq!(second.bytes, 2048);
+        assert_eq!(second.argument_offset, 2 * 16 * 64 * 4);
+        assert_eq!(second.layout.dims.last().unwrap().count, 2);
     }
 }

@@ -100,18 +100,20 @@ impl<'p> Plan<'p> {
         let held = plan.hold_forward_dma()?;
         let forwarded: BTreeSet<usize> =
             plan.forwards.iter().flat_map(|f| [f.from, f.to]).collect();
+        let forwarded_from: BTreeSet<usize> = plan.forwards.iter().map(|f| f.from).collect();
         let striped = lanes::striped(
             profile,
             &plan.channels,
             &transfers,
             &shared,
-            &forwarded,
+            (&forwarded, &forwarded_from),
             &held,
         );
         if !striped.is_empty() {
-            let (lanes, lane_program) = lanes::split(profile, &transfers, &program, &striped);
+            let (lanes, lane_program) =
+                lanes::split(profile, &plan.channels, &transfers, &program, &striped);
             for &c in &striped {
-                plan.channels[c].lanes = 2;
+                lanes::stripe(&mut plan.channels[c], true);
             }
             // Striped only when it fits the profile, routes included, and
             // each pair of lanes gets two links; otherwise unstriped.
@@ -124,7 +126,7 @@ impl<'p> Plan<'p> {
                 return Ok(plan);
             }
             for &c in &striped {
-                plan.channels[c].lanes = 1;
+                lanes::stripe(&mut plan.channels[c], false);
             }
         }
         plan.realize_stream(transfers, &program, &shared, &held)?;
@@ -283,6 +285,7 @@ impl<'p> Plan<'p> {
             published_lock: 0,
             lanes: 1,
             joined: false,
+            drains: 1,
         });
         Ok(())
     }

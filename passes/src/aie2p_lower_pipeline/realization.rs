@@ -93,6 +93,10 @@ pub struct Channel {
     pub lanes: i64,
     /// Whether forwards fill its lanes one each (a join).
     pub joined: bool,
+    /// The command-stream transfers that read each slot of a joined
+    /// channel: 1, or 2 when its drain is striped (`lanes.rs`), each taking
+    /// half of the lanes.
+    pub drains: i64,
 }
 
 impl Channel {
@@ -101,13 +105,15 @@ impl Channel {
         (self.free_lock + 2 * lane, self.published_lock + 2 * lane)
     }
 
-    /// The lanes a DMA chain admitting `lane` moves in each slot: every
-    /// lane of a joined channel (its reader takes whole slots), else
-    /// `lane` alone. The writers of a joined channel's parts move their own
-    /// lane (`Forward::part`).
+    /// The lanes a DMA chain admitting `lane` moves in each slot: a
+    /// joined channel's reader takes whole slots (every lane), or half of
+    /// them for each of a striped drain's two transfers; otherwise `lane`
+    /// alone. The writers of a joined channel's parts move their own lane
+    /// (`Forward::part`).
     pub fn chain_lanes(&self, lane: i64) -> Range<i64> {
         if self.joined {
-            0..self.lanes
+            let each = self.lanes / self.drains;
+            lane * each..(lane + 1) * each
         } else {
             lane..lane + 1
         }
