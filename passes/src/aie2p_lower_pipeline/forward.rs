@@ -150,6 +150,12 @@ impl Plan<'_> {
                     let count = view_type_shape(value_type(operands(op)[0]))
                         .and_then(|(shape, _)| shape.first().copied().flatten())
                         .map_or(1, |n| n as i64);
+                    if !(0..count).contains(&index) {
+                        return refuse(
+                            op,
+                            format!("view.part {index} is outside the {count} parts of the view"),
+                        );
+                    }
                     parts.retain(|p| !same_value(p.0, view));
                     parts.push((view, operands(op)[0], index, count));
                 }
@@ -373,6 +379,7 @@ impl Plan<'_> {
             let n = records.len() as i64;
             self.forwards.push(Forward {
                 copy: at,
+                strand: self.forwarding.len() - 1,
                 from,
                 to,
                 part,
@@ -441,6 +448,11 @@ impl Plan<'_> {
                     },
                 )
             };
+            // A joined channel's lanes are read one descriptor each, which
+            // the slot's layout through a reinterpret does not split into.
+            if from.joined && f.mm2s_addressing.is_some() {
+                return refuse(f.copy, format!("this copy reads %{}'s joined slots through a view.reinterpret; a joined channel is read in its parts' order, one descriptor per part", value_name(from.value)));
+            }
             let mm2s_count = chain_descriptors(f.records, from, f.mm2s_lanes(from), self.profile);
             let s2mm_count = chain_descriptors(f.records, to, f.s2mm_lanes(to), self.profile);
             f.mm2s_bd = match shared {

@@ -172,7 +172,7 @@ impl Plan<'_> {
                     .find(|c| c.tile == tile)
                     .map_or(self.pipeline, |c| c.bind);
                 return refuse(at, format!(
-                    "tile [{}, {}] ({} tile) runs out of locks: its {} channels need {used} (a free-slot and a published-record lock each); the tile has {available}",
+                    "tile [{}, {}] ({} tile) runs out of locks: its {} channels need {used} (a free-slot and a published-record lock for each channel, and for each lane of a striped or joined one); the tile has {available}",
                     tile.column, tile.row, kind.name(), bound[&tile]
                 ));
             }

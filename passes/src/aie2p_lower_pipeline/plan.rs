@@ -180,17 +180,19 @@ impl<'p> Plan<'p> {
             .iter()
             .map(|t| (t.channel, t.way == Way::Ingress))
             .collect();
-        let forwarded: BTreeSet<(usize, bool)> = self
+        // Each forwarding strand's sides, once per strand.
+        let by_strand: BTreeSet<((usize, bool), usize)> = self
             .forwards
             .iter()
-            .flat_map(|f| [(f.from, false), (f.to, true)])
+            .flat_map(|f| [((f.from, false), f.strand), ((f.to, true), f.strand)])
             .collect();
+        let forwarded: BTreeSet<(usize, bool)> = by_strand.iter().map(|s| s.0).collect();
         for side in self
             .workers
             .iter()
             .flat_map(|w| w.endpoints.iter())
             .chain(&stream)
-            .chain(&forwarded)
+            .chain(by_strand.iter().map(|s| &s.0))
         {
             *strands.entry(*side).or_insert(0) += 1;
         }

@@ -187,11 +187,14 @@ impl Transfer {
 pub struct Forward {
     /// The first record's copy, for locations.
     pub copy: MlirOperation,
+    /// Its forwarding strand (index into `Plan::forwarding`).
+    pub strand: usize,
     /// The channel whose records it acquires, and the one whose slots it
     /// reserves.
     pub from: usize,
     pub to: usize,
-    /// Records it moves, each a slot of both channels.
+    /// Records it moves: each a slot of `from`, and a slot of `to` or,
+    /// for a join, its part of one.
     pub records: i64,
     /// The MM2S channel of `from`'s tile and the S2MM channel of `to`'s.
     pub mm2s: i64,

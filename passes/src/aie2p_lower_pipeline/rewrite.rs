@@ -457,8 +457,7 @@ fn realize_worker(plan: &Plan, worker: &Worker, name: &str) -> Result<(), Refusa
         }
         erase(op);
     }
-    reshape_reinterprets(function)?;
-    address_parts(function)?;
+    address_views(function)?;
     for &(alloca, index) in &worker.private {
         let placed = &plan.placed[index];
         let name = value_name(results(alloca)[0]);
@@ -735,23 +734,31 @@ pub fn realize(module: MlirOperation, plan: &Plan) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A `view.reinterpret` in tile code, between row-major views (the plan
-/// refuses strided ones), becomes a `buffer.view` of the same bytes at the
-/// same offset with the reinterpreted shape: the code generator and the
-/// cores address every view of a tile buffer by its own shape.
-fn reshape_reinterprets(function: MlirOperation) -> Result<(), Refusal> {
+/// Tile code addresses every view of a tile buffer by its own shape (the
+/// code generator and the cores do), so each `view.reinterpret` and
+/// `view.part` becomes a `buffer.view` of the same buffer, in program order
+/// (a part of a reshaped record, or a reshaped part, works too):
+/// - a reinterpret between row-major views (the plan refuses strided ones)
+///   is the same bytes at the same offset with the new shape;
+/// - a part is the source's offset plus the index times a part's bytes.
+fn address_views(function: MlirOperation) -> Result<(), Refusal> {
     for op in walk(function) {
-        if op_name(op) != names::view::REINTERPRET {
+        let name = op_name(op);
+        if name != names::view::REINTERPRET && name != names::view::PART {
             continue;
         }
-        let input = operands(op)[0];
-        let source = owner_op(input);
+        let source = owner_op(operands(op)[0]);
         if op_name(source) != names::buffer::VIEW {
-            return refuse(op, "tile code reinterprets only a view of a tile buffer (a record, a slot or a private buffer)".into());
+            return refuse(op, "tile code reshapes and takes parts only of a view of a tile buffer (a record, a slot or a private buffer)".into());
         }
         let result = results(op)[0];
+        let start = if name == names::view::PART {
+            part_offset(op, operands(source)[1], view_bytes(op, result, &|_| None)?)
+        } else {
+            operands(source)[1]
+        };
         let mut view = OpSpec::new(names::buffer::VIEW, location(op));
-        view.operands = operands(source)[..2].to_vec();
+        view.operands = vec![operands(source)[0], start];
         view.results = vec![value_type(result)];
         let view = view.build();
         insert_before(op, view);
@@ -761,54 +768,23 @@ fn reshape_reinterprets(function: MlirOperation) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A `view.part` in tile code becomes a `buffer.view` of the same buffer at
-/// the part's byte offset (the source's offset plus the index times a
-/// part's bytes): as for reshapes, the cores address every view of a tile
-/// buffer by its own shape. Reshapes come first, so a part of a reshaped
-/// record works too.
-fn address_parts(function: MlirOperation) -> Result<(), Refusal> {
-    for op in walk(function) {
-        if op_name(op) != names::view::PART {
-            continue;
-        }
-        let (input, index) = (operands(op)[0], operands(op)[1]);
-        let source = owner_op(input);
-        if op_name(source) != names::buffer::VIEW {
-            return refuse(op, "tile code takes parts only of a view of a tile buffer (a record, a slot or a private buffer)".into());
-        }
-        let result = results(op)[0];
-        let part_bytes = view_bytes(op, result, &|_| None)?;
-        let ctx = context(op);
-        let loc = location(op);
-        let offset_type = loom_type(ctx, "!buffer.offset");
-        let put = |spec: OpSpec| {
-            let built = spec.build();
-            insert_before(op, built);
-            results(built)[0]
-        };
-        let bytes = {
-            let built = index_constant(loc, part_bytes, offset_type);
-            insert_before(op, built);
-            results(built)[0]
-        };
-        let mut cast = OpSpec::new(names::index::CAST, loc);
-        cast.operands = vec![index];
-        cast.results = vec![offset_type];
-        let at = put(cast);
-        let mut mul = OpSpec::new(names::index::MUL, loc);
-        mul.operands = vec![at, bytes];
-        mul.results = vec![offset_type];
-        let within = put(mul);
-        let mut add = OpSpec::new(names::index::ADD, loc);
-        add.operands = vec![operands(source)[1], within];
-        add.results = vec![offset_type];
-        let start = put(add);
-        let mut view = OpSpec::new(names::buffer::VIEW, loc);
-        view.operands = vec![operands(source)[0], start];
-        view.results = vec![value_type(result)];
-        let view = put(view);
-        replace_all_uses(result, view);
-        erase(op);
-    }
-    Ok(())
+/// Before the `view.part` `op`: `offset` plus its index times
+/// `part_bytes`, as an offset.
+fn part_offset(op: MlirOperation, offset: MlirValue, part_bytes: i64) -> MlirValue {
+    let loc = location(op);
+    let offset_type = loom_type(context(op), "!buffer.offset");
+    let put = |built: MlirOperation| {
+        insert_before(op, built);
+        results(built)[0]
+    };
+    let bytes = put(index_constant(loc, part_bytes, offset_type));
+    let binary = |name: &'static str, operands: Vec<MlirValue>| {
+        let mut spec = OpSpec::new(name, loc);
+        spec.operands = operands;
+        spec.results = vec![offset_type];
+        spec.build()
+    };
+    let index = put(binary(names::index::CAST, vec![operands(op)[1]]));
+    let within = put(binary(names::index::MUL, vec![index, bytes]));
+    put(binary(names::index::ADD, vec![offset, within]))
 }

@@ -1615,7 +1615,7 @@ impl<'p> Machine<'p> {
                 let s = self.view(t, *source, loc)?;
                 let i = self.int(t, *index, loc)?;
                 let parts = s.shape.first().copied().unwrap_or(0);
-                if s.strides.is_some() || i < 0 || i as usize >= parts {
+                if i < 0 || i as usize >= parts {
                     return fail(
                         loc,
                         format!(
@@ -1624,10 +1624,16 @@ impl<'p> Machine<'p> {
                         ),
                     );
                 }
-                let inner: usize = s.shape[1..].iter().product();
+                // A part steps by the leading stride (the elements of the
+                // rest for a row-major view) and keeps the other strides.
+                let step = s
+                    .strides
+                    .as_ref()
+                    .map_or_else(|| s.shape[1..].iter().product(), |st| st[0]);
                 let view = View {
-                    offset: s.offset + i as usize * inner * s.elem.size(),
+                    offset: s.offset + i as usize * step * s.elem.size(),
                     shape: s.shape[1..].into(),
+                    strides: s.strides.as_ref().map(|st| st[1..].into()),
                     origin: loc.clone(),
                     ..(*s).clone()
                 };
