@@ -185,6 +185,18 @@ pub struct FunctionBuilder {
 }
 
 impl FunctionBuilder {
+    /// Whether the immediate operand `operand` of the opcode record
+    /// `opcode` holds `value` (in its range and on its steps): how far an
+    /// access may reach from its pointer (`vlda x, [p, #imm]`).
+    pub fn admits_immediate(opcode: &str, operand: &str, value: i64) -> bool {
+        record(opcode).is_ok_and(|o| {
+            o.operand(operand).is_some_and(|field| {
+                field.kind == OperandKind::Immediate
+                    && field.admits(&Value::Immediate(value)).is_ok()
+            })
+        })
+    }
+
     /// A function named `name`; its first block is the entry.
     pub fn new(name: impl Into<String>) -> FunctionBuilder {
         FunctionBuilder {
@@ -608,20 +620,9 @@ fn uses(function: &MachineFunction) -> Vec<VReg> {
     let mut out = Vec::new();
     for block in &function.blocks {
         for inst in &block.insts {
-            for (name, value) in &inst.operands {
-                match (inst.is_output(name), value) {
-                    (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _))
-                    | (true, MachineOperand::PartInto(_, v, _)) => out.push(*v),
-                    _ => {}
-                }
-            }
+            out.extend(inst.reads());
         }
-        if let Terminator::Branch { condition, .. } = &block.terminator {
-            out.push(*condition);
-        }
-        for (_, args) in block.terminator.successors() {
-            out.extend_from_slice(args);
-        }
+        out.extend(block.terminator.reads());
     }
     out
 }

@@ -6,6 +6,7 @@
 //! checker (`hazard`): a violation is an internal compiler error, never an
 //! image.
 
+use crate::dead;
 use crate::error::CodegenError;
 use crate::function::MachineFunction;
 use crate::hazard;
@@ -86,6 +87,7 @@ fn pack(bundle: &[Located]) -> Result<Bundle, CodegenError> {
 
 /// Compile `function` into a worker's machine code.
 pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program, CodegenError> {
+    let function = &dead::remove_dead_code(function);
     let allocated = regalloc::allocate(function, options.registers_per_class)?;
     let stack = options.stack;
     let base = stack.base.div_ceil(64) * 64;

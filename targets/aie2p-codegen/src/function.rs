@@ -105,6 +105,31 @@ impl MachineInst {
     pub(crate) fn is_output(&self, name: &str) -> bool {
         self.opcode.operand(name).is_some_and(|o| o.output)
     }
+
+    /// The virtual registers it reads: its inputs, the parts it reads, and
+    /// the register a `PartInto` writes a part of (its other bits carry
+    /// over).
+    pub fn reads(&self) -> impl Iterator<Item = VReg> + '_ {
+        self.operands
+            .iter()
+            .filter_map(|(name, value)| match (self.is_output(name), value) {
+                (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _))
+                | (true, MachineOperand::PartInto(_, v, _)) => Some(*v),
+                _ => None,
+            })
+    }
+
+    /// The virtual registers it defines.
+    pub fn defines(&self) -> impl Iterator<Item = VReg> + '_ {
+        self.operands
+            .iter()
+            .filter_map(|(name, value)| match (self.is_output(name), value) {
+                (true, MachineOperand::VReg(v))
+                | (true, MachineOperand::PartDef(v, _))
+                | (true, MachineOperand::PartInto(v, _, _)) => Some(*v),
+                _ => None,
+            })
+    }
 }
 
 /// How a block ends.
@@ -128,6 +153,19 @@ pub enum Terminator {
 }
 
 impl Terminator {
+    /// The virtual registers it reads: the branch condition and the
+    /// arguments along its edges.
+    pub fn reads(&self) -> Vec<VReg> {
+        let mut out = Vec::new();
+        if let Terminator::Branch { condition, .. } = self {
+            out.push(*condition);
+        }
+        for (_, args) in self.successors() {
+            out.extend_from_slice(args);
+        }
+        out
+    }
+
     /// The successors with the arguments each edge passes.
     pub fn successors(&self) -> Vec<(BlockId, &[VReg])> {
         match self {
@@ -162,6 +200,21 @@ pub struct MachineFunction {
     pub blocks: Vec<Block>,
     /// The class of each virtual register, by index.
     pub vregs: Vec<RegClass>,
+}
+
+impl MachineFunction {
+    /// How many times each virtual register is read, by index: operands,
+    /// branch conditions and edge arguments.
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.vregs.len()];
+        for block in &self.blocks {
+            let reads = block.insts.iter().flat_map(MachineInst::reads);
+            for v in reads.chain(block.terminator.reads()) {
+                counts[v.index as usize] += 1;
+            }
+        }
+        counts
+    }
 }
 
 impl fmt::Display for MachineFunction {

@@ -15,6 +15,7 @@
 
 mod builder;
 mod class;
+mod dead;
 mod emit;
 mod error;
 mod function;

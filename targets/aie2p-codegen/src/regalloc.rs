@@ -175,32 +175,6 @@ fn ra_vreg(run: usize, v: VReg) -> Option<ra::VReg> {
     run_class(run, v.class).map(|c| ra::VReg::new(v.index as usize, c))
 }
 
-/// How many times each virtual register is read: operands, branch
-/// conditions and edge arguments.
-fn use_counts(function: &MachineFunction) -> Vec<u32> {
-    let mut counts = vec![0u32; function.vregs.len()];
-    for block in &function.blocks {
-        for inst in &block.insts {
-            for (name, value) in &inst.operands {
-                match (inst.is_output(name), value) {
-                    (false, MachineOperand::VReg(v) | MachineOperand::Part(v, _))
-                    | (true, MachineOperand::PartInto(_, v, _)) => counts[v.index as usize] += 1,
-                    _ => {}
-                }
-            }
-        }
-        if let Terminator::Branch { condition, .. } = &block.terminator {
-            counts[condition.index as usize] += 1;
-        }
-        for (_, args) in block.terminator.successors() {
-            for a in args {
-                counts[a.index as usize] += 1;
-            }
-        }
-    }
-    counts
-}
-
 /// The input an accumulator output should land on: the first whole
 /// accumulator input read only here (it dies here, so sharing its
 /// register costs no move). An accumulation chain then stays in one dm
@@ -600,7 +574,7 @@ pub(crate) fn allocate(
         validate_ssa: true,
         algorithm: ra::Algorithm::Ion,
     };
-    let uses = use_counts(function);
+    let uses = function.use_counts();
     let mut views = Vec::new();
     let mut outputs = Vec::new();
     for run in 0..2 {

@@ -1235,3 +1235,43 @@ fn a_renamed_program_is_the_one_compiled_under_the_new_name() {
         .iter()
         .any(|s| s.name.starts_with("sum_again.")));
 }
+
+#[test]
+fn dead_instructions_go_and_effects_stay() {
+    // a = 5; b = a + 1 and c = b * b are read by nothing; the write of
+    // crRnd and the store are effects; d feeds the store.
+    let mut b = FunctionBuilder::new("dead");
+    let entry = b.block();
+    let (a, bb, c, d) = (
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+        b.vreg(RegClass::Scalar),
+    );
+    let p = b.vreg(RegClass::Pointer);
+    b.inst(entry, "MOV_alu_mv_mv_mv_cg", &[V(a), Imm(5)], at(1))
+        .unwrap();
+    b.inst(entry, "ADD_add_r_ri", &[V(bb), V(a), Imm(1)], at(2))
+        .unwrap();
+    b.inst(entry, "MUL", &[V(c), V(bb), V(bb)], at(3)).unwrap();
+    b.inst(entry, "ADD_add_r_ri", &[V(d), V(a), Imm(2)], at(4))
+        .unwrap();
+    b.inst(
+        entry,
+        "MOVX_mvx_cr_imm",
+        &[MachineOperand::Phys("crrnd".into()), Imm(12)],
+        at(5),
+    )
+    .unwrap();
+    b.inst(entry, "MOVXM", &[V(p), Imm(0x7_0400)], at(6))
+        .unwrap();
+    b.inst(entry, "ST_dms_sts_idx_imm", &[V(d), V(p), Imm(0)], at(7))
+        .unwrap();
+    b.terminate(entry, Terminator::Done, at(8)).unwrap();
+    let text = text(&compile(&b.finish().unwrap(), &options()).unwrap());
+    assert!(!text.contains("mul\t"), "{text}");
+    assert_eq!(text.matches("add\t").count(), 1, "{text}");
+    for kept in ["mov\tr", "movx\tcrrnd, #12", "st\tr"] {
+        assert!(text.contains(kept), "{kept}: {text}");
+    }
+}

@@ -105,7 +105,7 @@ pub fn earliest_cycle() -> u32 {
     })
 }
 
-fn memory_kind(mnemonic: &str) -> Option<Memory> {
+pub(crate) fn memory_kind(mnemonic: &str) -> Option<Memory> {
     if ["lda", "vlda", "vldb"]
         .iter()
         .any(|p| mnemonic.starts_with(p))

@@ -9,7 +9,7 @@ use super::locks::{side, Side};
 use super::{fail, Selector, Val};
 use crate::attributes::{int, tile};
 use loom_aie2p_codegen::MachineOperand::{Imm, VReg as V};
-use loom_aie2p_codegen::{RegClass, VReg};
+use loom_aie2p_codegen::{FunctionBuilder, RegClass, VReg};
 use loom_diagnostic::Diagnostic;
 use loom_dialects::ir::*;
 use loom_dialects::names::{aie2p, buffer, view};
@@ -69,14 +69,25 @@ fn shape(s: &Selector, op: MlirOperation, v: MlirValue) -> Result<(Vec<i64>, Str
     Ok((out, element))
 }
 
-/// A pointer to the element at `indices` of the view `v`.
+/// The element type of the view `v` ("" if it is none).
+pub(crate) fn view_element(v: MlirValue) -> String {
+    view_type_shape(value_type(v)).map_or_else(String::new, |(_, element)| element)
+}
+
+/// A pointer to the element at `indices` of the view `v`, and the byte
+/// displacement of the element from it: each of `accesses` (an opcode
+/// record and its own offset from the element) takes the displacement plus
+/// its offset as its immediate `imm`. An address that differs by a
+/// constant from one this block put in a pointer, within every access's
+/// reach, reuses that pointer (select/affine.rs).
 pub(crate) fn element_pointer(
     s: &mut Selector,
     op: MlirOperation,
     v: MlirValue,
     dynamic: &[MlirValue],
     static_indices: &[i64],
-) -> Result<(VReg, String), Diagnostic> {
+    accesses: &[(&str, i64)],
+) -> Result<(VReg, i64, String), Diagnostic> {
     let (dims, element) = shape(s, op, v)?;
     let Some(size) = element_bytes(&element) else {
         return Err(fail(
@@ -93,8 +104,8 @@ pub(crate) fn element_pointer(
             "internal compiler error: a view without an address",
         ));
     };
-    let mut constant = i64::from(base);
-    let mut sum = offset;
+    // (the index's value, its dimension's stride in bytes)
+    let mut indices = Vec::new();
     let mut next = dynamic.iter();
     for (position, &index) in static_indices.iter().enumerate() {
         let stride: i64 = dims[position + 1..].iter().product::<i64>() * i64::from(size);
@@ -106,6 +117,34 @@ pub(crate) fn element_pointer(
         } else {
             Val::Const(index)
         };
+        indices.push((value, stride));
+    }
+    let mut form = s.form(Val::Addr { base, offset });
+    for &(value, stride) in &indices {
+        form = form.and_then(|f| f.add_scaled(&s.form(value)?, stride));
+    }
+    if let Some(form) = &form {
+        let reaches = |d: i64| {
+            accesses
+                .iter()
+                .all(|&(opcode, at)| FunctionBuilder::admits_immediate(opcode, "imm", d + at))
+        };
+        let near: Vec<(VReg, i64)> = s.pointer_near(form).collect();
+        if let Some(&(p, d)) = near.iter().find(|&&(_, d)| reaches(d)) {
+            return Ok((p, d, element));
+        }
+        // Beyond every access's reach of the newest such pointer: step it
+        // by a modifier (`padda [p], m`, one load or store slot) instead
+        // of computing the address afresh.
+        if let Some(&(from, d)) = near.first() {
+            let p = s.step_pointer(op, from, d)?;
+            s.remember_pointer(form.clone(), p);
+            return Ok((p, 0, element));
+        }
+    }
+    let mut constant = i64::from(base);
+    let mut sum = offset;
+    for (value, stride) in indices {
         match value {
             Val::Const(c) => constant += c * stride,
             other => {
@@ -131,7 +170,10 @@ pub(crate) fn element_pointer(
             s.inst(op, "MOV_alu_mv_mv_mv_scl", &[V(p), V(address)])?;
         }
     }
-    Ok((p, element))
+    if let Some(form) = form {
+        s.remember_pointer(form, p);
+    }
+    Ok((p, 0, element))
 }
 
 /// The index operands and static positions of a view access whose view is
@@ -208,36 +250,44 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
         }
         view::LOAD => {
             let (v, dynamic, positions) = access(op, 0);
-            let (p, element) = element_pointer(s, op, v, &dynamic, &positions)?;
-            let d = s.vreg(RegClass::Scalar);
             // Integers are held sign-extended (docs/semantics.md,
             // "Integers"); bf16 is its bits.
-            let opcode = match element.as_str() {
+            let opcode = match view_element(v).as_str() {
                 "bf16" => "LDA_u16_idx_imm",
                 "i16" => "LDA_s16_idx_imm",
                 "i8" => "LDA_s8_idx_imm",
                 // The low word of a 64-bit index.
                 _ => "LDA_dms_lda_idx_imm",
             };
-            s.inst(op, opcode, &[V(d), V(p), Imm(0)])?;
+            let (p, at, _) = element_pointer(s, op, v, &dynamic, &positions, &[(opcode, 0)])?;
+            let d = s.vreg(RegClass::Scalar);
+            s.inst(op, opcode, &[V(d), V(p), Imm(at)])?;
             s.define(results(op)[0], Val::Reg(d));
         }
         view::STORE => {
             let (v, dynamic, positions) = access(op, 1);
             let value = s.scalar(op, operands(op)[0])?;
-            let (p, element) = element_pointer(s, op, v, &dynamic, &positions)?;
-            match element.as_str() {
-                "bf16" | "i16" => s.inst(op, "ST_s16_idx_imm", &[V(value), V(p), Imm(0)])?,
-                "i8" => s.inst(op, "ST_s8_idx_imm", &[V(value), V(p), Imm(0)])?,
-                "index" | "i64" => {
-                    // The sign extension in the high word: -(value < 0).
-                    let zero = s.constant(op, 0)?;
-                    let negative = s.binary(op, "LT", value, zero)?;
-                    let high = s.binary(op, "SUB", zero, negative)?;
-                    s.inst(op, "ST_dms_sts_idx_imm", &[V(value), V(p), Imm(0)])?;
-                    s.inst(op, "ST_dms_sts_idx_imm", &[V(high), V(p), Imm(4)])?;
-                }
-                _ => s.inst(op, "ST_dms_sts_idx_imm", &[V(value), V(p), Imm(0)])?,
+            let element = view_element(v);
+            let opcode = match element.as_str() {
+                "bf16" | "i16" => "ST_s16_idx_imm",
+                "i8" => "ST_s8_idx_imm",
+                _ => "ST_dms_sts_idx_imm",
+            };
+            // A 64-bit index is two words.
+            let words: &[(&str, i64)] = match element.as_str() {
+                "index" | "i64" => &[(opcode, 0), (opcode, 4)],
+                _ => &[(opcode, 0)],
+            };
+            let (p, at, _) = element_pointer(s, op, v, &dynamic, &positions, words)?;
+            if words.len() == 2 {
+                // The sign extension in the high word: -(value < 0).
+                let zero = s.constant(op, 0)?;
+                let negative = s.binary(op, "LT", value, zero)?;
+                let high = s.binary(op, "SUB", zero, negative)?;
+                s.inst(op, opcode, &[V(value), V(p), Imm(at)])?;
+                s.inst(op, opcode, &[V(high), V(p), Imm(at + 4)])?;
+            } else {
+                s.inst(op, opcode, &[V(value), V(p), Imm(at)])?;
             }
         }
         _ => return Ok(false),

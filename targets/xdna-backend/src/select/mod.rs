@@ -19,12 +19,14 @@
 //! the sign-extended value, a load reads the low word). docs/code-generator.md
 //! says so.
 
+mod affine;
 mod control;
 mod locks;
 mod memory;
 mod scalar;
 mod vector;
 
+use affine::Affine;
 use loom_aie2p_codegen::{
     BlockId, BuildError, FunctionBuilder, MachineFunction, MachineOperand, RegClass,
     SourceLocation, Terminator, VReg,
@@ -74,6 +76,15 @@ pub(crate) struct Selector {
     /// register of each constant materialized so far.
     constant_block: BlockId,
     constants: BTreeMap<i32, VReg>,
+    /// The affine form of each scalar register selection computed by
+    /// `add`, `sub` or a multiply by a constant (`affine`), and the
+    /// pointers the block in hand has computed, with their addresses'
+    /// forms: an access whose address differs from one by a constant its
+    /// immediate holds reuses it.
+    forms: BTreeMap<VReg, Affine>,
+    pointers: Vec<(Affine, VReg)>,
+    /// The modifier register of each pointer step materialized so far.
+    modifiers: BTreeMap<i64, VReg>,
     /// The largest value a lock holds (the profile's).
     lock_value_max: u32,
 }
@@ -216,7 +227,83 @@ impl Selector {
             .inst(self.constant_block, opcode, &operands, self.at.clone());
         self.built(op, built)?;
         self.constants.insert(c, r);
+        self.forms.insert(r, Affine::constant(c.into()));
         Ok(r)
+    }
+
+    /// The affine form of a selected value (`None` for a short vector).
+    pub(crate) fn form(&self, val: Val) -> Option<Affine> {
+        let of = |r: VReg| {
+            self.forms
+                .get(&r)
+                .cloned()
+                .unwrap_or_else(|| Affine::register(r))
+        };
+        match val {
+            Val::Reg(r) => Some(of(r)),
+            Val::Const(c) => Some(Affine::constant(c)),
+            Val::Addr { base, offset } => {
+                let base = Affine::constant(base.into());
+                match offset {
+                    None => Some(base),
+                    Some(o) => base.add_scaled(&of(o), 1),
+                }
+            }
+            Val::Lanes(_) => None,
+        }
+    }
+
+    /// The pointers of this block whose addresses are `form` less a
+    /// constant, with that constant, the newest first.
+    pub(crate) fn pointer_near(&self, form: &Affine) -> impl Iterator<Item = (VReg, i64)> + '_ {
+        let form = form.clone();
+        self.pointers
+            .iter()
+            .rev()
+            .filter_map(move |(f, p)| form.distance(f).map(|d| (*p, d)))
+    }
+
+    /// `from + distance` in a new pointer: `padda`/`paddb`/`padds [p], m`
+    /// (whichever slot is free) with the distance in a modifier register
+    /// materialized once, before the first block.
+    pub(crate) fn step_pointer(
+        &mut self,
+        op: MlirOperation,
+        from: VReg,
+        distance: i64,
+    ) -> Result<VReg, Diagnostic> {
+        use MachineOperand::VReg as V;
+        let m = match self.modifiers.get(&distance) {
+            Some(&m) => m,
+            None => {
+                let m = self.vreg(RegClass::Modifier);
+                let opcode = if (-1024..1024).contains(&distance) {
+                    "MOV_alu_mv_mv_mv_cg"
+                } else {
+                    "MOVXM"
+                };
+                let operands = [V(m), MachineOperand::Imm(distance)];
+                let built = self
+                    .b
+                    .inst(self.constant_block, opcode, &operands, self.at.clone());
+                self.built(op, built)?;
+                self.modifiers.insert(distance, m);
+                m
+            }
+        };
+        let p = self.vreg(RegClass::Pointer);
+        let built = self.b.inst_any(
+            self.block,
+            &["PADDA_pstm_nrm", "PADDB_pstm_nrm", "PADDS_pstm_nrm"],
+            &[V(p), V(from), V(m)],
+            self.at.clone(),
+        );
+        self.built(op, built)?;
+        Ok(p)
+    }
+
+    pub(crate) fn remember_pointer(&mut self, form: Affine, p: VReg) {
+        self.pointers.push((form, p));
     }
 
     /// `value` in a scalar register, materialized here if it is symbolic.
@@ -261,6 +348,20 @@ impl Selector {
         use MachineOperand::VReg as V;
         let d = self.vreg(RegClass::Scalar);
         self.inst(op, opcode, &[V(d), V(s0), V(s1)])?;
+        let (a, b) = (self.form(Val::Reg(s0)), self.form(Val::Reg(s1)));
+        let form = match (opcode, a, b) {
+            ("ADD_alu_r_rr", Some(a), Some(b)) => a.add_scaled(&b, 1),
+            ("SUB", Some(a), Some(b)) => a.add_scaled(&b, -1),
+            ("MUL", Some(a), Some(b)) => match (a.as_constant(), b.as_constant()) {
+                (Some(k), _) => b.scale(k),
+                (_, Some(k)) => a.scale(k),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(form) = form {
+            self.forms.insert(d, form);
+        }
         Ok(d)
     }
 
@@ -271,6 +372,19 @@ impl Selector {
         s: VReg,
         c: i64,
     ) -> Result<VReg, Diagnostic> {
+        if c == 0 {
+            return Ok(s);
+        }
+        let form = self
+            .form(Val::Reg(s))
+            .and_then(|f| f.add_scaled(&Affine::constant(c), 1));
+        // `s` itself a register plus a constant (an unrolled loop's
+        // `%p1 = %p + 1`, `%p2 = %p1 + 1`): add to that register, so the
+        // chain's links are not each other's inputs and go if unread.
+        let (s, c) = match &form {
+            Some(f) if f.terms.len() == 1 && f.terms[0].1 == 1 => (f.terms[0].0, f.constant),
+            _ => (s, c),
+        };
         if c == 0 {
             return Ok(s);
         }
@@ -285,6 +399,9 @@ impl Selector {
                     MachineOperand::Imm(c),
                 ],
             )?;
+            if let Some(form) = form {
+                self.forms.insert(d, form);
+            }
             return Ok(d);
         }
         let k = self.constant(op, c)?;
@@ -293,6 +410,7 @@ impl Selector {
 
     fn select_block(&mut self, block: MlirBlock) -> Result<(), Diagnostic> {
         self.block = self.blocks[&block_key(block)];
+        self.pointers.clear();
         self.select_ops(&ops_of(block))
     }
 
@@ -395,6 +513,9 @@ pub(crate) fn select(
         lanes: Vec::new(),
         constant_block,
         constants: BTreeMap::new(),
+        forms: BTreeMap::new(),
+        pointers: Vec::new(),
+        modifiers: BTreeMap::new(),
         lock_value_max,
     };
     for (&block, &id) in order.iter().zip(&ids) {

@@ -303,12 +303,13 @@ fn select_lanes(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool,
         }
         vector::LOAD => {
             let (view, dynamic, positions) = access(op, 0);
-            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            let words = lane_words("LDA_dms_lda_idx_imm", n);
+            let (p, at, element) = element_pointer(s, op, view, &dynamic, &positions, &words)?;
             check_element(op, Form::F32x16, &element)?;
             let mut lanes = Vec::new();
-            for i in 0..n {
+            for (opcode, offset) in words {
                 let d = s.vreg(RegClass::Scalar);
-                s.inst(op, "LDA_dms_lda_idx_imm", &[V(d), V(p), Imm(4 * i as i64)])?;
+                s.inst(op, opcode, &[V(d), V(p), Imm(at + offset)])?;
                 lanes.push(Val::Reg(d));
             }
             s.define_lanes(results[0], lanes);
@@ -316,11 +317,12 @@ fn select_lanes(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool,
         vector::STORE => {
             let lanes = s.lanes(op, operands(op)[0])?;
             let (view, dynamic, positions) = access(op, 1);
-            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            let words = lane_words("ST_dms_sts_idx_imm", lanes.len());
+            let (p, at, element) = element_pointer(s, op, view, &dynamic, &positions, &words)?;
             check_element(op, Form::F32x16, &element)?;
-            for (i, lane) in lanes.into_iter().enumerate() {
+            for (lane, (opcode, offset)) in lanes.into_iter().zip(words) {
                 let r = s.materialize(op, lane)?;
-                s.inst(op, "ST_dms_sts_idx_imm", &[V(r), V(p), Imm(4 * i as i64)])?;
+                s.inst(op, opcode, &[V(r), V(p), Imm(at + offset)])?;
             }
         }
         vector::EXTRACT => {
@@ -388,9 +390,27 @@ fn splat(s: &mut Selector, op: MlirOperation, f: Form, r: VReg) -> Result<VReg, 
     }
 }
 
-/// A vector<64xi32> from the 256 bytes at `p`: its first quarter defines a
-/// dm, the other three are written into it (MachineOperand::PartInto).
-fn load_quarters(s: &mut Selector, op: MlirOperation, p: VReg) -> Result<VReg, Diagnostic> {
+/// `opcode` at each of `n` words, 4 bytes apart: a short f32 vector's lanes.
+fn lane_words(opcode: &str, n: usize) -> Vec<(&str, i64)> {
+    (0..n).map(|i| (opcode, 4 * i as i64)).collect()
+}
+
+/// The four `bm` quarters of a dm, 64 bytes apart, each by `opcode`.
+fn quarter_accesses(opcode: &str) -> Vec<(&str, i64)> {
+    (0..QUARTERS.len())
+        .map(|k| (opcode, 64 * k as i64))
+        .collect()
+}
+
+/// A vector<64xi32> from the 256 bytes at `p` + `at`: its first quarter
+/// defines a dm, the other three are written into it
+/// (MachineOperand::PartInto).
+fn load_quarters(
+    s: &mut Selector,
+    op: MlirOperation,
+    p: VReg,
+    at: i64,
+) -> Result<VReg, Diagnostic> {
     let mut whole = s.vreg(RegClass::Accumulator);
     for (k, part) in QUARTERS.into_iter().enumerate() {
         let out = if k == 0 {
@@ -401,12 +421,12 @@ fn load_quarters(s: &mut Selector, op: MlirOperation, p: VReg) -> Result<VReg, D
             whole = next;
             written
         };
-        let (b, block, at) = s.builder();
+        let (b, block, location) = s.builder();
         let r = b.load(
             block,
             "VLDA_dmx_lda_bm_idx_imm",
-            &[out, V(p), Imm(64 * k as i64)],
-            at,
+            &[out, V(p), Imm(at + 64 * k as i64)],
+            location,
         );
         s.built(op, r)?;
     }
@@ -486,7 +506,13 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
         vector::LOAD => {
             let f = form_of(op, &result_type(op, 0))?;
             let (view, dynamic, positions) = access(op, 0);
-            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
+            let accesses = match f {
+                Form::Bf16x32 | Form::Int(_) => vec![("VLDA_dmx_lda_x_idx_imm", 0)],
+                Form::Bf16x16 => vec![("VLDA_dmw_lda_w_idx_imm", 0)],
+                Form::F32x16 => vec![("VLDA_dmx_lda_bm_idx_imm", 0)],
+                Form::I32x64 => quarter_accesses("VLDA_dmx_lda_bm_idx_imm"),
+            };
+            let (p, at, element) = element_pointer(s, op, view, &dynamic, &positions, &accesses)?;
             check_element(op, f, &element)?;
             let (opcode, d, out) = match f {
                 Form::Bf16x32 | Form::Int(_) => {
@@ -502,13 +528,13 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
                     ("VLDA_dmx_lda_bm_idx_imm", d, Def(d, Part::LowLow))
                 }
                 Form::I32x64 => {
-                    let d = load_quarters(s, op, p)?;
+                    let d = load_quarters(s, op, p, at)?;
                     s.define(results(op)[0], Val::Reg(d));
                     return Ok(true);
                 }
             };
-            let (b, block, at) = s.builder();
-            let r = b.load(block, opcode, &[out, V(p), Imm(0)], at);
+            let (b, block, location) = s.builder();
+            let r = b.load(block, opcode, &[out, V(p), Imm(at)], location);
             s.built(op, r)?;
             s.define(results(op)[0], Val::Reg(d));
         }
@@ -517,8 +543,6 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             let f = form_of(op, &type_text(value_type(value)))?;
             let v = s.scalar(op, value)?;
             let (view, dynamic, positions) = access(op, 1);
-            let (p, element) = element_pointer(s, op, view, &dynamic, &positions)?;
-            check_element(op, f, &element)?;
             // (opcode, the register or part stored, byte offset)
             let pieces: Vec<(&str, MachineOperand, i64)> = match f {
                 Form::Bf16x32 | Form::Int(_) => vec![("VST_dmx_sts_x_idx_imm", V(v), 0)],
@@ -531,8 +555,11 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
                     .map(|(k, part)| ("VST_dmx_sts_bm_idx_imm", P(v, part), 64 * k as i64))
                     .collect(),
             };
-            for (opcode, src, at) in pieces {
-                s.inst(op, opcode, &[src, V(p), Imm(at)])?;
+            let accesses: Vec<(&str, i64)> = pieces.iter().map(|&(o, _, at)| (o, at)).collect();
+            let (p, at, element) = element_pointer(s, op, view, &dynamic, &positions, &accesses)?;
+            check_element(op, f, &element)?;
+            for (opcode, src, offset) in pieces {
+                s.inst(op, opcode, &[src, V(p), Imm(at + offset)])?;
             }
         }
         vector::DOT2F => {
