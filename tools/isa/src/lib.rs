@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 
 use std::io::Read;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// A failure to report: the rendered text.
@@ -75,12 +76,24 @@ pub fn main_with<C: clap::Parser>(run: impl FnOnce(C) -> Result<String, Failure>
     }
 }
 
-/// Print the output whole, or the failure and exit 1.
+/// Print the output whole, or the failure and exit 1. A reader that went
+/// away (a closed pipe, as under `| head`) ends the tool quietly with
+/// status 141, as SIGPIPE ends a C tool and as the other Loom tools do.
 pub fn finish(result: Result<String, Failure>) -> ExitCode {
     match result {
         Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(141),
+                Err(e) => {
+                    eprintln!("error: cannot write to standard output: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(Failure(text)) => {
             eprint!("{text}");
