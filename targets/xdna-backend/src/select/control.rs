@@ -1,6 +1,7 @@
 //! Control flow: `cfg.br` and `cfg.cond_br` with their block arguments
 //! become the machine layer's terminators (the layout picks `j`, `jnz`,
-//! `jz` or a fall-through); `func.return` is the worker's `done`.
+//! `jz` or a fall-through), an edge into a loop that carries pointers
+//! passes them too (select/loops.rs); `func.return` is the worker's `done`.
 
 use super::{fail, Selector};
 use loom_aie2p_codegen::{Terminator, VReg};
@@ -30,8 +31,11 @@ fn end(s: &mut Selector, op: MlirOperation, terminator: Terminator) -> Result<()
 pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<bool, Diagnostic> {
     match name {
         cfg::BR => {
-            let args = registers(s, op, &operands(op))?;
-            let target = s.target(successors(op)[0]);
+            let values = operands(op);
+            let mut args = registers(s, op, &values)?;
+            let to = successors(op)[0];
+            args.extend(s.carried_args(op, to, &values)?);
+            let target = s.target(to);
             end(s, op, Terminator::Jump { target, args })?;
         }
         cfg::COND_BR => {
@@ -44,9 +48,12 @@ pub(crate) fn select(s: &mut Selector, op: MlirOperation, name: &str) -> Result<
             };
             let taken_count = dense_i32_element(sizes, 1) as usize;
             let condition = s.scalar(op, ins[0])?;
-            let taken_args = registers(s, op, &ins[1..1 + taken_count])?;
-            let otherwise_args = registers(s, op, &ins[1 + taken_count..])?;
             let targets = successors(op);
+            let (taken_values, otherwise_values) = ins[1..].split_at(taken_count);
+            let mut taken_args = registers(s, op, taken_values)?;
+            taken_args.extend(s.carried_args(op, targets[0], taken_values)?);
+            let mut otherwise_args = registers(s, op, otherwise_values)?;
+            otherwise_args.extend(s.carried_args(op, targets[1], otherwise_values)?);
             let (taken, otherwise) = (s.target(targets[0]), s.target(targets[1]));
             end(
                 s,

@@ -171,6 +171,7 @@ pub(crate) fn element_pointer(
         }
     }
     if let Some(form) = form {
+        s.found_pointer(&form);
         s.remember_pointer(form, p);
     }
     Ok((p, 0, element))

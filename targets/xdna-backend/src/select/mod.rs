@@ -22,6 +22,7 @@
 mod affine;
 mod control;
 mod locks;
+mod loops;
 mod memory;
 mod scalar;
 mod vector;
@@ -34,6 +35,7 @@ use loom_aie2p_codegen::{
 use loom_diagnostic::Diagnostic;
 use loom_dialects::ir::*;
 use loom_targets::Tile;
+use loops::{Carried, Found, Innermost};
 use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,15 +87,25 @@ pub(crate) struct Selector {
     pointers: Vec<(Affine, VReg)>,
     /// The modifier register of each pointer step materialized so far.
     modifiers: BTreeMap<i64, VReg>,
+    /// The value each register was first selected for (what a form's
+    /// terms are in the source), the worker's innermost loops, the MLIR
+    /// block in hand, the addresses found that a loop could carry, and
+    /// those this run carries with their header parameters
+    /// (select/loops.rs).
+    roots: BTreeMap<VReg, MlirValue>,
+    loops: Vec<Innermost>,
+    current: Option<MlirBlock>,
+    found: Found,
+    carried: BTreeMap<usize, Vec<(Carried, VReg)>>,
     /// The largest value a lock holds (the profile's).
     lock_value_max: u32,
 }
 
-fn key(v: MlirValue) -> usize {
+pub(crate) fn key(v: MlirValue) -> usize {
     v.ptr as usize
 }
 
-fn block_key(b: MlirBlock) -> usize {
+pub(crate) fn block_key(b: MlirBlock) -> usize {
     b.ptr as usize
 }
 
@@ -147,6 +159,9 @@ impl Selector {
     }
 
     pub(crate) fn define(&mut self, value: MlirValue, val: Val) {
+        if let Val::Reg(r) = val {
+            self.roots.entry(r).or_insert(value);
+        }
         self.values.insert(key(value), val);
     }
 
@@ -306,6 +321,130 @@ impl Selector {
         self.pointers.push((form, p));
     }
 
+    /// The innermost loop the block in hand is in, if any.
+    fn innermost(&self) -> Option<&Innermost> {
+        let current = self.current?;
+        self.loops.iter().find(|l| l.contains(current))
+    }
+
+    /// Note a fresh pointer's address if the loop it is in could carry it.
+    pub(crate) fn found_pointer(&mut self, form: &Affine) {
+        let terms: Option<Vec<(MlirValue, i64)>> = form
+            .terms
+            .iter()
+            .map(|&(r, k)| self.roots.get(&r).map(|&v| (v, k)))
+            .collect();
+        let Some(terms) = terms else {
+            return;
+        };
+        let Some(lp) = self.innermost() else {
+            return;
+        };
+        let header = lp.header();
+        if let Some(carried) = lp.carries(&terms, form.constant) {
+            self.found.add(header, carried);
+        }
+    }
+
+    /// The form of a value selection has defined.
+    fn value_form(&self, v: MlirValue) -> Option<Affine> {
+        let val = self.values.get(&key(v)).copied()?;
+        self.form(val)
+    }
+
+    /// A pointer holding the address `form`: one of this block's at that
+    /// address, stepped from one a constant away, or computed.
+    fn pointer_for(&mut self, op: MlirOperation, form: Affine) -> Result<VReg, Diagnostic> {
+        use MachineOperand::{Imm, VReg as V};
+        let near = self.pointer_near(&form).next();
+        if let Some((p, d)) = near {
+            if d == 0 {
+                return Ok(p);
+            }
+            let q = self.step_pointer(op, p, d)?;
+            self.remember_pointer(form, q);
+            return Ok(q);
+        }
+        let mut sum: Option<VReg> = None;
+        for &(r, k) in &form.terms {
+            let scaled = if k == 1 {
+                r
+            } else {
+                let k = self.constant(op, k)?;
+                self.binary(op, "MUL", r, k)?
+            };
+            sum = Some(match sum {
+                None => scaled,
+                Some(t) => self.binary(op, "ADD_alu_r_rr", t, scaled)?,
+            });
+        }
+        let p = self.vreg(RegClass::Pointer);
+        match sum {
+            None => self.inst(op, "MOVXM", &[V(p), Imm(form.constant)])?,
+            Some(t) => {
+                let address = self.add_constant(op, t, form.constant)?;
+                self.inst(op, "MOV_alu_mv_mv_mv_scl", &[V(p), V(address)])?;
+            }
+        }
+        self.remember_pointer(form, p);
+        Ok(p)
+    }
+
+    /// The pointers an edge to `target` passes along with `values` (the
+    /// target's arguments): each address `target`'s loop carries, at the
+    /// values the edge gives the header's arguments.
+    pub(crate) fn carried_args(
+        &mut self,
+        op: MlirOperation,
+        target: MlirBlock,
+        values: &[MlirValue],
+    ) -> Result<Vec<VReg>, Diagnostic> {
+        let Some(carried) = self.carried.get(&block_key(target)).cloned() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for (c, _) in &carried {
+            let form = loops::form_at(
+                c,
+                target,
+                |i| values.get(i).and_then(|&v| self.value_form(v)),
+                |v| self.value_form(v),
+            );
+            let Some(form) = form else {
+                return Err(fail(
+                    op,
+                    "internal compiler error: a loop-carried address has no form along this edge",
+                ));
+            };
+            out.push(self.pointer_for(op, form)?);
+        }
+        Ok(out)
+    }
+
+    /// Make the carried pointers of the loop the block in hand is in this
+    /// block's pointers, at their addresses.
+    fn enter_carried(&mut self) {
+        let Some(header) = self.innermost().map(Innermost::header) else {
+            return;
+        };
+        let carried = self
+            .carried
+            .get(&block_key(header))
+            .cloned()
+            .unwrap_or_default();
+        for (c, q) in carried {
+            let form = loops::form_at(
+                &c,
+                header,
+                |i| self.value_form(arguments(header)[i]),
+                |v| self.value_form(v),
+            );
+            if let Some(form) = form {
+                self.remember_pointer(form, q);
+            }
+        }
+    }
+
     /// `value` in a scalar register, materialized here if it is symbolic.
     pub(crate) fn scalar(
         &mut self,
@@ -410,7 +549,9 @@ impl Selector {
 
     fn select_block(&mut self, block: MlirBlock) -> Result<(), Diagnostic> {
         self.block = self.blocks[&block_key(block)];
+        self.current = Some(block);
         self.pointers.clear();
+        self.enter_carried();
         self.select_ops(&ops_of(block))
     }
 
@@ -484,7 +625,9 @@ fn reverse_post_order(entry: MlirBlock) -> Vec<MlirBlock> {
     order
 }
 
-/// Select `worker`, which runs on `core`.
+/// Select `worker`, which runs on `core`: once, and again carrying the
+/// addresses the first run found its innermost loops could carry
+/// (select/loops.rs).
 pub(crate) fn select(
     worker: MlirOperation,
     core: Tile,
@@ -495,6 +638,23 @@ pub(crate) fn select(
         return Err(fail(worker, format!("@{name} has no body to compile")));
     };
     let order = reverse_post_order(entry);
+    let (first, found) = run(worker, core, lock_value_max, &order, BTreeMap::new())?;
+    if found.carried.is_empty() {
+        return Ok(first);
+    }
+    Ok(run(worker, core, lock_value_max, &order, found.carried)?.0)
+}
+
+/// One run of selection over the blocks in `order`, carrying `carry`'s
+/// addresses (by loop header) in pointers.
+fn run(
+    worker: MlirOperation,
+    core: Tile,
+    lock_value_max: u32,
+    order: &[MlirBlock],
+    carry: BTreeMap<usize, Vec<Carried>>,
+) -> Result<(Selected, Found), Diagnostic> {
+    let name = symbol_name(worker).unwrap_or_default();
     let mut b = FunctionBuilder::new(name);
     let constant_block = b.block();
     let ids: Vec<BlockId> = order.iter().map(|_| b.block()).collect();
@@ -516,6 +676,11 @@ pub(crate) fn select(
         forms: BTreeMap::new(),
         pointers: Vec::new(),
         modifiers: BTreeMap::new(),
+        roots: BTreeMap::new(),
+        loops: loops::innermost(order),
+        current: None,
+        found: Found::default(),
+        carried: BTreeMap::new(),
         lock_value_max,
     };
     for (&block, &id) in order.iter().zip(&ids) {
@@ -550,8 +715,17 @@ pub(crate) fn select(
             let r = r.map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
             s.define(argument, Val::Reg(r));
         }
+        if let Some(addresses) = carry.get(&block_key(block)) {
+            let mut params = Vec::new();
+            for c in addresses {
+                let q = s.b.param(id, RegClass::Pointer);
+                let q = q.map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
+                params.push((c.clone(), q));
+            }
+            s.carried.insert(block_key(block), params);
+        }
     }
-    for &block in &order {
+    for &block in order {
         s.select_block(block)?;
     }
     let into_first = Terminator::Jump {
@@ -563,10 +737,11 @@ pub(crate) fn select(
     let function =
         s.b.finish()
             .map_err(|e| fail(worker, format!("internal compiler error: {e}")))?;
-    Ok(Selected {
+    let selected = Selected {
         function,
         stack: s.stack,
-    })
+    };
+    Ok((selected, s.found))
 }
 
 /// An op whose only result aliases `operand` (no code).
