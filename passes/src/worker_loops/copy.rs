@@ -3,7 +3,8 @@
 
 use super::counted::same_block;
 use loom_dialects::ir::*;
-use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
+use loom_dialects::names::cfg;
+use mlir_sys::{MlirBlock, MlirLocation, MlirOperation, MlirValue};
 use std::collections::HashMap;
 
 /// Values of the original mapped to the values of a copy; a value not in
@@ -75,6 +76,18 @@ pub(crate) fn copy_blocks(
         last = copy;
     }
     pairs
+}
+
+/// A detached `cfg.br` to `target` passing `values`.
+pub(crate) fn branch_to(
+    location: MlirLocation,
+    target: MlirBlock,
+    values: Vec<MlirValue>,
+) -> MlirOperation {
+    let mut spec = OpSpec::new(cfg::BR, location);
+    spec.operands = values;
+    spec.successors = vec![target];
+    spec.build()
 }
 
 /// Erase `blocks` and their ops. Only their own ops use their values, and

@@ -20,14 +20,14 @@
 //! Copies of one op that compute the same thing from the same operands
 //! (the input's load, the counter's step) are made once.
 
-use super::copy::{copy_blocks, copy_op, erase_blocks, ValueMap};
+use super::copy::{branch_to, copy_blocks, copy_op, erase_blocks, ValueMap};
 use super::counted::{same_block, CountedLoop};
 use super::drop_dead;
 use super::memory::{access, Access, Range};
 use crate::loom_cse::Key;
 use loom_dialects::ir::*;
 use loom_dialects::names::{cfg, index};
-use mlir_sys::{MlirBlock, MlirLocation, MlirOperation, MlirValue};
+use mlir_sys::{MlirBlock, MlirOperation, MlirValue};
 use std::collections::HashMap;
 
 /// Outer loops of more turns are left alone: every turn's accumulators
@@ -194,13 +194,6 @@ fn latch_copy(pairs: &[(MlirBlock, MlirBlock)], outer: &CountedLoop) -> MlirOper
         .expect("the rest holds the latch")
         .1;
     terminator(copy).expect("a latch ends in its branch")
-}
-
-fn branch_to(location: MlirLocation, target: MlirBlock, values: Vec<MlirValue>) -> MlirOperation {
-    let mut spec = OpSpec::new(cfg::BR, location);
-    spec.operands = values;
-    spec.successors = vec![target];
-    spec.build()
 }
 
 /// Rewrite `nest` (checked by `legal`); returns the blocks it made.

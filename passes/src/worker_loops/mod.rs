@@ -1,14 +1,16 @@
 //! The loops of a worker function (Low IR in block form), rearranged for
 //! the core before its code is selected: unroll-and-jam of short outer
-//! loops (`jam`), then unrolling of innermost loops (`unroll`). Both keep
-//! every value's computation and its order, so the results are bit for bit
-//! the source's; what they save is loop control, repeated loads, and, for
+//! loops (`jam`), then flattening of short innermost loops into straight
+//! lines (`flatten`), then unrolling of the other innermost loops
+//! (`unroll`). Each keeps every value's computation and its order, so the
+//! results are bit for bit the source's; what they save is loop control, repeated loads, and, for
 //! the code generator, the latency of one accumulator chain at a time.
 //! Loops are recognized in the form `loom-structured-to-cfg` gives them
 //! (`counted`).
 
 mod copy;
 mod counted;
+mod flatten;
 mod jam;
 mod memory;
 mod unroll;
@@ -21,6 +23,10 @@ use mlir_sys::{MlirBlock, MlirOperation};
 pub(crate) fn optimize(function: MlirOperation) {
     let region = region(function, 0);
     while jam::jam_one(&counted_loops(&blocks(region))) {}
+    while counted_loops(&blocks(region))
+        .iter()
+        .any(|lp| flatten::flatten(lp, &blocks(region)))
+    {}
     for lp in counted_loops(&blocks(region)) {
         unroll::unroll(&lp);
     }
