@@ -13,6 +13,7 @@ use crate::hazard;
 use crate::layout::{self, LaidBlock, LaidExit};
 use crate::location::SourceLocation;
 use crate::regalloc;
+use crate::rename;
 use crate::scheduler::{self, End, InFlight, Located, Scheduled};
 use loom_aie2p_isa::elf::{self, CoreImage};
 use loom_aie2p_isa::rules::{self, CheckError, JUMP_ALIGNMENT};
@@ -89,6 +90,7 @@ fn pack(bundle: &[Located]) -> Result<Bundle, CodegenError> {
 pub fn compile(function: &MachineFunction, options: &Options) -> Result<Program, CodegenError> {
     let function = &dead::remove_dead_code(function);
     let allocated = regalloc::allocate(function, options.registers_per_class)?;
+    let allocated = rename::spread_vectors(allocated, options.registers_per_class)?;
     let stack = options.stack;
     let base = stack.base.div_ceil(64) * 64;
     let stack_pointer = base + allocated.frame_bytes;

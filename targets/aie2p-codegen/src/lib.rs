@@ -25,6 +25,7 @@ mod layout;
 mod location;
 pub mod reference;
 mod regalloc;
+mod rename;
 mod scheduler;
 mod timing;
 
