@@ -64,11 +64,15 @@ fn unsupported(opcode: &Opcode) -> Option<String> {
     None
 }
 
+/// The opcode record named `name` (an index by name: selection names a
+/// record for every instruction it builds).
 fn record(name: &str) -> Result<&'static Opcode, BuildError> {
-    isa()
-        .opcodes
-        .iter()
-        .find(|o| o.name == name)
+    static BY_NAME: OnceLock<HashMap<&'static str, &'static Opcode>> = OnceLock::new();
+    let by_name =
+        BY_NAME.get_or_init(|| isa().opcodes.iter().map(|o| (o.name.as_str(), o)).collect());
+    by_name
+        .get(name)
+        .copied()
         .ok_or_else(|| BuildError::UnknownOpcode {
             name: name.to_string(),
         })

@@ -85,6 +85,8 @@ pub(crate) struct Selector {
     /// immediate holds reuses it.
     forms: BTreeMap<VReg, Affine>,
     pointers: Vec<(Affine, VReg)>,
+    /// Each MLIR location's line-table entry, as printed once.
+    locations: BTreeMap<usize, Option<SourceLocation>>,
     /// The modifier register of each pointer step materialized so far.
     modifiers: BTreeMap<i64, VReg>,
     /// The value each register was first selected for (what a form's
@@ -557,7 +559,16 @@ impl Selector {
 
     fn select_ops(&mut self, ops: &[MlirOperation]) -> Result<(), Diagnostic> {
         for &op in ops {
-            self.at = source_location(op);
+            // Ops share locations (a copy keeps its original's): print each once.
+            let loc = location(op).ptr as usize;
+            self.at = match self.locations.get(&loc) {
+                Some(at) => at.clone(),
+                None => {
+                    let at = source_location(op);
+                    self.locations.insert(loc, at.clone());
+                    at
+                }
+            };
             let name = op_name(op);
             let selected = scalar::select(self, op, &name)?
                 || control::select(self, op, &name)?
@@ -676,6 +687,7 @@ fn run(
         forms: BTreeMap::new(),
         pointers: Vec::new(),
         modifiers: BTreeMap::new(),
+        locations: BTreeMap::new(),
         roots: BTreeMap::new(),
         loops: loops::innermost(order),
         current: None,
