@@ -60,8 +60,14 @@ pub(crate) fn flatten(lp: &CountedLoop, blocks: &[MlirBlock]) -> bool {
     for (&a, &v) in header.iter().zip(&passed) {
         replace_all_uses(a, v);
     }
+    // The blocks that stay, listed before the loop's are freed.
+    let staying: Vec<MlirBlock> = blocks
+        .iter()
+        .copied()
+        .filter(|&b| !same_block(b, body) && !same_block(b, lp.header))
+        .collect();
     erase_blocks(&[body, lp.header]);
-    join(lp.preheader, exit, blocks);
+    join(lp.preheader, exit, &staying);
     // The last copy's step of the counter, which nothing reads.
     drop_dead(&[lp.preheader]);
     true
