@@ -8,7 +8,7 @@
 //! and a `mov` before the turn's first load can issue.
 //!
 //! Selection runs twice when it pays: the first run finds the addresses
-//! (`Found`), the second carries them (`Plan`).
+//! (`Found`), the second carries them (`select::run`'s `carry`).
 
 use super::affine::Affine;
 use super::{block_key, key};

@@ -137,39 +137,20 @@ pub(crate) fn element_pointer(
         // by a modifier (`padda [p], m`, one load or store slot) instead
         // of computing the address afresh.
         if let Some(&(from, d)) = near.first() {
-            let p = s.step_pointer(op, from, d)?;
-            s.remember_pointer(form.clone(), p);
+            let p = s.step_pointer(op, from, d, form.clone())?;
             return Ok((p, 0, element));
         }
     }
+    // Afresh, from the registers the indices are in (the offset's first).
     let mut constant = i64::from(base);
-    let mut sum = offset;
+    let mut terms: Vec<(VReg, i64)> = offset.map(|o| (o, 1)).into_iter().collect();
     for (value, stride) in indices {
         match value {
             Val::Const(c) => constant += c * stride,
-            other => {
-                let r = s.materialize(op, other)?;
-                let scaled = if stride == 1 {
-                    r
-                } else {
-                    let k = s.constant(op, stride)?;
-                    s.binary(op, "MUL", r, k)?
-                };
-                sum = Some(match sum {
-                    None => scaled,
-                    Some(t) => s.binary(op, "ADD_alu_r_rr", t, scaled)?,
-                });
-            }
+            other => terms.push((s.materialize(op, other)?, stride)),
         }
     }
-    let p = s.vreg(RegClass::Pointer);
-    match sum {
-        None => s.inst(op, "MOVXM", &[V(p), Imm(constant)])?,
-        Some(t) => {
-            let address = s.add_constant(op, t, constant)?;
-            s.inst(op, "MOV_alu_mv_mv_mv_scl", &[V(p), V(address)])?;
-        }
-    }
+    let p = s.computed_pointer(op, &terms, constant)?;
     if let Some(form) = form {
         s.found_pointer(&form);
         s.remember_pointer(form, p);

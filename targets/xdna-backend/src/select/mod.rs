@@ -280,14 +280,16 @@ impl Selector {
             .filter_map(move |(f, p)| form.distance(f).map(|d| (*p, d)))
     }
 
-    /// `from + distance` in a new pointer: `padda`/`paddb`/`padds [p], m`
-    /// (whichever slot is free) with the distance in a modifier register
-    /// materialized once, before the first block.
+    /// `from + distance` in a new pointer of this block at address `form`:
+    /// `padda`/`paddb`/`padds [p], m` (whichever slot is free) with the
+    /// distance in a modifier register materialized once, before the first
+    /// block.
     pub(crate) fn step_pointer(
         &mut self,
         op: MlirOperation,
         from: VReg,
         distance: i64,
+        form: Affine,
     ) -> Result<VReg, Diagnostic> {
         use MachineOperand::VReg as V;
         let m = match self.modifiers.get(&distance) {
@@ -316,6 +318,7 @@ impl Selector {
             self.at.clone(),
         );
         self.built(op, built)?;
+        self.remember_pointer(form, p);
         Ok(p)
     }
 
@@ -357,18 +360,30 @@ impl Selector {
     /// A pointer holding the address `form`: one of this block's at that
     /// address, stepped from one a constant away, or computed.
     fn pointer_for(&mut self, op: MlirOperation, form: Affine) -> Result<VReg, Diagnostic> {
-        use MachineOperand::{Imm, VReg as V};
         let near = self.pointer_near(&form).next();
         if let Some((p, d)) = near {
             if d == 0 {
                 return Ok(p);
             }
-            let q = self.step_pointer(op, p, d)?;
-            self.remember_pointer(form, q);
-            return Ok(q);
+            return self.step_pointer(op, p, d, form);
         }
+        let p = self.computed_pointer(op, &form.terms, form.constant)?;
+        self.remember_pointer(form, p);
+        Ok(p)
+    }
+
+    /// A new pointer holding `constant + sum(k * r)` over `terms`: each
+    /// term scaled by a multiply (unless 1) and added in order, the
+    /// constant added, moved to a pointer (`movxm` when there are no terms).
+    pub(crate) fn computed_pointer(
+        &mut self,
+        op: MlirOperation,
+        terms: &[(VReg, i64)],
+        constant: i64,
+    ) -> Result<VReg, Diagnostic> {
+        use MachineOperand::{Imm, VReg as V};
         let mut sum: Option<VReg> = None;
-        for &(r, k) in &form.terms {
+        for &(r, k) in terms {
             let scaled = if k == 1 {
                 r
             } else {
@@ -382,13 +397,12 @@ impl Selector {
         }
         let p = self.vreg(RegClass::Pointer);
         match sum {
-            None => self.inst(op, "MOVXM", &[V(p), Imm(form.constant)])?,
+            None => self.inst(op, "MOVXM", &[V(p), Imm(constant)])?,
             Some(t) => {
-                let address = self.add_constant(op, t, form.constant)?;
+                let address = self.add_constant(op, t, constant)?;
                 self.inst(op, "MOV_alu_mv_mv_mv_scl", &[V(p), V(address)])?;
             }
         }
-        self.remember_pointer(form, p);
         Ok(p)
     }
 
